@@ -1,0 +1,37 @@
+"""Architecture adapters: load, canonicalise, transform and export Hugging Face models."""
+
+from __future__ import annotations
+
+import torch
+
+from symalign.models.canonical import canonicalize, is_canonical
+from symalign.models.family import Family, TransformerModel
+from symalign.models.io import FAMILIES, load_model, save_model, supported
+from symalign.symmetry.spec import SymmetrySpec
+from symalign.symmetry.transform import Transform, apply
+
+
+def spec_of(model: TransformerModel) -> SymmetrySpec:
+    """The model's symmetry spec; residual rotations are admissible only in canonical form."""
+    return model.family.spec(model.config, canonical=is_canonical(model))
+
+
+def transformed(model: TransformerModel, transform: Transform) -> TransformerModel:
+    """The same function re-expressed by `transform` (refused with a reason if inadmissible)."""
+    return model.with_tensors(apply(model.tensors, spec_of(model), transform))
+
+
+@torch.no_grad()
+def outputs(model: TransformerModel, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+    """The model's logits on `inputs` (a fresh module each call: nothing cached is mutated)."""
+    return model.to_module()(**inputs).logits
+
+
+def random_inputs(model: TransformerModel, n: int = 4, seed: int = 0) -> dict[str, torch.Tensor]:
+    return model.family.random_inputs(model.config, n, torch.Generator().manual_seed(seed))
+
+
+__all__ = [
+    "FAMILIES", "Family", "TransformerModel", "canonicalize", "is_canonical", "load_model", "outputs",
+    "random_inputs", "save_model", "spec_of", "supported", "transformed",
+]

@@ -1,0 +1,67 @@
+"""Canonical form of a pre-LN LayerNorm transformer, in which the residual stream admits
+orthogonal maps Q with Q·1 = 1.
+
+LayerNorm(x) = γ ⊙ C x / σ(x) + β with C = I − 11ᵀ/d. We fold γ and β into the layers that read
+the norm (W ← W diag(γ), b ← b + Wβ), project every reader onto the complement of the all-ones
+direction (W ← W C: its input is mean-free anyway) and centre every residual writer (x ← Cx:
+every reader normalises Cx, so nothing downstream changes). Then LayerNorm is γ = 1, β = 0 and
+commutes with any orthogonal Q that fixes 1. A final head without a bias (GPT-2's LM head)
+cannot take Wβ as a bias; there β becomes the constant vector 1, which Q fixes, and the head
+keeps Wβ/d along its all-ones direction, the one direction its mean-free input never uses.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from symalign.models.family import Tensors, TransformerModel
+from symalign.models.layout import BLOCK_NORM_READERS, FINAL_NORM_READERS, layer_name
+
+
+def _norm_groups(n_layer: int) -> list[tuple[str, tuple[str, ...]]]:
+    groups = [(layer_name(i, ln), tuple(layer_name(i, r) for r in readers))
+              for i in range(n_layer) for ln, readers in BLOCK_NORM_READERS.items()]
+    return groups + [("norm", FINAL_NORM_READERS)]
+
+
+def _center(t: torch.Tensor, axis: int) -> torch.Tensor:
+    return t - t.mean(dim=axis, keepdim=True)
+
+
+def canonicalize(model: TransformerModel) -> TransformerModel:
+    """The same function with LayerNorm γ, β absorbed and the residual stream mean-free."""
+    spec = model.family.spec(model.config, canonical=False)
+    t: Tensors = {k: v.to(torch.float64) for k, v in model.tensors.items()}
+    groups = _norm_groups(model.dims.n_layer)
+    for norm, readers in groups:
+        gamma, beta = t[f"{norm}.weight"], t[f"{norm}.bias"]
+        new_beta = torch.zeros_like(beta)
+        for reader in readers:
+            w = t[f"{reader}.weight"]
+            w_beta = (w * beta).sum(-1)  # W β, contracting the residual (last) axis
+            t[f"{reader}.weight"] = _center(w * gamma, -1)
+            if f"{reader}.bias" in t:
+                t[f"{reader}.bias"] = t[f"{reader}.bias"] + w_beta
+            else:  # no bias to take W β: keep it on the all-ones direction, fed by β = 1
+                t[f"{reader}.weight"] = t[f"{reader}.weight"] + w_beta[..., None] / w.shape[-1]
+                new_beta = torch.ones_like(beta)
+        t[f"{norm}.weight"], t[f"{norm}.bias"] = torch.ones_like(gamma), new_beta
+    norm_biases = {f"{norm}.bias" for norm, _ in groups}
+    for name, tags in spec.tensors.items():
+        for axis, tag in enumerate(tags):
+            if name not in norm_biases and tag is not None and tag.space == "residual" and tag.variance == "co":
+                t[name] = _center(t[name], axis)
+    dtype = next(iter(model.tensors.values())).dtype
+    return model.with_tensors({k: v.to(dtype) for k, v in t.items()}, config=model.family.canonical_config(model.config))
+
+
+def is_canonical(model: TransformerModel, rtol: float = 1e-5) -> bool:
+    """True when every LayerNorm has a constant γ and a β along 1: exactly what lets an orthogonal
+    Q with Q·1 = 1 pass through all of them (canonicalize() gives γ = 1, β ∈ {0, 1})."""
+    def constant(v: torch.Tensor) -> bool:
+        return bool((v - v.mean()).abs().max() <= rtol * max(1.0, float(v.abs().max())))
+
+    return all(
+        constant(model.tensors[f"{norm}.weight"]) and constant(model.tensors[f"{norm}.bias"])
+        for norm, _ in _norm_groups(model.dims.n_layer)
+    )

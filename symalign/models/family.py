@@ -1,0 +1,66 @@
+"""What an architecture family must provide: a name mapping to the logical layout, its
+embedding/head tags, and how to feed it inputs. The science never looks past this interface."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+import torch
+
+from symalign.models.layout import Dims, build_spec
+from symalign.symmetry.spec import SymmetrySpec
+
+Tensors = dict[str, torch.Tensor]
+
+
+@dataclass(frozen=True)
+class Family:
+    """One architecture family (e.g. GPT-2): declarative rows plus the few functions that differ."""
+
+    name: str
+    model_type: str
+    hf_class_name: str
+    outer_tags: dict[str, tuple[str | None, ...]]
+    dims: Callable[[Any], Dims]
+    to_logical: Callable[[Tensors, Any], Tensors]
+    from_logical: Callable[[Tensors, Any], Tensors]
+    canonical_config: Callable[[Any], Any]
+    random_inputs: Callable[[Any, int, torch.Generator], dict[str, torch.Tensor]]
+    check_config: Callable[[Any], None] = field(default=lambda config: None)
+
+    @property
+    def hf_class(self):
+        import transformers
+
+        return getattr(transformers, self.hf_class_name)
+
+    def spec(self, config: Any, canonical: bool) -> SymmetrySpec:
+        return build_spec(self.name, self.dims(config), self.outer_tags, canonical)
+
+
+@dataclass(frozen=True)
+class TransformerModel:
+    """A loaded model: its family, Hugging Face config and logical tensors (never mutated)."""
+
+    family: Family
+    config: Any
+    tensors: Tensors
+    source: str = ""
+
+    @property
+    def dims(self) -> Dims:
+        return self.family.dims(self.config)
+
+    def with_tensors(self, tensors: Tensors, config: Any = None, source: str | None = None) -> "TransformerModel":
+        return replace(self, tensors=tensors, config=config or self.config, source=self.source if source is None else source)
+
+    def to_module(self) -> torch.nn.Module:
+        """A fresh Hugging Face module holding these weights, in eval mode."""
+        module = self.family.hf_class(self.config)
+        state = self.family.from_logical(self.tensors, self.config)
+        missing, unexpected = module.load_state_dict(state, strict=False)
+        tied = {"lm_head.weight"} if getattr(self.config, "tie_word_embeddings", False) else set()
+        if set(missing) - tied or unexpected:
+            raise RuntimeError(f"layout mismatch: missing {missing}, unexpected {unexpected}")
+        return module.eval()

@@ -1,0 +1,104 @@
+"""GPT-2 (GPT2LMHeadModel): Conv1D weights are [in, out] with q|k|v concatenated on the output axis."""
+
+from __future__ import annotations
+
+import torch
+
+from symalign.errors import ModelLoadError
+from symalign.models.family import Family, Tensors
+from symalign.models.layout import Dims
+
+OUTER = {
+    "embed.token": (None, "residual:co"),
+    "embed.position": (None, "residual:co"),
+    "head.weight": (None, "residual:contra"),
+}
+
+
+def dims(config) -> Dims:
+    d = config.n_embd
+    return Dims(config.n_layer, config.n_head, d, config.n_inner or 4 * d, config.activation_function)
+
+
+def to_logical(sd: Tensors, config) -> Tensors:
+    dm = dims(config)
+    h, dh = dm.n_head, dm.d_head
+    out = {
+        "embed.token": sd["transformer.wte.weight"],
+        "embed.position": sd["transformer.wpe.weight"],
+        "norm.weight": sd["transformer.ln_f.weight"],
+        "norm.bias": sd["transformer.ln_f.bias"],
+        "head.weight": sd.get("lm_head.weight", sd["transformer.wte.weight"]),
+    }
+    for i in range(dm.n_layer):
+        p, q = f"transformer.h.{i}.", f"layer.{i}."
+        w = sd[p + "attn.c_attn.weight"].T.reshape(3, h, dh, dm.d_model)
+        b = sd[p + "attn.c_attn.bias"].reshape(3, h, dh)
+        for j, name in enumerate("qkv"):
+            out[q + f"attn.{name}.weight"], out[q + f"attn.{name}.bias"] = w[j], b[j]
+        out[q + "attn.o.weight"] = sd[p + "attn.c_proj.weight"].T.reshape(dm.d_model, h, dh)
+        out[q + "attn.o.bias"] = sd[p + "attn.c_proj.bias"]
+        for ln, hf in (("ln1", "ln_1"), ("ln2", "ln_2")):
+            out[q + f"{ln}.weight"], out[q + f"{ln}.bias"] = sd[p + f"{hf}.weight"], sd[p + f"{hf}.bias"]
+        out[q + "mlp.fc.weight"], out[q + "mlp.fc.bias"] = sd[p + "mlp.c_fc.weight"].T, sd[p + "mlp.c_fc.bias"]
+        out[q + "mlp.proj.weight"], out[q + "mlp.proj.bias"] = sd[p + "mlp.c_proj.weight"].T, sd[p + "mlp.c_proj.bias"]
+    return {k: v.contiguous() for k, v in out.items()}
+
+
+def from_logical(t: Tensors, config) -> Tensors:
+    dm = dims(config)
+    d = dm.d_model
+    if config.tie_word_embeddings and not torch.equal(t["head.weight"], t["embed.token"]):
+        raise ModelLoadError("this GPT-2 ties its LM head to the token embedding, but the two now differ; untie it")
+    sd = {
+        "transformer.wte.weight": t["embed.token"],
+        "transformer.wpe.weight": t["embed.position"],
+        "transformer.ln_f.weight": t["norm.weight"],
+        "transformer.ln_f.bias": t["norm.bias"],
+        "lm_head.weight": t["head.weight"],
+    }
+    for i in range(dm.n_layer):
+        p, q = f"transformer.h.{i}.", f"layer.{i}."
+        w = torch.cat([t[q + f"attn.{n}.weight"].reshape(d, d) for n in "qkv"], dim=0)
+        sd[p + "attn.c_attn.weight"] = w.T
+        sd[p + "attn.c_attn.bias"] = torch.cat([t[q + f"attn.{n}.bias"].reshape(d) for n in "qkv"])
+        sd[p + "attn.c_proj.weight"] = t[q + "attn.o.weight"].reshape(d, d).T
+        sd[p + "attn.c_proj.bias"] = t[q + "attn.o.bias"]
+        for ln, hf in (("ln1", "ln_1"), ("ln2", "ln_2")):
+            sd[p + f"{hf}.weight"], sd[p + f"{hf}.bias"] = t[q + f"{ln}.weight"], t[q + f"{ln}.bias"]
+        sd[p + "mlp.c_fc.weight"], sd[p + "mlp.c_fc.bias"] = t[q + "mlp.fc.weight"].T, t[q + "mlp.fc.bias"]
+        sd[p + "mlp.c_proj.weight"], sd[p + "mlp.c_proj.bias"] = t[q + "mlp.proj.weight"].T, t[q + "mlp.proj.bias"]
+    return {k: v.contiguous() for k, v in sd.items()}
+
+
+def canonical_config(config):
+    """The canonical form gives the LM head its own weights (it absorbs the final LayerNorm)."""
+    config = config.__class__.from_dict(config.to_dict())
+    config.tie_word_embeddings = False
+    return config
+
+
+def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
+    length = min(config.n_positions, 16)
+    return {"input_ids": torch.randint(0, config.vocab_size, (n, length), generator=generator)}
+
+
+def check_config(config) -> None:
+    if getattr(config, "add_cross_attention", False):
+        raise ModelLoadError("GPT-2 with cross-attention is not supported (its encoder stream has its own symmetries)")
+    if config.n_embd % config.n_head:
+        raise ModelLoadError(f"GPT-2 width {config.n_embd} is not divisible by its {config.n_head} heads")
+
+
+GPT2 = Family(
+    name="gpt2",
+    model_type="gpt2",
+    hf_class_name="GPT2LMHeadModel",
+    outer_tags=OUTER,
+    dims=dims,
+    to_logical=to_logical,
+    from_logical=from_logical,
+    canonical_config=canonical_config,
+    random_inputs=random_inputs,
+    check_config=check_config,
+)

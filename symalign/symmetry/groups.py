@@ -1,0 +1,217 @@
+"""Group elements that act on one hidden space.
+
+Convention: an element G maps hidden coordinates h to h' = G h. A tensor axis that *produces*
+the hidden vector (an output axis, tagged ``co``) is multiplied by G; an axis that *consumes* it
+(an input axis, or the dual side of a bilinear form such as W_K in q·k, tagged ``contra``) is
+multiplied by G^-T, so every contraction between the two is unchanged. ``diag`` axes (LayerNorm
+gains) are elementwise and commute only with permutations or with constant gains.
+
+Elements may be *batched*: a stack of B maps, one per head, acting along an axis while another
+axis of the tensor (the head axis) selects which map applies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from symalign.errors import InadmissibleError
+
+CO, CONTRA, DIAG = "co", "contra", "diag"
+
+
+def _along(t: torch.Tensor, axis: int, matrix: torch.Tensor, batch_axis: int | None) -> torch.Tensor:
+    """Return t with `matrix` ([n, n] or [B, n, n]) applied along `axis`: t'[..i..] = Σ_j M[i,j] t[..j..]."""
+    dtype = t.dtype
+    work = t.to(torch.float64)
+    m = matrix.to(torch.float64)
+    if batch_axis is None:
+        moved = work.movedim(axis, -1)
+        return (moved @ m.T).movedim(-1, axis).to(dtype)
+    moved = work.movedim((batch_axis, axis), (0, -1))
+    shape = moved.shape
+    flat = moved.reshape(shape[0], -1, shape[-1])
+    out = torch.bmm(flat, m.mT).reshape(shape)
+    return out.movedim((0, -1), (batch_axis, axis)).to(dtype)
+
+
+class GroupElement:
+    """One element of a symmetry group acting on a hidden space of `size` dimensions."""
+
+    kind: str  # "perm" | "scaled_perm" | "orthogonal" | "invertible" | "rescale"
+
+    @property
+    def size(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def batch(self) -> int | None:
+        """Number of stacked maps, or None for a single map."""
+        return None
+
+    def dense(self) -> torch.Tensor:
+        """The matrix G ([n, n] or [B, n, n]) in float64."""
+        raise NotImplementedError
+
+    def act(self, t: torch.Tensor, axis: int, variance: str, batch_axis: int | None = None) -> torch.Tensor:
+        raise NotImplementedError
+
+    def inverse(self) -> "GroupElement":
+        raise NotImplementedError
+
+    def compose(self, first: "GroupElement") -> "GroupElement":
+        """self ∘ first: apply `first`, then self."""
+        return Dense(self.dense() @ first.dense(), _join_kind(self.kind, first.kind))
+
+    def select(self, index: torch.Tensor) -> "GroupElement":
+        """Reorder a batched element's stack (used when heads are permuted)."""
+        raise NotImplementedError
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        raise NotImplementedError
+
+
+def _join_kind(a: str, b: str) -> str:
+    """The class of a product of two dense elements (orthogonal maps form a group, as do rescalings)."""
+    if {a, b} <= {"perm", "orthogonal"}:
+        return "orthogonal"
+    if a == b == "rescale":
+        return "rescale"
+    return "invertible"
+
+
+@dataclass(frozen=True)
+class Permutation(GroupElement):
+    """h'_i = h_{perm[i]}. Its inverse-transpose is itself, so co and contra axes are gathered alike."""
+
+    perm: torch.Tensor
+    kind: str = "perm"
+
+    @property
+    def size(self) -> int:
+        return int(self.perm.numel())
+
+    def dense(self) -> torch.Tensor:
+        return torch.eye(self.size, dtype=torch.float64)[self.perm]
+
+    def act(self, t, axis, variance, batch_axis=None):
+        return t.index_select(axis, self.perm.to(t.device))
+
+    def inverse(self):
+        return Permutation(torch.argsort(self.perm))
+
+    def compose(self, first):
+        if isinstance(first, Permutation):
+            return Permutation(first.perm[self.perm])
+        if isinstance(first, ScaledPermutation):
+            return ScaledPermutation(first.perm[self.perm], first.scale[self.perm])
+        return super().compose(first)
+
+    def tensors(self):
+        return {"perm": self.perm}
+
+
+@dataclass(frozen=True)
+class ScaledPermutation(GroupElement):
+    """h'_i = scale_i · h_{perm[i]} with positive scales: the symmetry of positively homogeneous units."""
+
+    perm: torch.Tensor
+    scale: torch.Tensor
+    kind: str = "scaled_perm"
+
+    @property
+    def size(self) -> int:
+        return int(self.perm.numel())
+
+    def dense(self) -> torch.Tensor:
+        return self.scale.to(torch.float64)[:, None] * torch.eye(self.size, dtype=torch.float64)[self.perm]
+
+    def act(self, t, axis, variance, batch_axis=None):
+        if variance == DIAG:
+            raise InadmissibleError("a scaled permutation cannot act on an elementwise gain")
+        gathered = t.index_select(axis, self.perm.to(t.device))
+        shape = [1] * t.dim()
+        shape[axis] = self.size
+        s = self.scale.to(device=t.device, dtype=torch.float64).reshape(shape)
+        factor = s if variance == CO else 1.0 / s
+        return (gathered.to(torch.float64) * factor).to(t.dtype)
+
+    def inverse(self):
+        inv = torch.argsort(self.perm)
+        return ScaledPermutation(inv, 1.0 / self.scale[inv])
+
+    def compose(self, first):
+        if isinstance(first, (Permutation, ScaledPermutation)):
+            first_scale = first.scale if isinstance(first, ScaledPermutation) else torch.ones_like(self.scale)
+            return ScaledPermutation(first.perm[self.perm], self.scale * first_scale[self.perm])
+        return super().compose(first)
+
+    def tensors(self):
+        return {"perm": self.perm, "scale": self.scale}
+
+
+@dataclass(frozen=True)
+class Dense(GroupElement):
+    """A general matrix map (orthogonal, invertible, or a scalar rescaling), optionally one per head."""
+
+    matrix: torch.Tensor
+    kind: str = "invertible"
+
+    @property
+    def size(self) -> int:
+        return int(self.matrix.shape[-1])
+
+    @property
+    def batch(self) -> int | None:
+        return int(self.matrix.shape[0]) if self.matrix.dim() == 3 else None
+
+    def dense(self) -> torch.Tensor:
+        return self.matrix.to(torch.float64)
+
+    def inverse_transpose(self) -> torch.Tensor:
+        m = self.dense()
+        if self.kind in ("orthogonal", "perm"):
+            return m
+        return torch.linalg.inv(m).mT
+
+    def act(self, t, axis, variance, batch_axis=None):
+        if variance == DIAG:
+            return _constant_gain(t, axis, self.kind)
+        if (batch_axis is None) != (self.batch is None):
+            raise ValueError("batched elements need a batch axis and single ones must not have one")
+        m = self.dense() if variance == CO else self.inverse_transpose()
+        return _along(t, axis, m.to(t.device), batch_axis)
+
+    def inverse(self):
+        m = self.dense()
+        inv = m.mT if self.kind in ("orthogonal", "perm") else torch.linalg.inv(m)
+        return Dense(inv, self.kind)
+
+    def select(self, index):
+        return Dense(self.matrix[index], self.kind)
+
+    def tensors(self):
+        return {"matrix": self.matrix}
+
+
+def _constant_gain(t: torch.Tensor, axis: int, kind: str) -> torch.Tensor:
+    """A LayerNorm gain γ passes through a non-permutation map only if γ is constant (γ·I commutes)."""
+    ref = t.narrow(axis, 0, 1)
+    if not torch.allclose(t, ref.expand_as(t), rtol=1e-6, atol=1e-6):
+        raise InadmissibleError(
+            f"an {kind} map cannot pass a LayerNorm with a non-constant gain; "
+            "canonicalise the model first (absorb LayerNorm γ and β into the following layers)"
+        )
+    return t
+
+
+def element_from_tensors(kind: str, tensors: dict[str, torch.Tensor]) -> GroupElement:
+    """Rebuild an element from what `GroupElement.tensors` saved."""
+    if kind == "perm":
+        return Permutation(tensors["perm"].long())
+    if kind == "scaled_perm":
+        return ScaledPermutation(tensors["perm"].long(), tensors["scale"].double())
+    if kind in ("orthogonal", "invertible", "rescale"):
+        return Dense(tensors["matrix"].double(), kind)
+    raise ValueError(f"unknown group element kind {kind!r}")

@@ -1,0 +1,130 @@
+"""The symmetry spec: which hidden spaces a network has, which tensor axes each acts on, which
+groups are admissible there and, when one is not, why.
+
+It generalises Git Re-Basin's PermutationSpec from permutations to matrix groups: each tensor
+maps to one tag per axis naming a space and a variance (``co``: G acts; ``contra``: G^-T acts;
+``diag``: elementwise gain). Applying transforms, building matching costs, canonicalising and
+the app's per-component toggles all read this one object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from symalign.errors import InadmissibleError
+
+CLASSES: tuple[str, ...] = ("perm", "scaled_perm", "orthogonal", "invertible", "rescale")
+KINDS: tuple[str, ...] = ("mlp", "heads", "qk", "vo", "residual")
+POSITIVELY_HOMOGENEOUS = frozenset({"relu", "leaky_relu"})
+
+
+@dataclass(frozen=True)
+class Tag:
+    """One tensor axis: the space it lives in and how a group element reaches it."""
+
+    space: str
+    variance: str  # "co" | "contra" | "diag"
+
+
+@dataclass(frozen=True)
+class Space:
+    """A hidden space: `count` copies (one per head) of a `size`-dimensional space."""
+
+    name: str
+    kind: str
+    size: int
+    count: int = 1
+    batched_by: str | None = None
+    refusals: dict[str, str] = field(default_factory=dict)  # class -> reason it is inadmissible
+
+    def admits(self, cls: str) -> bool:
+        return cls == "none" or (cls in CLASSES and cls not in self.refusals)
+
+    def require(self, cls: str) -> None:
+        """Raise InadmissibleError with the spec's reason if `cls` is not admissible here."""
+        if cls not in CLASSES and cls != "none":
+            raise InadmissibleError(f"unknown symmetry class {cls!r}; choose from none, {', '.join(CLASSES)}")
+        if not self.admits(cls):
+            raise InadmissibleError(f"{self.name}: {cls} is not admissible: {self.refusals[cls]}")
+
+
+@dataclass(frozen=True)
+class SymmetrySpec:
+    """All spaces of one network and the tags of every (logical) tensor."""
+
+    family: str
+    spaces: dict[str, Space]
+    tensors: dict[str, tuple[Tag | None, ...]]
+    canonical: bool
+
+    def spaces_of_kind(self, kind: str) -> list[Space]:
+        return [s for s in self.spaces.values() if s.kind == kind]
+
+    def axes_of(self, space: str) -> list[tuple[str, int, Tag]]:
+        """Every (tensor, axis, tag) the space acts on: the weight-matching cost reads this."""
+        return [
+            (name, axis, tag)
+            for name, tags in self.tensors.items()
+            for axis, tag in enumerate(tags)
+            if tag is not None and tag.space == space
+        ]
+
+    def kind_refusals(self, kind: str) -> dict[str, str]:
+        """Refusal reasons shared by every space of a kind (what a per-kind toggle shows)."""
+        spaces = self.spaces_of_kind(kind)
+        return dict(spaces[0].refusals) if spaces else {c: "this architecture has no such component" for c in CLASSES}
+
+    def check_classes(self, classes: dict[str, str]) -> None:
+        """Refuse a per-kind class choice that any space of that kind does not admit."""
+        for kind, cls in classes.items():
+            if kind not in KINDS:
+                raise InadmissibleError(f"unknown component kind {kind!r}; choose from {', '.join(KINDS)}")
+            for space in self.spaces_of_kind(kind):
+                space.require(cls)
+
+
+def refusals_for(kind: str, *, activation: str, canonical: bool, pre_norm: bool = True) -> dict[str, str]:
+    """Why each inadmissible class is refused for a component kind: the human-readable reasons."""
+    if kind == "mlp":
+        homogeneous = activation in POSITIVELY_HOMOGENEOUS
+        passes = "permutations and positive rescalings" if homogeneous else "permutations"
+        rotate = f"the elementwise {activation} commutes only with {passes}; mixing units changes the function"
+        out = {"orthogonal": rotate, "invertible": rotate,
+               "rescale": "rescaling is a within-head attention symmetry; for MLP units use scaled_perm"}
+        if not homogeneous:
+            out["scaled_perm"] = (
+                f"{activation} is not positively homogeneous (σ(a·x) ≠ a·σ(x) for a > 0); "
+                "scaled permutations need a ReLU MLP"
+            )
+        return out
+    if kind == "heads":
+        reason = "heads are exchanged as whole units, so only permutations exist (maps inside a head are the qk and vo components)"
+        return {c: reason for c in CLASSES if c != "perm"}
+    if kind in ("qk", "vo"):
+        return {}
+    if kind == "residual":
+        if not pre_norm:
+            reason = "post-LN: LayerNorm acts on the residual stream itself, so the residual admits permutations only"
+            return {c: reason for c in CLASSES if c != "perm"}
+        norm_reason = (
+            "LayerNorm divides every token by its norm across the residual, so only maps that keep norms "
+            "and the all-ones direction pass through it: permutations, and orthogonal maps in canonical form"
+        )
+        out = {c: norm_reason for c in ("scaled_perm", "invertible", "rescale")}
+        if not canonical:
+            out["orthogonal"] = (
+                "LayerNorm γ and β are not absorbed yet: orthogonal residual maps need the canonical form "
+                "(γ, β folded into the next layers, writers centred); run `symalign canonicalize` first"
+            )
+        return out
+    raise ValueError(f"unknown component kind {kind!r}")
+
+
+def parse_tag(text: str | None, layer: int | None) -> Tag | None:
+    """'heads:co' in layer 3 -> Tag('layer.3.heads', 'co'); 'residual:contra' stays global."""
+    if text is None:
+        return None
+    space, variance = text.split(":")
+    if space != "residual":
+        space = f"layer.{layer}.{space}"
+    return Tag(space, variance)
