@@ -15,3 +15,10 @@ class InadmissibleError(SymalignError):
 
 class ArchitectureMismatchError(SymalignError):
     """Two models that cannot be compared parameter by parameter."""
+
+
+def brief(exc: BaseException, limit: int = 200) -> str:
+    """One line from a library's exception: the line that names the cause, else the first."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    cause = next((line for line in lines if "Unsupported global" in line), lines[0] if lines else type(exc).__name__)
+    return cause if len(cause) <= limit else cause[: limit - 1] + "…"

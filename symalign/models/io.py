@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from symalign.errors import ModelLoadError
+from symalign.errors import ModelLoadError, brief
 from symalign.models.family import Family, TransformerModel
 from symalign.models.gpt2 import GPT2
 from symalign.models.vit import VIT
@@ -43,7 +43,7 @@ def read_config(path: Path):
     try:
         raw = json.loads(config_file.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ModelLoadError(f"{config_file} is not valid JSON ({exc})") from None
+        raise ModelLoadError(f"{config_file} is not valid JSON ({brief(exc)})") from None
     model_type = raw.get("model_type") if isinstance(raw, dict) else None
     if model_type not in FAMILIES:
         raise ModelLoadError(f"unsupported architecture {model_type!r} in {path}; supported: {supported()}")
@@ -57,7 +57,7 @@ def read_config(path: Path):
     try:
         config = AutoConfig.from_pretrained(str(path))
     except Exception as exc:  # transformers raises many types for a bad config
-        raise ModelLoadError(f"{config_file} is not a valid {model_type} config ({exc})") from None
+        raise ModelLoadError(f"{config_file} is not a valid {model_type} config ({brief(exc)})") from None
     family.check_config(config)
     return family, config
 
@@ -73,7 +73,7 @@ def _check_weight_files(path: Path) -> None:
         try:
             shards = sorted(set(json.loads((path / "model.safetensors.index.json").read_text())["weight_map"].values()))
         except (json.JSONDecodeError, KeyError, AttributeError, UnicodeDecodeError) as exc:
-            raise ModelLoadError(f"{path}/model.safetensors.index.json is not a valid shard index ({exc})") from None
+            raise ModelLoadError(f"{path}/model.safetensors.index.json is not a valid shard index ({brief(exc)})") from None
     elif "model.safetensors" in present:
         shards = ["model.safetensors"]
     else:
@@ -81,7 +81,7 @@ def _check_weight_files(path: Path) -> None:
             torch.load(path / "pytorch_model.bin", map_location="cpu", weights_only=True)
         except Exception as exc:
             raise ModelLoadError(
-                f"refusing {path}/pytorch_model.bin: not a plain tensor checkpoint loadable with weights_only=True ({exc})"
+                f"refusing {path}/pytorch_model.bin: not a plain tensor checkpoint loadable with weights_only=True ({brief(exc)})"
             ) from None
         return
     for shard in shards:
@@ -90,7 +90,7 @@ def _check_weight_files(path: Path) -> None:
                 for key in f.keys():
                     f.get_slice(key)
         except Exception as exc:
-            raise ModelLoadError(f"{path}/{shard} is corrupt or not a safetensors file ({exc})") from None
+            raise ModelLoadError(f"{path}/{shard} is corrupt or not a safetensors file ({brief(exc)})") from None
 
 
 def load_model(path: str | Path) -> TransformerModel:
@@ -101,7 +101,7 @@ def load_model(path: str | Path) -> TransformerModel:
     try:
         module, info = family.hf_class.from_pretrained(str(path), output_loading_info=True)
     except Exception as exc:
-        raise ModelLoadError(f"the weights in {path} do not fit its config.json ({str(exc).splitlines()[0]})") from None
+        raise ModelLoadError(f"the weights in {path} do not fit its config.json ({brief(exc)})") from None
     missing = [k for k in info.get("missing_keys", []) if k != "lm_head.weight"]
     if missing or info.get("mismatched_keys"):
         raise ModelLoadError(f"the weights in {path} do not fit its config.json: missing {missing[:3]}, mismatched {info.get('mismatched_keys', [])[:3]}")

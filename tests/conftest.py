@@ -1,0 +1,37 @@
+"""Shared fixtures: tiny random models of both families (every parameter random)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from symalign.models.tiny import random_model, tiny_config
+
+torch.set_num_threads(2)
+
+
+def random_configs(family: str, n: int, seed: int) -> list:
+    """Varied small configs: layers, heads, widths, tied/untied, GELU/ReLU, with/without q/k/v bias."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        heads = rng.choice([1, 2, 4])
+        width = heads * rng.choice([4, 8, 12])
+        out.append(tiny_config(
+            family, layers=rng.choice([1, 2, 3]), width=width, heads=heads, mlp=rng.choice([16, 24, 48]),
+            activation=rng.choice(["gelu", "relu", "gelu_new"] if family == "gpt2" else ["gelu", "relu"]),
+            tied=rng.random() < 0.5, qkv_bias=rng.random() < 0.7,
+        ))
+    return out
+
+
+@pytest.fixture(params=["gpt2", "vit"])
+def family(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def model(family):
+    return random_model(tiny_config(family, activation="relu", tied=False), seed=7)

@@ -1,0 +1,86 @@
+"""The command line: inspect and transform work; every user error is one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from symalign.cli import main
+from symalign.models import load_model, outputs, random_inputs, save_model
+from symalign.models.tiny import random_model, tiny_config
+
+
+@pytest.fixture
+def gpt2_dir(tmp_path):
+    return save_model(random_model(tiny_config("gpt2", activation="relu"), seed=1), tmp_path / "gpt2")
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_inspect_json_lists_components_and_reasons(gpt2_dir, capsys):
+    code, out, _ = run(capsys, "inspect", gpt2_dir, "--json")
+    assert code == 0
+    spec = json.loads(out)
+    residual = next(c for c in spec["components"] if c["name"] == "residual")
+    assert residual["admissible"] == ["perm"] and "canonical" in residual["reasons"]["orthogonal"]
+    mlp = next(c for c in spec["components"] if c["name"] == "layer.0.mlp")
+    assert "scaled_perm" in mlp["admissible"]
+    qk = next(c for c in spec["components"] if c["name"] == "layer.1.qk")
+    assert qk["count"] == 4 and qk["size"] == 8
+
+
+def test_transform_plants_same_function_new_weights(gpt2_dir, tmp_path, capsys):
+    code, out, err = run(capsys, "transform", gpt2_dir, "--random", "--seed", 4, "--out", tmp_path / "t", "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["canonicalised"] and summary["relative_weight_change"] > 0.5
+    a, b = load_model(gpt2_dir), load_model(tmp_path / "t")
+    x = random_inputs(a, n=3)
+    assert (outputs(a, x) - outputs(b, x)).abs().max().item() < 1e-4
+    assert (tmp_path / "t" / "transforms.safetensors").is_file()
+
+
+def test_inadmissible_class_is_one_line(gpt2_dir, tmp_path, capsys):
+    code, _, err = run(capsys, "transform", gpt2_dir, "--random", "--classes", "heads=orthogonal", "--out", tmp_path / "x")
+    assert code == 2 and err.count("\n") == 1 and "whole units" in err
+
+
+def _bad_inputs(tmp_path):
+    (tmp_path / "nojson").mkdir()
+    bert = tmp_path / "bert"
+    bert.mkdir()
+    (bert / "config.json").write_text(json.dumps({"model_type": "bert"}))
+    corrupt = save_model(random_model(tiny_config("vit"), seed=0), tmp_path / "corrupt")
+    (corrupt / "model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not a header}")
+    pickled = save_model(random_model(tiny_config("vit"), seed=0), tmp_path / "pickled")
+    (pickled / "model.safetensors").unlink()
+    torch.save({"x": subprocess.Popen}, pickled / "pytorch_model.bin")  # not a plain tensor checkpoint
+    return {
+        tmp_path / "missing": "no model at",
+        tmp_path / "nojson": "config.json is missing",
+        bert: "supported: gpt2 (GPT2LMHeadModel), vit (ViTForImageClassification)",
+        corrupt: "corrupt",
+        pickled: "weights_only",
+    }
+
+
+def test_bad_models_give_one_clear_line(tmp_path, capsys):
+    for path, message in _bad_inputs(tmp_path).items():
+        code, _, err = run(capsys, "inspect", path)
+        assert code == 2, path
+        assert message in err and err.count("\n") == 1 and "Traceback" not in err, err
+
+
+def test_console_script_never_shows_a_traceback(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "symalign.cli", "inspect", str(tmp_path / "nope")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("symalign: error: no model at") and "Traceback" not in proc.stderr
