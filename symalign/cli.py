@@ -120,6 +120,104 @@ def cmd_init(args) -> None:
     print(f"wrote {out}: random {args.family} ({args.layers} layers, width {args.width}, {args.heads} heads)")
 
 
+class _Bar:
+    """A tqdm bar on stderr, opened at the first progress report so that errors print alone."""
+
+    def __init__(self, desc: str):
+        self.desc, self.bar = desc, None
+
+    def __call__(self, done: int, total: int, loss: float | None = None) -> None:
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=self.desc, file=sys.stderr, leave=False, dynamic_ncols=True,
+                            disable=not sys.stderr.isatty())
+        self.bar.n = done
+        if loss is not None:
+            self.bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
+        self.bar.refresh()
+
+    def __enter__(self) -> "_Bar":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def cmd_train(args) -> None:
+    from symalign.train.loop import recipe_named, train
+
+    recipe = recipe_named(args.recipe)
+    with _Bar(f"train {recipe.name} seed {args.seed}") as bar:
+        record = train(recipe.name, args.seed, args.out, steps=args.steps, data_spec=args.data, device=args.device,
+                       progress=bar)
+    if args.json:
+        _print_json(record)
+    else:
+        print(f"wrote {args.out}: eval loss {record['eval_loss']:.4f}, accuracy {record['eval_accuracy']:.3f} "
+              f"({record['train_seconds']:.0f} s)")
+
+
+def cmd_zoo(args) -> None:
+    from symalign.train.recipes import RECIPES
+    from symalign.zoo import build, manifest
+
+    if args.action == "build":
+        with _Bar("zoo") as bar:
+            records = build(args.recipes or [n for n, r in RECIPES.items() if r.cpu], args.seeds, progress=bar)
+        for record in records:
+            print(f"zoo:{record['recipe']}/{record['seed']}: eval loss {record['eval_loss']:.4f}")
+        return
+    entries = manifest()["models"]
+    if args.json:
+        _print_json(entries)
+        return
+    if not entries:
+        print("the zoo is empty (build it with `symalign zoo build`)")
+    for e in entries:
+        print(f"zoo:{e['recipe']}/{e['seed']:<3} loss {e['eval_loss']:.4f}  accuracy {e['eval_accuracy']:.3f}  "
+              f"({e['eval_examples']} eval examples of {e['data']}, {e['steps']} steps, {e['train_seconds']:.0f} s)")
+
+
+def cmd_barrier(args) -> None:
+    from symalign.barrier import run_barrier
+
+    with _Bar("interpolate") as bar:
+        curve = run_barrier(args.a, args.b, data=args.data, points=args.points, max_examples=args.max_examples,
+                            device=args.device, form=args.form, progress=bar)
+    if args.json:
+        _print_json(curve.to_json())
+        return
+    print(f"barrier {curve.barrier:.4f} (vs. mean of endpoints: {curve.barrier_mean:.4f}); endpoint losses "
+          f"{curve.endpoint_loss[0]:.4f}, {curve.endpoint_loss[1]:.4f}; {curve.examples} examples, {curve.form} form")
+    for lam, loss, acc in zip(curve.lambdas, curve.loss, curve.accuracy):
+        print(f"  λ = {lam:.2f}  loss {loss:.4f}  accuracy {acc:.3f}")
+
+
+def cmd_align(args) -> None:
+    from symalign.match.align import align
+    from symalign.match.config import AlignConfig
+    from symalign.models import load_model
+
+    config = AlignConfig(method=args.method, classes=_parse_classes(args), head_cost=args.head_cost, data=args.data,
+                         device=args.device, seed=args.seed, max_sweeps=args.max_sweeps)
+    a, b = load_model(args.a), load_model(args.b)
+    with _Bar(f"align ({args.method})") as bar:
+        result = align(a, b, config, progress=bar)
+    out = result.save(args.out)
+    r = result.report
+    summary = {"out": str(out), "method": args.method, "classes": config.classes, "distance_before": r["distance_before"],
+               "distance_after": r["distance_after"], "sweeps": max([h["sweep"] for h in r["history"]] or [0]),
+               "function_gap_vs_b": r["function_gap_vs_b"], "seconds": r["seconds"]}
+    if args.json:
+        _print_json(summary)
+    else:
+        print(f"wrote {out}: B in A's basis ({args.method}); weight distance {r['distance_before']:.3f} -> "
+              f"{r['distance_after']:.3f} in {summary['sweeps']} sweeps, {r['seconds']:.1f} s; "
+              f"same function as B (max |Δlogit| {r['function_gap_vs_b']:.1e})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="symalign", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -154,6 +252,49 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("train", help="train a recipe (vit-digits, gpt-shakespeare, or a GPU paper recipe)")
+    p.add_argument("recipe")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+    p.add_argument("--steps", type=int, default=None, help="override the recipe's step count")
+    p.add_argument("--data", default=None, help="data spec (needed by the CIFAR recipes)")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("zoo", help="list the shipped models (`zoo list`) or retrain them (`zoo build`)")
+    p.add_argument("action", choices=("list", "build"))
+    p.add_argument("--recipes", nargs="*")
+    p.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_zoo)
+
+    p = sub.add_parser("align", help="find the symmetry transform that brings B into A's basis")
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("--method", default="weight", choices=("none", "weight", "activation", "learned", "soft"))
+    _add_class_flags(p)
+    p.add_argument("--head-cost", default="circuit", choices=("circuit", "spectral"))
+    p.add_argument("--max-sweeps", type=int, default=30)
+    p.add_argument("--data", default=None)
+    p.add_argument("--device", default="auto")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_align)
+
+    p = sub.add_parser("barrier", help="loss along the straight line between two models, and its barrier")
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("--data", default=None, help="data spec; default: the models' own recipe data")
+    p.add_argument("--points", type=int, default=21)
+    p.add_argument("--max-examples", type=int, default=None)
+    p.add_argument("--device", default="auto")
+    p.add_argument("--form", choices=("canonical", "raw"), default="canonical",
+                   help="interpolate canonical forms (default) or the raw parameters")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_barrier)
     return parser
 
 

@@ -128,5 +128,9 @@ def save_model(model: TransformerModel, out: str | Path) -> Path:
 
 
 def resolve(path: str | Path) -> Path:
-    """Turn a model reference (a directory, later also zoo:RECIPE/SEED) into a directory path."""
+    """Turn a model reference (a directory or zoo:RECIPE/SEED) into a directory path."""
+    if isinstance(path, str) and path.startswith("zoo:"):
+        from symalign.zoo import resolve_zoo
+
+        return resolve_zoo(path)
     return Path(path).expanduser()

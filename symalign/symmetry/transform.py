@@ -108,15 +108,17 @@ def _check_dense(name: str, element: Dense, kind: str, atol: float) -> None:
             )
 
 def apply(tensors: Mapping[str, torch.Tensor], spec: SymmetrySpec, transform: Transform) -> dict[str, torch.Tensor]:
-    """The tensors of the same function expressed in the transformed basis.
-
-    One loop for every architecture: each tagged axis gets its space's element, whole-unit
-    permutations first so that per-head maps then see heads in their new order.
-    """
+    """The tensors of the same function expressed in the transformed basis (validated first)."""
     validate(transform, spec)
     missing = set(spec.tensors) - set(tensors)
     if missing:
         raise SymalignError(f"tensors missing for {spec.family}: {sorted(missing)[:5]}")
+    return apply_unchecked(tensors, spec, transform)
+
+
+def apply_unchecked(tensors: Mapping[str, torch.Tensor], spec: SymmetrySpec, transform: Transform) -> dict[str, torch.Tensor]:
+    """One loop for every architecture, on any subset of tensors: each tagged axis gets its
+    space's element, whole-unit permutations first so per-head maps see heads in their new order."""
     out = {}
     for name, t in tensors.items():
         tags = spec.tensors[name]
@@ -130,4 +132,3 @@ def apply(tensors: Mapping[str, torch.Tensor], spec: SymmetrySpec, transform: Tr
             t = transform[tag.space].act(t, axis, tag.variance, batch_axis)
         out[name] = t
     return out
-

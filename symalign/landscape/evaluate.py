@@ -1,0 +1,64 @@
+"""Task loss and accuracy of a model family on a data source, for any parameter values.
+
+One Hugging Face module is built per evaluator and reused through torch.func.functional_call,
+so a 21-point interpolation curve never rebuilds a module or copies weights into one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch.func import functional_call
+
+from symalign.models.family import TransformerModel
+
+
+@dataclass(frozen=True)
+class Metrics:
+    loss: float
+    accuracy: float
+    examples: int
+
+
+def batch_loss(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Summed cross-entropy and number of correct predictions (next token or class)."""
+    flat = logits.reshape(-1, logits.shape[-1]).float()
+    y = targets.reshape(-1)
+    return torch.nn.functional.cross_entropy(flat, y, reduction="sum"), (flat.argmax(-1) == y).sum()
+
+
+class Evaluator:
+    """Evaluate parameter dictionaries (Hugging Face names) on fixed batches of a data source."""
+
+    def __init__(self, template: TransformerModel, data, max_examples: int | None = None,
+                 device: torch.device | str = "cpu"):
+        data.check_model(template)
+        self.device = torch.device(device)
+        self.family = template.family
+        self.config = template.config
+        self.module = template.to_module().to(self.device)
+        self.batches = [({k: v.to(self.device) for k, v in x.items()}, y.to(self.device))
+                        for x, y in data.eval_batches(template, max_examples)]
+        self.examples = sum(len(y) for _, y in self.batches)
+
+    def hf_params(self, model: TransformerModel) -> dict[str, torch.Tensor]:
+        return {k: v.to(self.device) for k, v in self.family.from_logical(model.tensors, self.config).items()}
+
+    @torch.no_grad()
+    def __call__(self, params: dict[str, torch.Tensor]) -> Metrics:
+        total, correct, count = 0.0, 0, 0
+        for inputs, y in self.batches:
+            logits = functional_call(self.module, params, args=(), kwargs=inputs).logits
+            if self.family.name == "gpt2":
+                logits = logits[:, : y.shape[1]]
+            loss, right = batch_loss(logits, y)
+            total += float(loss)
+            correct += int(right)
+            count += y.numel()
+        return Metrics(total / count, correct / count, self.examples)
+
+
+def evaluate(model: TransformerModel, data, max_examples: int | None = None, device: str = "cpu") -> Metrics:
+    """Loss and accuracy of one model on the evaluation split."""
+    ev = Evaluator(model, data, max_examples, device)
+    return ev(ev.hf_params(model))

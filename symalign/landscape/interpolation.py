@@ -1,0 +1,84 @@
+"""Loss along the straight line θ(λ) = (1−λ)θ_A + λθ_B, and the barrier on it.
+
+Endpoints are first brought into the same form: by default both canonical (LayerNorms folded,
+LM head untied), which is function-preserving for each, so a model in canonical form (a
+matcher's output) and one as trained are interpolated in one consistent parametrisation."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import torch
+
+from symalign.errors import SymalignError
+from symalign.landscape.evaluate import Evaluator
+from symalign.models import canonicalize
+from symalign.models.compat import check_compatible
+from symalign.models.family import TransformerModel
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Curve:
+    lambdas: list[float]
+    loss: list[float]
+    accuracy: list[float]
+    barrier: float
+    barrier_mean: float
+    endpoint_loss: list[float]
+    endpoint_accuracy: list[float]
+    examples: int
+    form: str
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out.update(out.pop("extra"))
+        return out
+
+
+def barriers(lambdas: list[float], loss: list[float]) -> tuple[float, float]:
+    """(max over λ of L(λ) − linear interpolation of the endpoint losses, max L − mean endpoint loss)."""
+    la, lb = loss[0], loss[-1]
+    primary = max(l - ((1 - t) * la + t * lb) for t, l in zip(lambdas, loss))
+    return primary, max(loss) - 0.5 * (la + lb)
+
+
+def same_form(a: TransformerModel, b: TransformerModel, form: str) -> tuple[TransformerModel, TransformerModel]:
+    if form == "canonical":
+        return canonicalize(a), canonicalize(b)
+    if form == "raw":
+        tie = lambda m: (getattr(m.config, "tie_word_embeddings", None), getattr(m.config, "qkv_bias", None))
+        if tie(a) != tie(b):
+            raise SymalignError("the endpoints are in different forms (tied/untied head or q/k/v biases); "
+                                "interpolate in canonical form instead")
+        return a, b
+    raise SymalignError(f"unknown form {form!r}; choose canonical or raw")
+
+
+def interpolation_curve(a: TransformerModel, b: TransformerModel, data, points: int = 21,
+                        max_examples: int | None = None, device: str | torch.device = "cpu",
+                        form: str = "canonical", progress: Progress | None = None) -> Curve:
+    """Loss and accuracy at `points` evenly spaced λ in [0, 1] (endpoints included)."""
+    if points < 2:
+        raise SymalignError("--points must be at least 2 (the two endpoints)")
+    check_compatible(a, b)
+    a, b = same_form(a, b, form)
+    evaluator = Evaluator(a, data, max_examples, device)
+    pa, pb = evaluator.hf_params(a), evaluator.hf_params(b)
+    lambdas = [i / (points - 1) for i in range(points)]
+    losses, accs = [], []
+    for i, lam in enumerate(lambdas):
+        params = {k: torch.lerp(pa[k], pb[k], lam) for k in pa}
+        m = evaluator(params)
+        if not torch.isfinite(torch.tensor(m.loss)):
+            raise SymalignError(f"the loss is not finite at λ = {lam:.2f}: a model holds NaN or infinite weights")
+        losses.append(m.loss)
+        accs.append(m.accuracy)
+        if progress:
+            progress(i + 1, points)
+    primary, mean = barriers(lambdas, losses)
+    return Curve(lambdas, losses, accs, primary, mean, [losses[0], losses[-1]], [accs[0], accs[-1]],
+                 evaluator.examples, form)

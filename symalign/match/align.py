@@ -1,0 +1,69 @@
+"""One entry point for every matcher: align(A, B, config) -> Alignment.
+
+Both models are brought to canonical form first (function-preserving), so every class the
+spec admits is available and the barrier compares like with like. The result holds the group
+elements, B re-expressed in A's basis (the same function as B) and a report."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from symalign.errors import SymalignError
+from symalign.match.config import AlignConfig
+from symalign.match.weight import distance, weight_match
+from symalign.models import canonicalize, save_model, spec_of, transformed
+from symalign.models.compat import check_compatible
+from symalign.models.family import TransformerModel
+from symalign.report import function_gap
+from symalign.symmetry.transform import Transform
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Alignment:
+    transform: Transform
+    aligned: TransformerModel
+    report: dict = field(default_factory=dict)
+
+    def save(self, out: str | Path) -> Path:
+        """Hugging Face checkpoint of aligned B, transforms.safetensors and alignment.json."""
+        out = save_model(self.aligned, out)
+        self.transform.save(out / "transforms.safetensors", {"settings": json.dumps(self.report["config"])})
+        (out / "alignment.json").write_text(json.dumps(self.report, indent=2))
+        return out
+
+
+def boundary_tensors(model: TransformerModel) -> list[str]:
+    """Embedding and head tensors that touch the residual: rows that correspond across models."""
+    return [n for n, tags in model.family.outer_tags.items() if any(t and t.startswith("residual") for t in tags)]
+
+
+def align(model_a: TransformerModel, model_b: TransformerModel, config: AlignConfig,
+          progress: Progress | None = None) -> Alignment:
+    check_compatible(model_a, model_b)
+    start = time.perf_counter()
+    a, b = canonicalize(model_a), canonicalize(model_b)
+    spec = spec_of(b)
+    spec.check_classes(config.classes)
+    active = {k: c for k, c in config.classes.items() if c != "none"}
+    history: list[dict] = []
+    if config.method == "none" or not active:
+        transform = Transform()
+    elif config.method == "weight":
+        transform, history = weight_match(a.tensors, b.tensors, spec, active, boundary_tensors(a),
+                                          config.head_cost, config.max_sweeps, config.seed, progress)
+    else:
+        raise SymalignError(f"method {config.method!r} is not available yet")
+    aligned = transformed(b, transform)
+    report = {
+        "a": model_a.source, "b": model_b.source, "config": config.to_json(),
+        "history": history, "distance_before": distance(a.tensors, b.tensors),
+        "distance_after": distance(a.tensors, aligned.tensors),
+        "function_gap_vs_b": function_gap(b, aligned), "seconds": time.perf_counter() - start,
+    }
+    return Alignment(transform, aligned, report)

@@ -1,0 +1,132 @@
+"""Solve for one space's group element from its cross-correlation with the target.
+
+C[i, j] = ⟨a_i, b_j⟩ sums, over every tensor the spec ties to the space, the products of
+A's slice i and B's slice j along that axis (B with every *other* space already mapped).
+Maximising ⟨A, T(B)⟩ over the space's group is then a linear assignment (permutations) or an
+orthogonal Procrustes problem (G = U Vᵀ from C = U S Vᵀ). Both read the same C."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from scipy.optimize import linear_sum_assignment
+
+from symalign.symmetry.groups import CO, CONTRA, DIAG, Dense, GroupElement, Permutation, ScaledPermutation
+from symalign.symmetry.random import ones_complement_basis
+from symalign.symmetry.spec import SymmetrySpec
+
+Tensors = dict[str, torch.Tensor]
+
+
+def unfold(t: torch.Tensor, axis: int, batch_axis: int | None) -> torch.Tensor:
+    """[n, rest] (or [count, n, rest] with a batch axis) view of a tensor along a space's axis."""
+    t = t.to(torch.float64)
+    if batch_axis is None:
+        return t.movedim(axis, 0).reshape(t.shape[axis], -1)
+    moved = t.movedim((batch_axis, axis), (0, 1))
+    return moved.reshape(moved.shape[0], moved.shape[1], -1)
+
+
+def slices(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str, variances=(CO, CONTRA, DIAG)):
+    """Yield (A slices, B slices) for every tensor axis of `space` with one of `variances`."""
+    parent = spec.spaces[space].batched_by
+    for name, axis, tag in spec.axes_of(space):
+        if tag.variance not in variances:
+            continue
+        tags = spec.tensors[name]
+        batch_axis = next(i for i, tg in enumerate(tags) if tg is not None and tg.space == parent) if parent else None
+        yield unfold(a[name], axis, batch_axis), unfold(b[name], axis, batch_axis)
+
+
+def correlation(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str, variances=(CO, CONTRA, DIAG)) -> torch.Tensor:
+    """C [count, n, n] with C[h, i, j] = Σ ⟨a_hi, b_hj⟩ over the space's tensor axes."""
+    sp = spec.spaces[space]
+    total = torch.zeros(sp.count, sp.size, sp.size, dtype=torch.float64)
+    for ua, ub in slices(a, b, spec, space, variances):
+        total += (ua @ ub.mT) if ua.dim() == 3 else (ua @ ub.T)[None]
+    return total
+
+
+def assignment(cost: torch.Tensor) -> torch.Tensor:
+    """perm maximising Σ_i cost[i, perm[i]] (scipy's linear_sum_assignment)."""
+    rows, cols = linear_sum_assignment(cost.detach().cpu().numpy(), maximize=True)
+    return torch.as_tensor(cols[np.argsort(rows)], dtype=torch.long)
+
+
+def procrustes(c: torch.Tensor) -> torch.Tensor:
+    """argmax over orthogonal G of tr(Gᵀ C): U Vᵀ (batched)."""
+    u, _, vh = torch.linalg.svd(c)
+    return u @ vh
+
+
+def procrustes_fixing_ones(c: torch.Tensor) -> torch.Tensor:
+    """Procrustes restricted to Q with Q·1 = 1 (LayerNorm-compatible residual rotations)."""
+    basis = ones_complement_basis(c.shape[-1])
+    inner = (basis.T @ c @ basis)[1:, 1:]
+    return basis @ torch.block_diag(torch.ones(1, 1, dtype=torch.float64), procrustes(inner)) @ basis.T
+
+
+def solve(cls: str, a: Tensors, b: Tensors, spec: SymmetrySpec, space: str) -> GroupElement:
+    """The element of class `cls` that best maps B's space onto A's, all else held fixed."""
+    sp = spec.spaces[space]
+    batched = sp.batched_by is not None
+    if cls == "scaled_perm" and not batched:
+        return _scaled_permutation(a, b, spec, space)
+    if cls == "invertible":
+        return Dense(_least_squares(a, b, spec, space)[0 if not batched else slice(None)], "invertible")
+    if cls == "rescale":
+        return Dense(_rescale(a, b, spec, space), "rescale")
+    c = correlation(a, b, spec, space)
+    if cls == "perm" and not batched:
+        return Permutation(assignment(c[0]))
+    if cls == "perm":
+        eye = torch.eye(sp.size, dtype=torch.float64)
+        return Dense(torch.stack([eye[assignment(ch)] for ch in c]), "orthogonal")
+    if cls == "orthogonal":
+        if sp.kind == "residual":
+            return Dense(procrustes_fixing_ones(c[0]), "orthogonal")
+        g = procrustes(c)
+        return Dense(g if batched else g[0], "orthogonal")
+    raise ValueError(f"weight matching has no solver for {cls} on {space}")
+
+
+def _scaled_permutation(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str) -> ScaledPermutation:
+    """Match units by direction (cosines of incoming and outgoing weights), then scale each by the
+    ratio of norms (geometric mean of both sides, since in-weights scale by s and out-weights by 1/s)."""
+    def norms_and_dirs(variance):
+        pairs = list(slices(a, b, spec, space, (variance,)))
+        ua = torch.cat([p[0] for p in pairs], dim=-1)
+        ub = torch.cat([p[1] for p in pairs], dim=-1)
+        na, nb = ua.norm(dim=-1).clamp_min(1e-12), ub.norm(dim=-1).clamp_min(1e-12)
+        return na, nb, (ua / na[:, None]) @ (ub / nb[:, None]).T
+
+    in_a, in_b, cos_in = norms_and_dirs(CO)
+    out_a, out_b, cos_out = norms_and_dirs(CONTRA)
+    perm = assignment(cos_in + cos_out)
+    scale = torch.sqrt((in_a / in_b[perm]) * (out_b[perm] / out_a))
+    return ScaledPermutation(perm, scale)
+
+
+def _least_squares(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str) -> torch.Tensor:
+    """Invertible G minimising Σ_co ‖A − G B‖² (the contravariant side is left out: it is not linear
+    in G). Exact when B is A under an invertible map and B's co-slices have full row rank."""
+    sp = spec.spaces[space]
+    cross = torch.zeros(sp.count, sp.size, sp.size, dtype=torch.float64)
+    gram = torch.zeros_like(cross)
+    for ua, ub in slices(a, b, spec, space, (CO,)):
+        ua, ub = (ua, ub) if ua.dim() == 3 else (ua[None], ub[None])
+        cross += ua @ ub.mT
+        gram += ub @ ub.mT
+    ridge = 1e-10 * gram.diagonal(dim1=-2, dim2=-1).mean(-1)[:, None, None] * torch.eye(sp.size, dtype=torch.float64)
+    return torch.linalg.solve(gram + ridge, cross.mT).mT
+
+
+def _rescale(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str) -> torch.Tensor:
+    """Per-head scalar s with A_co ≈ s·B_co and A_contra ≈ B_contra/s: s² = (‖A_co‖‖B_contra‖)/(‖B_co‖‖A_contra‖)."""
+    sp = spec.spaces[space]
+
+    def norm(variance, which):
+        return torch.sqrt(sum((p[which] ** 2).sum(dim=(-2, -1)) for p in slices(a, b, spec, space, (variance,))))
+
+    s = torch.sqrt(norm(CO, 0) * norm(CONTRA, 1) / (norm(CO, 1) * norm(CONTRA, 0)).clamp_min(1e-12))
+    return s[:, None, None] * torch.eye(sp.size, dtype=torch.float64)

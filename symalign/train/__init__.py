@@ -1,0 +1,1 @@
+"""Recipes that train the model zoo."""

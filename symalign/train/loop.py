@@ -1,0 +1,100 @@
+"""Train a recipe for one seed: deterministic for a seed on a given machine, with progress."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from symalign.data import load_data
+from symalign.data.text import TextData, char_tokenizer
+from symalign.device import pick_device
+from symalign.errors import SymalignError
+from symalign.landscape.evaluate import batch_loss, evaluate
+from symalign.models import load_model
+from symalign.models.family import TransformerModel
+from symalign.models.io import FAMILIES
+from symalign.models.tiny import tiny_config
+from symalign.train.recipes import RECIPES, Recipe
+
+Progress = Callable[[int, int, float], None]  # step, total, loss
+
+
+def recipe_named(name: str) -> Recipe:
+    if name not in RECIPES:
+        raise SymalignError(f"unknown recipe {name!r}; known: {', '.join(RECIPES)}")
+    return RECIPES[name]
+
+
+def _schedule(recipe: Recipe, optimizer, steps: int):
+    if recipe.schedule == "onecycle":
+        return torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=recipe.lr, total_steps=max(steps, 2), pct_start=0.2)
+    warmup = max(1, steps // 20)
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
+
+
+def train(recipe_name: str, seed: int, out: str | Path, steps: int | None = None, data_spec: str | None = None,
+          device: str = "auto", progress: Progress | None = None) -> dict:
+    """Train, save a Hugging Face directory (with tokenizer for text) and return its record."""
+    recipe = recipe_named(recipe_name)
+    spec = data_spec or recipe.data
+    if spec is None:
+        raise SymalignError(f"recipe {recipe.name} needs --data (e.g. {recipe.name.split('-')[1]}:PATH)")
+    data = load_data(spec)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    steps = recipe.steps if steps is None else steps
+    dev = pick_device(device)
+    torch.manual_seed(seed)
+    generator = torch.Generator().manual_seed(seed)
+
+    model_kwargs = dict(recipe.model)
+    if isinstance(data, TextData):
+        tokenizer = char_tokenizer(data.text)
+        tokenizer.save_pretrained(str(out))
+        model_kwargs["vocab"] = len(tokenizer)
+    config = tiny_config(recipe.family, **model_kwargs)
+    for key in ("attn_pdrop", "resid_pdrop", "embd_pdrop", "hidden_dropout_prob", "attention_probs_dropout_prob"):
+        if hasattr(config, key):
+            setattr(config, key, 0.0)
+    family = FAMILIES[config.model_type]
+    template = TransformerModel(family, config, {}, str(out))
+    data.check_model(template)
+    module = family.hf_class(config).to(dev).train()
+    optimizer = torch.optim.AdamW(module.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
+    scheduler = _schedule(recipe, optimizer, steps)
+    augment = None
+    if recipe.augment:
+        from symalign.data.images import cifar_augment
+
+        augment = cifar_augment(generator)
+    start = time.perf_counter()
+    for step in range(steps):
+        inputs, y = data.train_batch(template, recipe.batch_size, generator, augment)
+        logits = module(**{k: v.to(dev) for k, v in inputs.items()}).logits
+        loss_sum, _ = batch_loss(logits, y.to(dev))
+        loss = loss_sum / y.numel()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(module.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        if not torch.isfinite(loss):
+            raise SymalignError(f"training diverged at step {step} (loss {float(loss)}); try a smaller lr")
+        if progress:
+            progress(step + 1, steps, float(loss))
+    seconds = time.perf_counter() - start
+    module.cpu().eval().save_pretrained(str(out))
+    metrics = evaluate(load_model(out), data)
+    record = {"recipe": recipe.name, "seed": seed, "steps": steps, "data": spec, "train_seconds": round(seconds, 1),
+              "eval_loss": metrics.loss, "eval_accuracy": metrics.accuracy, "eval_examples": metrics.examples,
+              "command": f"symalign train {recipe.name} --seed {seed} --out {out}"
+                         + (f" --steps {steps}" if steps != recipe.steps else "")
+                         + (f" --data {spec}" if data_spec else "")}
+    (out / "training.json").write_text(json.dumps(record, indent=2))
+    return record

@@ -1,0 +1,88 @@
+"""Data specs: fixed splits, clear errors for bad specs and for data that does not fit a model."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from symalign.data import load_data
+from symalign.data.text import TextData, shakespeare_text
+from symalign.errors import SymalignError
+from symalign.models.family import TransformerModel
+from symalign.models.io import FAMILIES
+from symalign.models.tiny import random_model, tiny_config
+
+
+def test_digits_split_is_fixed_and_disjoint():
+    d = load_data("digits")
+    assert len(d.train_y) + len(d.eval_y) == 1797 and len(d.eval_y) == 360
+    train = {tuple(x.flatten().tolist()) for x in d.train_x}
+    overlap = sum(tuple(x.flatten().tolist()) in train for x in d.eval_x)
+    assert overlap < 10  # a few digits images are exact duplicates in the source data
+    from symalign.data.images import digits
+
+    again = digits()
+    assert torch.equal(again.eval_x, d.eval_x) and torch.equal(again.eval_y, d.eval_y)
+
+
+def test_shakespeare_text_is_plain_and_split():
+    text = shakespeare_text()
+    assert len(text) > 4_000_000 and "**" not in text and "HAMLET:" in text
+    data = TextData("shakespeare", text)
+    assert 0.9 * len(text) < data.split < len(text)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("foo", "unknown data spec"),
+    ("cifar10:/nonexistent", "cifar-10-batches-py"),
+    ("cifar100:/nonexistent", "cifar-100-python"),
+    ("imagefolder:/nonexistent", "no such folder"),
+    ("text:/nonexistent.txt", "no such file"),
+    ("cifar10", "needs a path"),
+    ("digits:/x", "takes no path"),
+])
+def test_bad_specs_are_refused_clearly(spec, message):
+    with pytest.raises(SymalignError, match=message):
+        load_data(spec)
+
+
+def test_corrupt_cifar_folder_is_refused(tmp_path):
+    folder = tmp_path / "cifar-10-batches-py"
+    folder.mkdir()
+    (folder / "data_batch_1").write_bytes(b"garbage")
+    with pytest.raises(SymalignError, match="incomplete or corrupt"):
+        load_data(f"cifar10:{tmp_path}")
+
+
+def test_imagefolder_loads_and_splits(tmp_path):
+    from PIL import Image
+
+    for cls in ("cats", "dogs"):
+        (tmp_path / cls).mkdir()
+        for i in range(10):
+            Image.new("RGB", (12, 9), (i * 20, 0, 0) if cls == "cats" else (0, i * 20, 0)).save(tmp_path / cls / f"{i}.png")
+    data = load_data(f"imagefolder:{tmp_path}")
+    assert data.num_classes == 2 and len(data.eval_y) == 2 and data.train_x.shape[1:] == (3, 32, 32)
+
+
+def test_data_that_does_not_fit_the_model_is_refused():
+    digits = load_data("digits")
+    with pytest.raises(SymalignError, match="expects"):
+        digits.check_model(random_model(tiny_config("vit", image_size=16, patch=4), seed=0))
+    with pytest.raises(SymalignError, match="image data but the model is a gpt2"):
+        digits.check_model(random_model(tiny_config("gpt2"), seed=0))
+    with pytest.raises(SymalignError, match="no tokenizer"):
+        load_data("shakespeare").check_model(random_model(tiny_config("gpt2"), seed=0))
+
+
+def test_vocabulary_mismatch_is_refused(tmp_path):
+    from symalign.data.text import char_tokenizer
+
+    char_tokenizer(shakespeare_text()).save_pretrained(str(tmp_path))
+    small = TransformerModel(FAMILIES["gpt2"], tiny_config("gpt2", vocab=20), {}, str(tmp_path))
+    with pytest.raises(SymalignError, match="does not belong"):
+        load_data("shakespeare").check_model(small)
+    (tmp_path / "other.txt").write_text("ЖЖЖЖ ЮЮЮЮ " * 400)
+    fits = TransformerModel(FAMILIES["gpt2"], tiny_config("gpt2", vocab=100), {}, str(tmp_path))
+    with pytest.raises(SymalignError, match="vocabulary"):
+        load_data(f"text:{tmp_path / 'other.txt'}").check_model(fits)
