@@ -201,14 +201,16 @@ def cmd_align(args) -> None:
     from symalign.models import load_model
 
     config = AlignConfig(method=args.method, classes=_parse_classes(args), head_cost=args.head_cost, data=args.data,
-                         device=args.device, seed=args.seed, max_sweeps=args.max_sweeps)
+                         device=args.device, seed=args.seed, max_sweeps=args.max_sweeps, steps=args.steps, lr=args.lr,
+                         lambdas=args.lambdas)
     a, b = load_model(args.a), load_model(args.b)
     with _Bar(f"align ({args.method})") as bar:
         result = align(a, b, config, progress=bar)
     out = result.save(args.out)
     r = result.report
     summary = {"out": str(out), "method": args.method, "classes": config.classes, "distance_before": r["distance_before"],
-               "distance_after": r["distance_after"], "sweeps": max([h["sweep"] for h in r["history"]] or [0]),
+               "distance_after": r["distance_after"], "sweeps": max([h["sweep"] for h in r["sweeps"]] or [0]),
+               "learned_steps": len(r["learned"]),
                "function_gap_vs_b": r["function_gap_vs_b"], "seconds": r["seconds"]}
     if args.json:
         _print_json(summary)
@@ -277,6 +279,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_class_flags(p)
     p.add_argument("--head-cost", default="circuit", choices=("circuit", "spectral"))
     p.add_argument("--max-sweeps", type=int, default=30)
+    p.add_argument("--steps", type=int, default=300, help="learned/soft: optimisation steps")
+    p.add_argument("--lr", type=float, default=0.01, help="learned/soft: learning rate")
+    p.add_argument("--lambdas", default="uniform_mid", choices=("uniform_mid", "half", "uniform", "normal"),
+                   help="learned/soft: distribution of λ per step")
     p.add_argument("--data", default=None)
     p.add_argument("--device", default="auto")
     p.add_argument("--seed", type=int, default=0)

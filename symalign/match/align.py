@@ -13,7 +13,10 @@ from pathlib import Path
 from typing import Callable
 
 from symalign.errors import SymalignError
+from symalign.data import load_data
+from symalign.device import pick_device
 from symalign.match.config import AlignConfig
+from symalign.match.learned import learned_match
 from symalign.match.weight import distance, weight_match
 from symalign.models import canonicalize, save_model, spec_of, transformed
 from symalign.models.compat import check_compatible
@@ -52,17 +55,27 @@ def align(model_a: TransformerModel, model_b: TransformerModel, config: AlignCon
     spec.check_classes(config.classes)
     active = {k: c for k, c in config.classes.items() if c != "none"}
     history: list[dict] = []
+    learned: list[dict] = []
     if config.method == "none" or not active:
         transform = Transform()
     elif config.method == "weight":
         transform, history = weight_match(a.tensors, b.tensors, spec, active, boundary_tensors(a),
                                           config.head_cost, config.max_sweeps, config.seed, progress)
+    elif config.method == "learned":
+        if config.data is None:
+            raise SymalignError("--method learned needs --data (its objective is the task loss along the path)")
+        start_t, history = weight_match(a.tensors, b.tensors, spec, active, boundary_tensors(a), config.head_cost,
+                                        config.max_sweeps, config.seed)
+        transform, steps = learned_match(a, b, spec, start_t, active, load_data(config.data), steps=config.steps,
+                                         lr=config.lr, batch_size=config.batch_size, lambdas=config.lambdas,
+                                         seed=config.seed, device=pick_device(config.device), progress=progress)
+        learned = steps
     else:
         raise SymalignError(f"method {config.method!r} is not available yet")
     aligned = transformed(b, transform)
     report = {
         "a": model_a.source, "b": model_b.source, "config": config.to_json(),
-        "history": history, "distance_before": distance(a.tensors, b.tensors),
+        "sweeps": history, "learned": learned, "distance_before": distance(a.tensors, b.tensors),
         "distance_after": distance(a.tensors, aligned.tensors),
         "function_gap_vs_b": function_gap(b, aligned), "seconds": time.perf_counter() - start,
     }

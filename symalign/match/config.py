@@ -19,6 +19,10 @@ class AlignConfig:
     device: str = "auto"
     seed: int = 0
     max_sweeps: int = 30
+    steps: int = 300  # learned / soft: optimisation steps
+    lr: float = 0.01
+    batch_size: int = 64
+    lambdas: str = "uniform_mid"  # uniform_mid | half | uniform | normal
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:

@@ -52,7 +52,7 @@ def boundary_start(a: Tensors, b: Tensors, spec: SymmetrySpec, cls: str, boundar
 
 def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, str], boundary: list[str],
                  head_cost_kind: str = "circuit", max_sweeps: int = 30, seed: int = 0,
-                 progress: Progress | None = None) -> tuple[Transform, list[dict]]:
+                 progress: Progress | None = None, tol: float = 1e-5) -> tuple[Transform, list[dict]]:
     """Transform T with T(B) ≈ A, and the per-sweep history (distance, seconds)."""
     rng = random.Random(seed)
     transform = Transform()
@@ -73,7 +73,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
         history.append({"sweep": sweep, "distance": current, "seconds": time.perf_counter() - start})
         if progress:
             progress(sweep, max_sweeps)
-        if current > best - 1e-9 * max(best, 1e-12):
+        if current > best * (1 - tol):  # converged: less than `tol` relative improvement
             break
         best = current
     return transform, history

@@ -3,6 +3,8 @@ matcher tests (same function, very different weights)."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import torch
 
 from symalign.symmetry.groups import Dense, GroupElement, Permutation, ScaledPermutation
@@ -25,8 +27,10 @@ def orthogonal_fixing_ones(rotation: torch.Tensor) -> torch.Tensor:
     return basis @ torch.block_diag(torch.ones(1, 1, dtype=torch.float64), rotation) @ basis.T
 
 
+@lru_cache(maxsize=16)
 def ones_complement_basis(d: int) -> torch.Tensor:
-    """An orthonormal basis of R^d whose first column is 1/√d (the rest spans its complement)."""
+    """An orthonormal basis of R^d whose first column is 1/√d (the rest spans its complement).
+    Cached: matchers ask for it at every residual update. Callers must not modify it."""
     a = torch.eye(d, dtype=torch.float64)
     a[:, 0] = 1.0
     q, r = torch.linalg.qr(a)

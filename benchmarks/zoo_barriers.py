@@ -1,0 +1,66 @@
+"""Barriers between zoo seeds for each matcher setting: the table in the README.
+
+    python benchmarks/zoo_barriers.py [--recipes vit-digits gpt-shakespeare] [--pairs 0,1] [--steps 300]
+
+Prints a markdown table (barrier, midpoint loss, seconds of alignment) per recipe and pair."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from symalign.barrier import default_data_spec
+from symalign.data import load_data
+from symalign.landscape.interpolation import interpolation_curve
+from symalign.match.align import align
+from symalign.match.config import AlignConfig
+from symalign.models import load_model
+
+PERMS = {"mlp": "perm", "heads": "perm"}
+FULL = {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal", "residual": "orthogonal"}
+SETTINGS = [
+    ("none", "none", {}),
+    ("weight (permutations)", "weight", PERMS),
+    ("weight (+ within-head orthogonal)", "weight", dict(PERMS, qk="orthogonal", vo="orthogonal")),
+    ("weight (+ residual orthogonal)", "weight", FULL),
+    ("learned (permutations)", "learned", PERMS),
+    ("learned (all)", "learned", FULL),
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--recipes", nargs="*", default=["vit-digits", "gpt-shakespeare"])
+    parser.add_argument("--pairs", nargs="*", default=["0,1"])
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--json", default=None, help="also write the rows to this file")
+    args = parser.parse_args()
+    rows = []
+    print("| recipe | pair | alignment | barrier | barrier (vs mean) | loss at λ=0.5 | align s |")
+    print("|---|---|---|---|---|---|---|")
+    for recipe in args.recipes:
+        for pair in args.pairs:
+            i, j = pair.split(",")
+            a, b = load_model(f"zoo:{recipe}/{i}"), load_model(f"zoo:{recipe}/{j}")
+            spec = default_data_spec(a)
+            data = load_data(spec)
+            for label, method, classes in SETTINGS:
+                start = time.perf_counter()
+                config = AlignConfig(method=method, classes=classes, data=spec, steps=args.steps)
+                aligned = align(a, b, config).aligned
+                seconds = time.perf_counter() - start
+                curve = interpolation_curve(a, aligned, data)
+                row = {"recipe": recipe, "pair": pair, "alignment": label, "barrier": curve.barrier,
+                       "barrier_mean": curve.barrier_mean, "mid": curve.loss[len(curve.loss) // 2],
+                       "seconds": seconds, "loss": curve.loss}
+                rows.append(row)
+                print(f"| {recipe} | {pair} | {label} | {row['barrier']:.3f} | {row['barrier_mean']:.3f} | "
+                      f"{row['mid']:.3f} | {seconds:.1f} |", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
