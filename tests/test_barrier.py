@@ -1,0 +1,110 @@
+"""Interpolation and barriers on the shipped zoo: shipped models reproduce their manifest,
+barrier(A, A) = 0, a planted symmetry gives a large barrier between identical functions, and
+two trained seeds show a clearly positive vanilla barrier."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import AutoModelForCausalLM, AutoModelForImageClassification
+
+from symalign.cli import main
+from symalign.data import load_data
+from symalign.landscape.evaluate import evaluate
+from symalign.landscape.interpolation import interpolation_curve
+from symalign.models import load_model
+from symalign.zoo import file_hashes, manifest, zoo_dir
+
+ENTRIES = manifest()["models"]
+GPT_EXAMPLES = 32  # keep text curves quick in CI
+
+
+def test_zoo_holds_three_seeds_of_each_cpu_recipe_and_is_small():
+    recipes = {(e["recipe"], e["seed"]) for e in ENTRIES}
+    assert recipes == {(r, s) for r in ("vit-digits", "gpt-shakespeare") for s in (0, 1, 2)}
+    size = sum(p.stat().st_size for p in zoo_dir().rglob("*") if p.is_file())
+    assert size < 30 * 2**20
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: f"{e['recipe']}/{e['seed']}")
+def test_shipped_model_loads_plainly_and_reproduces_its_manifest(entry):
+    folder = zoo_dir() / entry["path"]
+    assert file_hashes(folder) == entry["files"]
+    auto = AutoModelForCausalLM if entry["recipe"].startswith("gpt") else AutoModelForImageClassification
+    plain = auto.from_pretrained(str(folder))
+    assert sum(p.numel() for p in plain.parameters()) > 10_000
+    metrics = evaluate(load_model(f"zoo:{entry['recipe']}/{entry['seed']}"), load_data(entry["data"]))
+    assert metrics.loss == pytest.approx(entry["eval_loss"], rel=1e-4)
+    assert metrics.accuracy == pytest.approx(entry["eval_accuracy"], abs=1e-4)
+
+
+def barrier_json(capsys, *argv) -> dict:
+    assert main(["barrier", *map(str, argv), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_barrier_of_a_model_with_itself_is_zero(capsys):
+    out = barrier_json(capsys, "zoo:vit-digits/0", "zoo:vit-digits/0", "--points", 5)
+    assert out["lambdas"] == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert abs(out["barrier"]) < 1e-6 and abs(out["barrier_mean"]) < 1e-6
+    assert {"lambdas", "loss", "accuracy", "barrier", "barrier_mean", "endpoint_loss"} <= set(out)
+
+
+@pytest.mark.parametrize("recipe, extra", [("vit-digits", []), ("gpt-shakespeare", ["--max-examples", GPT_EXAMPLES])])
+def test_planted_symmetry_gives_a_large_barrier_between_identical_functions(recipe, extra, tmp_path, capsys):
+    assert main(["transform", f"zoo:{recipe}/0", "--random", "--seed", "1", "--out", str(tmp_path / "t")]) == 0
+    capsys.readouterr()
+    out = barrier_json(capsys, f"zoo:{recipe}/0", tmp_path / "t", *extra)
+    la, lb = out["endpoint_loss"]
+    assert abs(la - lb) < 1e-4  # same function
+    assert out["barrier"] > 1.0, out["loss"]
+
+
+@pytest.mark.parametrize("recipe, extra, margin", [("vit-digits", [], 1.0), ("gpt-shakespeare", ["--max-examples", GPT_EXAMPLES], 0.5)])
+def test_vanilla_barrier_between_seeds_is_clearly_positive(recipe, extra, margin, capsys):
+    out = barrier_json(capsys, f"zoo:{recipe}/0", f"zoo:{recipe}/1", *extra)
+    assert out["barrier"] > margin and out["barrier_mean"] > margin
+
+
+def test_curve_endpoints_are_the_endpoint_losses_across_forms(tmp_path, capsys):
+    """A raw zoo model against a canonical one (a transform's output): the endpoints are each model's own loss."""
+    assert main(["canonicalize", "zoo:vit-digits/1", "--out", str(tmp_path / "c")]) == 0
+    capsys.readouterr()
+    out = barrier_json(capsys, "zoo:vit-digits/0", tmp_path / "c", "--points", 7, "--max-examples", 100)
+    data = load_data("digits")
+    own_a = evaluate(load_model("zoo:vit-digits/0"), data, max_examples=100)
+    own_b = evaluate(load_model("zoo:vit-digits/1"), data, max_examples=100)
+    assert len(out["lambdas"]) == 7 and out["examples"] == 100
+    assert out["loss"][0] == out["endpoint_loss"][0] == pytest.approx(own_a.loss, abs=1e-5)
+    assert out["loss"][-1] == out["endpoint_loss"][1] == pytest.approx(own_b.loss, abs=1e-5)
+    assert out["accuracy"][0] == pytest.approx(own_a.accuracy)
+
+
+def test_text_curve_respects_max_examples():
+    a, b = load_model("zoo:gpt-shakespeare/0"), load_model("zoo:gpt-shakespeare/1")
+    curve = interpolation_curve(a, b, load_data("shakespeare"), points=3, max_examples=4)
+    assert curve.examples == 4 and len(curve.loss) == 3
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["zoo:vit-digits/0", "zoo:gpt-shakespeare/0"], "different architectures"),
+    (["zoo:vit-digits/0", "zoo:vit-digits/1", "--data", "cifar10:/nowhere"], "cifar-10-batches-py"),
+    (["zoo:vit-digits/0", "zoo:vit-digits/1", "--data", "shakespeare"], "text data but the model is a vit"),
+    (["zoo:gpt-shakespeare/0", "zoo:gpt-shakespeare/1", "--data", "digits"], "image data"),
+    (["zoo:vit-digits/0", "zoo:vit-digits/1", "--data", "nonsense"], "unknown data spec"),
+    (["zoo:vit-digits/9", "zoo:vit-digits/1"], "the zoo holds"),
+    (["zoo:vit-digits/0", "zoo:vit-digits/1", "--points", "1"], "at least 2"),
+])
+def test_bad_barrier_input_is_one_line(argv, message, capsys):
+    assert main(["barrier", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_zoo_list(capsys):
+    assert main(["zoo", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert len(listed) == 6 and all(Path(zoo_dir() / e["path"]).is_dir() for e in listed)
