@@ -202,7 +202,8 @@ def cmd_align(args) -> None:
 
     config = AlignConfig(method=args.method, classes=_parse_classes(args), head_cost=args.head_cost, data=args.data,
                          device=args.device, seed=args.seed, max_sweeps=args.max_sweeps, steps=args.steps, lr=args.lr,
-                         lambdas=args.lambdas)
+                         lambdas=args.lambdas, residual_strategy=args.residual_strategy,
+                         head_strategy=args.head_strategy, max_examples=args.max_examples)
     a, b = load_model(args.a), load_model(args.b)
     with _Bar(f"align ({args.method})") as bar:
         result = align(a, b, config, progress=bar)
@@ -283,6 +284,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lr", type=float, default=0.01, help="learned/soft: learning rate")
     p.add_argument("--lambdas", default="uniform_mid", choices=("uniform_mid", "half", "uniform", "normal"),
                    help="learned/soft: distribution of λ per step")
+    p.add_argument("--residual-strategy", default="all", choices=("all", "first", "last", "identity", "separate"),
+                   help="activation: which hidden states match the residual")
+    p.add_argument("--head-strategy", default="two-stage", choices=("two-stage", "ignore"),
+                   help="activation: match heads two-stage or leave them in place")
+    p.add_argument("--max-examples", type=int, default=256, help="activation: examples whose activations are used")
     p.add_argument("--data", default=None)
     p.add_argument("--device", default="auto")
     p.add_argument("--seed", type=int, default=0)

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from symalign.errors import SymalignError
 from symalign.data import load_data
 from symalign.device import pick_device
+from symalign.match.activation import activation_match
 from symalign.match.config import AlignConfig
 from symalign.match.learned import learned_match
 from symalign.match.weight import distance, weight_match
@@ -61,17 +61,17 @@ def align(model_a: TransformerModel, model_b: TransformerModel, config: AlignCon
     elif config.method == "weight":
         transform, history = weight_match(a.tensors, b.tensors, spec, active, boundary_tensors(a),
                                           config.head_cost, config.max_sweeps, config.seed, progress)
-    elif config.method == "learned":
-        if config.data is None:
-            raise SymalignError("--method learned needs --data (its objective is the task loss along the path)")
+    elif config.method == "activation":
+        transform = activation_match(a, b, spec, active, load_data(config.data), config.residual_strategy,
+                                     config.head_strategy, config.max_examples)
+    elif config.method in ("learned", "soft"):
         start_t, history = weight_match(a.tensors, b.tensors, spec, active, boundary_tensors(a), config.head_cost,
                                         config.max_sweeps, config.seed)
         transform, steps = learned_match(a, b, spec, start_t, active, load_data(config.data), steps=config.steps,
                                          lr=config.lr, batch_size=config.batch_size, lambdas=config.lambdas,
-                                         seed=config.seed, device=pick_device(config.device), progress=progress)
+                                         seed=config.seed, device=pick_device(config.device), progress=progress,
+                                         soft=config.method == "soft")
         learned = steps
-    else:
-        raise SymalignError(f"method {config.method!r} is not available yet")
     aligned = transformed(b, transform)
     report = {
         "a": model_a.source, "b": model_b.source, "config": config.to_json(),

@@ -45,6 +45,14 @@ def sample_lambda(kind: str, generator: torch.Generator) -> float:
     raise SymalignError(f"unknown λ distribution {kind!r}; choose from {', '.join(LAMBDA_SAMPLERS)}")
 
 
+def sinkhorn(log_p: torch.Tensor, iterations: int = 20) -> torch.Tensor:
+    """Sinkhorn(exp(Z)): alternate row and column normalisation in the log domain."""
+    for _ in range(iterations):
+        log_p = log_p - torch.logsumexp(log_p, dim=1, keepdim=True)
+        log_p = log_p - torch.logsumexp(log_p, dim=0, keepdim=True)
+    return log_p.exp()
+
+
 def _skew(p: torch.Tensor) -> torch.Tensor:
     return p - p.mT
 
@@ -52,9 +60,10 @@ def _skew(p: torch.Tensor) -> torch.Tensor:
 class LatentElement(torch.nn.Module):
     """One space's trainable element around its starting value."""
 
-    def __init__(self, start: GroupElement, cls: str, residual: bool):
+    def __init__(self, start: GroupElement, cls: str, residual: bool, soft: bool = False,
+                 generator: torch.Generator | None = None):
         super().__init__()
-        self.cls, self.residual, self.start = cls, residual, start
+        self.cls, self.residual, self.start, self.soft = cls, residual, start, soft
         m = start.dense()
         self.g0 = torch.nn.Parameter(m, requires_grad=False)
         if cls == "orthogonal":
@@ -66,6 +75,9 @@ class LatentElement(torch.nn.Module):
             self.p = torch.nn.Parameter(torch.zeros_like(m))
         elif cls == "rescale":
             self.p = torch.nn.Parameter(torch.zeros(m.shape[0], dtype=torch.float64))
+        elif cls == "perm" and isinstance(start, Permutation) and soft:
+            noise = 0.01 * torch.rand(m.shape, generator=generator, dtype=torch.float64)
+            self.p = torch.nn.Parameter(torch.log(m + noise))
         elif cls == "perm" and isinstance(start, Permutation):
             self.p = torch.nn.Parameter(m.clone())
         else:  # fixed: scaled permutations, per-head permutations
@@ -84,6 +96,8 @@ class LatentElement(torch.nn.Module):
             return Dense(self.g0 @ (torch.eye(self.g0.shape[-1], dtype=torch.float64) + self.p), "invertible")
         if self.cls == "rescale":
             return Dense(self.g0 * torch.exp(self.p)[:, None, None], "rescale")
+        if self.soft:
+            return Dense(sinkhorn(self.p), "perm")  # a doubly stochastic relaxation, used on both sides
         hard = torch.eye(self.p.shape[0], dtype=torch.float64)[assignment(self.p.detach())]
         return Dense(hard + self.p - self.p.detach(), "perm")  # straight-through estimator
 
@@ -101,11 +115,15 @@ class LatentElement(torch.nn.Module):
 def learned_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpec, start: Transform,
                   classes: dict[str, str], data, steps: int = 300, lr: float = 0.01, perm_lr: float = 0.1,
                   batch_size: int = 64, lambdas: str = "uniform_mid", seed: int = 0,
-                  device: torch.device | str = "cpu", progress: Progress | None = None) -> tuple[Transform, list[dict]]:
-    """Refine `start` (weight matching) by gradient descent on the loss along the path."""
+                  device: torch.device | str = "cpu", progress: Progress | None = None,
+                  soft: bool = False) -> tuple[Transform, list[dict]]:
+    """Refine `start` (weight matching) by gradient descent on the loss along the path; with
+    `soft`, permutations are relaxed to Sinkhorn matrices during training (Theus et al.'s soft variant)."""
     device = torch.device(device)
     data.check_model(a)
-    latents = {name: LatentElement(el, classes[spec.spaces[name].kind], spec.spaces[name].kind == "residual").to(device)
+    generator = torch.Generator().manual_seed(seed)
+    latents = {name: LatentElement(el, classes[spec.spaces[name].kind], spec.spaces[name].kind == "residual",
+                                   soft, generator).to(device)
                for name, el in start.items()}
     groups = [{"params": [l.p for l in latents.values() if l.p is not None and l.cls != "perm"], "lr": lr},
               {"params": [l.p for l in latents.values() if l.p is not None and l.cls == "perm"], "lr": perm_lr}]
@@ -116,7 +134,6 @@ def learned_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpec, 
     module = a.to_module().to(device)
     ta = {k: v.to(device) for k, v in a.tensors.items()}
     tb = {k: v.to(device) for k, v in b.tensors.items()}
-    generator = torch.Generator().manual_seed(seed)
     history, begin = [], time.perf_counter()
     for step in range(steps):
         transform = Transform({name: latent.element() for name, latent in latents.items()})

@@ -41,7 +41,7 @@ def slices(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str, variances=(CO
 def correlation(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str, variances=(CO, CONTRA, DIAG)) -> torch.Tensor:
     """C [count, n, n] with C[h, i, j] = Σ ⟨a_hi, b_hj⟩ over the space's tensor axes."""
     sp = spec.spaces[space]
-    total = torch.zeros(sp.count, sp.size, sp.size, dtype=torch.float64)
+    total = torch.zeros(sp.count, sp.size, sp.size, dtype=torch.float64, device=next(iter(a.values())).device)
     for ua, ub in slices(a, b, spec, space, variances):
         total += (ua @ ub.mT) if ua.dim() == 3 else (ua @ ub.T)[None]
     return total
@@ -61,9 +61,10 @@ def procrustes(c: torch.Tensor) -> torch.Tensor:
 
 def procrustes_fixing_ones(c: torch.Tensor) -> torch.Tensor:
     """Procrustes restricted to Q with Q·1 = 1 (LayerNorm-compatible residual rotations)."""
-    basis = ones_complement_basis(c.shape[-1])
+    basis = ones_complement_basis(c.shape[-1]).to(c.device)
     inner = (basis.T @ c @ basis)[1:, 1:]
-    return basis @ torch.block_diag(torch.ones(1, 1, dtype=torch.float64), procrustes(inner)) @ basis.T
+    one = torch.ones(1, 1, dtype=torch.float64, device=c.device)
+    return basis @ torch.block_diag(one, procrustes(inner)) @ basis.T
 
 
 def solve(cls: str, a: Tensors, b: Tensors, spec: SymmetrySpec, space: str) -> GroupElement:
@@ -81,7 +82,7 @@ def solve(cls: str, a: Tensors, b: Tensors, spec: SymmetrySpec, space: str) -> G
         return Permutation(assignment(c[0]))
     if cls == "perm":
         eye = torch.eye(sp.size, dtype=torch.float64)
-        return Dense(torch.stack([eye[assignment(ch)] for ch in c]), "orthogonal")
+        return Dense(torch.stack([eye[assignment(ch)] for ch in c]).to(c.device), "orthogonal")
     if cls == "orthogonal":
         if sp.kind == "residual":
             return Dense(procrustes_fixing_ones(c[0]), "orthogonal")
@@ -111,13 +112,14 @@ def _least_squares(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str) -> to
     """Invertible G minimising Σ_co ‖A − G B‖² (the contravariant side is left out: it is not linear
     in G). Exact when B is A under an invertible map and B's co-slices have full row rank."""
     sp = spec.spaces[space]
-    cross = torch.zeros(sp.count, sp.size, sp.size, dtype=torch.float64)
+    cross = torch.zeros(sp.count, sp.size, sp.size, dtype=torch.float64, device=next(iter(a.values())).device)
     gram = torch.zeros_like(cross)
     for ua, ub in slices(a, b, spec, space, (CO,)):
         ua, ub = (ua, ub) if ua.dim() == 3 else (ua[None], ub[None])
         cross += ua @ ub.mT
         gram += ub @ ub.mT
-    ridge = 1e-10 * gram.diagonal(dim1=-2, dim2=-1).mean(-1)[:, None, None] * torch.eye(sp.size, dtype=torch.float64)
+    eye = torch.eye(sp.size, dtype=torch.float64, device=gram.device)
+    ridge = 1e-10 * gram.diagonal(dim1=-2, dim2=-1).mean(-1)[:, None, None] * eye
     return torch.linalg.solve(gram + ridge, cross.mT).mT
 
 
@@ -129,4 +131,4 @@ def _rescale(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str) -> torch.Te
         return torch.sqrt(sum((p[which] ** 2).sum(dim=(-2, -1)) for p in slices(a, b, spec, space, (variance,))))
 
     s = torch.sqrt(norm(CO, 0) * norm(CONTRA, 1) / (norm(CO, 1) * norm(CONTRA, 0)).clamp_min(1e-12))
-    return s[:, None, None] * torch.eye(sp.size, dtype=torch.float64)
+    return s[:, None, None] * torch.eye(sp.size, dtype=torch.float64, device=s.device)

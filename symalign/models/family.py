@@ -28,6 +28,9 @@ class Family:
     canonical_config: Callable[[Any], Any]
     random_inputs: Callable[[Any, int, torch.Generator], dict[str, torch.Tensor]]
     check_config: Callable[[Any], None] = field(default=lambda config: None)
+    # Hugging Face module names ({i} = layer) whose *inputs* are the MLP hidden units and the
+    # concatenated head outputs, and whose outputs hold q|k (activation matching hooks them).
+    hook_points: dict[str, str] = field(default_factory=dict)
 
     @property
     def hf_class(self):

@@ -86,8 +86,6 @@ def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch
 def check_config(config) -> None:
     if getattr(config, "add_cross_attention", False):
         raise ModelLoadError("GPT-2 with cross-attention is not supported (its encoder stream has its own symmetries)")
-    if config.n_embd % config.n_head:
-        raise ModelLoadError(f"GPT-2 width {config.n_embd} is not divisible by its {config.n_head} heads")
 
 
 GPT2 = Family(
@@ -101,4 +99,6 @@ GPT2 = Family(
     canonical_config=canonical_config,
     random_inputs=random_inputs,
     check_config=check_config,
+    hook_points={"mlp": "transformer.h.{i}.mlp.c_proj", "heads": "transformer.h.{i}.attn.c_proj",
+                 "qkv": "transformer.h.{i}.attn.c_attn"},
 )

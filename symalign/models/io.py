@@ -59,6 +59,9 @@ def read_config(path: Path):
     except Exception as exc:  # transformers raises many types for a bad config
         raise ModelLoadError(f"{config_file} is not a valid {model_type} config ({brief(exc)})") from None
     family.check_config(config)
+    dims = family.dims(config)
+    if dims.d_model % dims.n_head:
+        raise ModelLoadError(f"{path}: width {dims.d_model} is not divisible by its {dims.n_head} heads")
     return family, config
 
 

@@ -95,11 +95,6 @@ def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch
     return {"pixel_values": torch.randn(shape, generator=generator)}
 
 
-def check_config(config) -> None:
-    if config.hidden_size % config.num_attention_heads:
-        raise ModelLoadError(f"ViT width {config.hidden_size} is not divisible by its {config.num_attention_heads} heads")
-
-
 VIT = Family(
     name="vit",
     model_type="vit",
@@ -110,5 +105,6 @@ VIT = Family(
     from_logical=from_logical,
     canonical_config=canonical_config,
     random_inputs=random_inputs,
-    check_config=check_config,
+    hook_points={"mlp": "vit.layers.{i}.mlp.fc2", "heads": "vit.layers.{i}.attention.o_proj",
+                 "q": "vit.layers.{i}.attention.q_proj", "k": "vit.layers.{i}.attention.k_proj"},
 )

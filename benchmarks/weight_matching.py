@@ -1,0 +1,92 @@
+"""Weight matching at real model sizes: GPT-2-small shapes (12 layers, width 768, 12 heads,
+MLP 3072, vocabulary 50257) and ViT-B/16 shapes, random weights, B a planted transform of A.
+
+Prints total time and its split into assignment solves (scipy), SVDs (Procrustes), cost
+matmuls (correlations and head circuits) and applying transforms, per device.
+
+    python benchmarks/weight_matching.py [--models gpt2 vit] [--devices cpu cuda] [--sweeps 3] [--layers 12]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import defaultdict
+from contextlib import contextmanager
+
+import torch
+
+import symalign.match.heads as heads_mod
+import symalign.match.solvers as solvers
+import symalign.match.weight as weight
+from symalign.models import canonicalize, spec_of, transformed
+from symalign.models.tiny import random_model, tiny_config
+from symalign.symmetry.random import random_transform
+
+FULL = {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal", "residual": "orthogonal"}
+TIMES: dict[str, float] = defaultdict(float)
+
+
+def timed(label, fn):
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+            TIMES[label] += time.perf_counter() - start
+    return wrapper
+
+
+@contextmanager
+def instrumented():
+    patches = [(solvers, "assignment", "assignment (scipy)"), (weight, "assignment", "assignment (scipy)"),
+               (torch.linalg, "svd", "SVD"), (solvers, "correlation", "cost matmuls"),
+               (weight, "head_cost", "cost matmuls"), (weight, "apply_unchecked", "apply transforms")]
+    saved = [(mod, name, getattr(mod, name)) for mod, name, _ in patches]
+    for mod, name, label in patches:
+        setattr(mod, name, timed(label, getattr(mod, name)))
+    try:
+        yield
+    finally:
+        for mod, name, fn in saved:
+            setattr(mod, name, fn)
+
+
+def big_config(family: str, layers: int):
+    if family == "gpt2":
+        return tiny_config("gpt2", layers=layers, width=768, heads=12, mlp=3072, vocab=50257, context=1024, tied=False)
+    return tiny_config("vit", layers=layers, width=768, heads=12, mlp=3072, image_size=224, patch=16, channels=3,
+                       labels=1000)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--models", nargs="*", default=["gpt2", "vit"])
+    parser.add_argument("--devices", nargs="*", default=["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
+    parser.add_argument("--sweeps", type=int, default=3)
+    parser.add_argument("--layers", type=int, default=12)
+    args = parser.parse_args()
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads, {args.sweeps} sweeps, full classes")
+    print(f"{'model':<8}{'device':<8}{'total s':>9}{'assign s':>10}{'SVD s':>8}{'cost s':>8}{'apply s':>9}{'rel err':>10}")
+    for family in args.models:
+        a = canonicalize(random_model(big_config(family, args.layers), seed=0))
+        b = transformed(a, random_transform(spec_of(a), FULL, seed=1))
+        spec = spec_of(a)
+        boundary = [n for n, tags in a.family.outer_tags.items() if any(t and t.startswith("residual") for t in tags)]
+        for device in args.devices:
+            ta = {k: v.to(device) for k, v in a.tensors.items()}
+            tb = {k: v.to(device) for k, v in b.tensors.items()}
+            TIMES.clear()
+            start = time.perf_counter()
+            with instrumented():
+                transform, history = weight.weight_match(ta, tb, spec, FULL, boundary, max_sweeps=args.sweeps)
+            total = time.perf_counter() - start
+            err = history[-1]["distance"]
+            print(f"{family:<8}{device:<8}{total:>9.1f}{TIMES['assignment (scipy)']:>10.1f}{TIMES['SVD']:>8.1f}"
+                  f"{TIMES['cost matmuls']:>8.1f}{TIMES['apply transforms']:>9.1f}{err:>10.1e}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""Activation matching (Verma & Elbayad): match spaces by how their units fire on data.
+
+Each space is solved from its own activations, which the other spaces cannot change: MLP
+units and per-head q, k and head outputs do not depend on the residual basis, and residual
+streams do not depend on unit or head orders. So one pass suffices:
+- residual: assignment (perm) or Procrustes fixing 1 (orthogonal) on hidden states; the
+  strategy picks which streams: `first` (embeddings), `last`, `all` (summed), or `identity`;
+- MLP units: assignment on the Pearson correlation of post-activation values (scaled
+  permutations take the ratio of standard deviations as the scale);
+- heads: two-stage (an inner assignment per head pair scores the pair, an outer assignment
+  pairs heads) on the per-head outputs, or `ignore` (heads left in place);
+- inside heads: Procrustes (orthogonal), assignment (perm) or least squares (invertible) on
+  q and k (QK space) and on head outputs (VO space)."""
+
+from __future__ import annotations
+
+import torch
+
+from symalign.errors import SymalignError
+from symalign.match.solvers import assignment, procrustes, procrustes_fixing_ones
+from symalign.models.family import TransformerModel
+from symalign.symmetry.groups import Dense, Permutation, ScaledPermutation
+from symalign.symmetry.spec import SymmetrySpec
+from symalign.symmetry.transform import Transform
+
+RESIDUAL_STRATEGIES = ("all", "first", "last", "identity", "separate")
+MAX_ROWS = 20_000
+
+
+@torch.no_grad()
+def collect(model: TransformerModel, data, max_examples: int | None = 256) -> dict[str, torch.Tensor]:
+    """Activations [rows, ...] on the evaluation batches: residual.j, layer.i.{mlp,heads,q,k}."""
+    module = model.to_module()
+    dims = model.dims
+    store: dict[str, list[torch.Tensor]] = {}
+    handles = []
+
+    def keep(key):
+        def pre_hook(_, args):
+            store.setdefault(key, []).append(args[0].detach().reshape(-1, args[0].shape[-1]))
+        return pre_hook
+
+    def keep_out(keys):
+        def hook(_, __, out):
+            flat = out.detach().reshape(-1, out.shape[-1])
+            for key, part in zip(keys, flat.split(dims.d_model, dim=-1)):
+                store.setdefault(key, []).append(part)
+        return hook
+
+    modules = dict(module.named_modules())
+    for i in range(dims.n_layer):
+        points = {k: v.format(i=i) for k, v in model.family.hook_points.items()}
+        handles.append(modules[points["mlp"]].register_forward_pre_hook(keep(f"layer.{i}.mlp")))
+        handles.append(modules[points["heads"]].register_forward_pre_hook(keep(f"layer.{i}.heads")))
+        if "qkv" in points:
+            handles.append(modules[points["qkv"]].register_forward_hook(keep_out([f"layer.{i}.q", f"layer.{i}.k"])))
+        else:
+            handles.append(modules[points["q"]].register_forward_hook(keep_out([f"layer.{i}.q"])))
+            handles.append(modules[points["k"]].register_forward_hook(keep_out([f"layer.{i}.k"])))
+    try:
+        for inputs, _ in data.eval_batches(model, max_examples):
+            hidden = module(**inputs, output_hidden_states=True).hidden_states
+            for j, h in enumerate(hidden):
+                store.setdefault(f"residual.{j}", []).append(h.reshape(-1, h.shape[-1]))
+    finally:
+        for h in handles:
+            h.remove()
+    out = {k: torch.cat(v)[:MAX_ROWS].double() for k, v in store.items()}
+    for key in [k for k in out if not k.startswith("residual")]:
+        if not key.endswith(".mlp"):
+            out[key] = out[key].reshape(out[key].shape[0], dims.n_head, dims.d_head)
+    return out
+
+
+def pearson(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """[n, n] correlation of a's columns with b's columns (rows are samples)."""
+    a = (a - a.mean(0)) / a.std(0).clamp_min(1e-8)
+    b = (b - b.mean(0)) / b.std(0).clamp_min(1e-8)
+    return a.T @ b / a.shape[0]
+
+
+def _residual(acts_a, acts_b, cls: str, strategy: str):
+    if strategy == "separate":
+        raise SymalignError("residual strategy 'separate' (a different map per layer) is not a symmetry: it changes "
+                            "the function, and symalign's aligned models must compute B's function; use all, first or last")
+    streams = sorted(k for k in acts_a if k.startswith("residual."))
+    chosen = {"all": streams, "first": streams[:1], "last": streams[-1:]}[strategy]
+    if cls == "perm":
+        return Permutation(assignment(sum(pearson(acts_a[k], acts_b[k]) for k in chosen)))
+    cross = sum(acts_a[k].T @ acts_b[k] for k in chosen)
+    return Dense(procrustes_fixing_ones(cross), "orthogonal")
+
+
+def _heads_two_stage(qa: torch.Tensor, qb: torch.Tensor) -> torch.Tensor:
+    """Outer assignment over heads scored by inner assignments of per-head units ([rows, H, dh])."""
+    h = qa.shape[1]
+    score = torch.zeros(h, h, dtype=torch.float64)
+    for i in range(h):
+        for j in range(h):
+            c = pearson(qa[:, i], qb[:, j])
+            score[i, j] = c[torch.arange(c.shape[0]), assignment(c)].sum()
+    return assignment(score)
+
+
+def _inner(cls: str, pairs: list[tuple[torch.Tensor, torch.Tensor]]):
+    """Per-head element from activation pairs [rows, H, dh] (after the head permutation)."""
+    cross = sum(torch.einsum("rhi,rhj->hij", a, b) for a, b in pairs)
+    if cls == "orthogonal":
+        return Dense(procrustes(cross), "orthogonal")
+    if cls == "perm":
+        eye = torch.eye(cross.shape[-1], dtype=torch.float64)
+        return Dense(torch.stack([eye[assignment(c)] for c in cross]), "orthogonal")
+    if cls == "invertible":
+        a, b = pairs[0]
+        gram = torch.einsum("rhi,rhj->hij", b, b)
+        return Dense(torch.linalg.solve(gram, torch.einsum("rhi,rhj->hij", a, b).mT).mT, "invertible")
+    if cls == "rescale":
+        a, b = pairs[0]
+        s = a.norm(dim=(0, 2)) / b.norm(dim=(0, 2)).clamp_min(1e-12)
+        return Dense(s[:, None, None] * torch.eye(a.shape[-1], dtype=torch.float64), "rescale")
+    raise SymalignError(f"activation matching has no solver for {cls} inside heads; use perm, orthogonal, invertible or rescale")
+
+
+def activation_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpec, classes: dict[str, str], data,
+                     residual_strategy: str = "all", heads: str = "two-stage", max_examples: int | None = 256) -> Transform:
+    if residual_strategy not in RESIDUAL_STRATEGIES:
+        raise SymalignError(f"unknown residual strategy {residual_strategy!r}; choose from {', '.join(RESIDUAL_STRATEGIES)}")
+    if heads not in ("two-stage", "ignore"):
+        raise SymalignError(f"unknown head strategy {heads!r}; choose two-stage or ignore")
+    data.check_model(a)
+    acts_a, acts_b = collect(a, data, max_examples), collect(b, data, max_examples)
+    out = Transform()
+    if classes.get("residual", "none") != "none" and residual_strategy != "identity":
+        out["residual"] = _residual(acts_a, acts_b, classes["residual"], residual_strategy)
+    for i in range(a.dims.n_layer):
+        p = f"layer.{i}."
+        mlp_cls = classes.get("mlp", "none")
+        if mlp_cls != "none":
+            perm = assignment(pearson(acts_a[p + "mlp"], acts_b[p + "mlp"]))
+            if mlp_cls == "scaled_perm":
+                scale = acts_a[p + "mlp"].std(0) / acts_b[p + "mlp"][:, perm].std(0).clamp_min(1e-12)
+                out[p + "mlp"] = ScaledPermutation(perm, scale)
+            else:
+                out[p + "mlp"] = Permutation(perm)
+        order = torch.arange(a.dims.n_head)
+        if classes.get("heads", "none") != "none" and heads == "two-stage":
+            order = _heads_two_stage(acts_a[p + "heads"], acts_b[p + "heads"])
+            out[p + "heads"] = Permutation(order)
+        inner = {"qk": [(acts_a[p + "q"], acts_b[p + "q"][:, order]), (acts_a[p + "k"], acts_b[p + "k"][:, order])],
+                 "vo": [(acts_a[p + "heads"], acts_b[p + "heads"][:, order])]}
+        for kind, pairs in inner.items():
+            if classes.get(kind, "none") != "none":
+                out[p + kind] = _inner(classes[kind], pairs)
+    return out
