@@ -180,45 +180,92 @@ def cmd_zoo(args) -> None:
               f"({e['eval_examples']} eval examples of {e['data']}, {e['steps']} steps, {e['train_seconds']:.0f} s)")
 
 
+def _store(args):
+    """The run database, unless --no-record."""
+    from symalign.runs import RunStore
+
+    return None if args.no_record else RunStore()
+
+
 def cmd_barrier(args) -> None:
-    from symalign.barrier import run_barrier
+    from symalign.runs.execute import barrier_run
 
     with _Bar("interpolate") as bar:
-        curve = run_barrier(args.a, args.b, data=args.data, points=args.points, max_examples=args.max_examples,
-                            device=args.device, form=args.form, progress=bar)
+        run_id, curve = barrier_run(args.a, args.b, data=args.data, points=args.points,
+                                    max_examples=args.max_examples, device=args.device, form=args.form,
+                                    store=_store(args), source="cli", progress=lambda _, d, t: bar(d, t))
     if args.json:
-        _print_json(curve.to_json())
+        _print_json(dict(curve.to_json(), run=run_id))
         return
     print(f"barrier {curve.barrier:.4f} (vs. mean of endpoints: {curve.barrier_mean:.4f}); endpoint losses "
           f"{curve.endpoint_loss[0]:.4f}, {curve.endpoint_loss[1]:.4f}; {curve.examples} examples, {curve.form} form")
     for lam, loss, acc in zip(curve.lambdas, curve.loss, curve.accuracy):
         print(f"  λ = {lam:.2f}  loss {loss:.4f}  accuracy {acc:.3f}")
+    if run_id:
+        print(f"recorded as run {run_id}")
 
 
 def cmd_align(args) -> None:
-    from symalign.match.align import align
     from symalign.match.config import AlignConfig
-    from symalign.models import load_model
+    from symalign.runs.execute import align_run, align_summary
 
     config = AlignConfig(method=args.method, classes=_parse_classes(args), head_cost=args.head_cost, data=args.data,
                          device=args.device, seed=args.seed, max_sweeps=args.max_sweeps, steps=args.steps, lr=args.lr,
                          lambdas=args.lambdas, residual_strategy=args.residual_strategy,
                          head_strategy=args.head_strategy, max_examples=args.max_examples)
-    a, b = load_model(args.a), load_model(args.b)
     with _Bar(f"align ({args.method})") as bar:
-        result = align(a, b, config, progress=bar)
-    out = result.save(args.out)
-    r = result.report
-    summary = {"out": str(out), "method": args.method, "classes": config.classes, "distance_before": r["distance_before"],
-               "distance_after": r["distance_after"], "sweeps": max([h["sweep"] for h in r["sweeps"]] or [0]),
-               "learned_steps": len(r["learned"]),
-               "function_gap_vs_b": r["function_gap_vs_b"], "seconds": r["seconds"]}
+        result = align_run(args.a, args.b, config, out=args.out, measure=args.barrier, store=_store(args),
+                           source="cli", progress=lambda _, d, t: bar(d, t))
+    r = result.alignment.report
+    summary = dict(align_summary(result.alignment), out=str(result.out), method=args.method, classes=config.classes,
+                   run=result.run_id)
+    if result.curve is not None:
+        summary.update(barrier=result.curve.barrier, barrier_mean=result.curve.barrier_mean)
     if args.json:
         _print_json(summary)
-    else:
-        print(f"wrote {out}: B in A's basis ({args.method}); weight distance {r['distance_before']:.3f} -> "
-              f"{r['distance_after']:.3f} in {summary['sweeps']} sweeps, {r['seconds']:.1f} s; "
-              f"same function as B (max |Δlogit| {r['function_gap_vs_b']:.1e})")
+        return
+    print(f"wrote {result.out}: B in A's basis ({args.method}); weight distance {r['distance_before']:.3f} -> "
+          f"{r['distance_after']:.3f} in {summary['sweeps']} sweeps, {r['seconds']:.1f} s; "
+          f"same function as B (max |Δlogit| {r['function_gap_vs_b']:.1e})")
+    if result.curve is not None:
+        print(f"barrier between A and aligned B: {result.curve.barrier:.4f}")
+    if result.run_id:
+        print(f"recorded as run {result.run_id}")
+
+
+def cmd_runs(args) -> None:
+    from symalign.runs import RunStore
+
+    store = RunStore()
+    if args.action == "delete":
+        for run_id in args.ids:
+            store.delete(run_id)
+            print(f"deleted run {run_id}")
+        return
+    if args.action == "show":
+        if not args.ids:
+            raise SymalignError("runs show needs a run id (see `symalign runs list`)")
+        _print_json([vars(store.get(i)) | {"state": store.get(i).state} for i in args.ids])
+        return
+    runs = store.list(kind=args.kind, method=args.method, model=args.model)
+    if args.json:
+        _print_json([vars(r) | {"state": r.state} for r in runs])
+        return
+    if not runs:
+        print(f"no runs recorded in {store.path}")
+    for r in runs:
+        barrier = r.metrics.get("barrier")
+        shown = f"barrier {barrier:.4f}" if barrier is not None else ""
+        print(f"{r.id}  {r.state:<11} {r.kind:<7} {r.method:<10} {r.model_a} ↔ {r.model_b}  {shown}")
+
+
+def cmd_app(args) -> None:
+    import subprocess
+
+    from symalign.ui.launch import app_command
+
+    command = app_command(port=args.port, headless=args.headless)
+    raise SystemExit(subprocess.call(command))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -293,6 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="auto")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)
+    p.add_argument("--barrier", action="store_true", help="also measure the barrier between A and aligned B")
+    p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_align)
 
@@ -305,8 +354,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="auto")
     p.add_argument("--form", choices=("canonical", "raw"), default="canonical",
                    help="interpolate canonical forms (default) or the raw parameters")
+    p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_barrier)
+
+    p = sub.add_parser("runs", help="the run history shared with the app (in $SYMALIGN_HOME)")
+    p.add_argument("action", nargs="?", default="list", choices=("list", "show", "delete"))
+    p.add_argument("ids", nargs="*")
+    p.add_argument("--kind", choices=("align", "barrier"))
+    p.add_argument("--method")
+    p.add_argument("--model", help="only runs with this text in either model reference")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("app", help="open the Streamlit app on the shipped zoo")
+    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--headless", action="store_true", help="do not open a browser")
+    p.set_defaults(func=cmd_app)
     return parser
 
 

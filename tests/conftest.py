@@ -35,3 +35,18 @@ def family(request) -> str:
 @pytest.fixture
 def model(family):
     return random_model(tiny_config(family, activation="relu", tied=False), seed=7)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def isolated_home(tmp_path_factory):
+    """Every test (and every CLI subprocess it starts) records runs in a throw-away data folder."""
+    import os
+
+    home = tmp_path_factory.mktemp("symalign-home")
+    previous = os.environ.get("SYMALIGN_HOME")
+    os.environ["SYMALIGN_HOME"] = str(home)
+    yield home
+    if previous is None:
+        os.environ.pop("SYMALIGN_HOME", None)
+    else:
+        os.environ["SYMALIGN_HOME"] = previous

@@ -1,0 +1,25 @@
+"""symalign: the Streamlit app. Navigation only; each page is a thin client of the package.
+
+Sections leave room for the pages still to come (simplex surfaces, eigen-angle spectra, merging)."""
+
+import streamlit as st
+
+from symalign.ui.widgets import sidebar
+
+st.set_page_config(page_title="symalign", page_icon="🔀", layout="wide")
+
+pages = {
+    "Start": [
+        st.Page("pages/home.py", title="Home", icon="🏠", default=True),
+        st.Page("pages/models.py", title="Models", icon="📦"),
+    ],
+    "Align and measure": [
+        st.Page("pages/align.py", title="Align", icon="🔀"),
+        st.Page("pages/interpolation.py", title="Interpolation", icon="📈"),
+        st.Page("pages/compare.py", title="Compare matchers", icon="⚖️"),
+        st.Page("pages/runs.py", title="Run history", icon="🗂️"),
+    ],
+}
+navigation = st.navigation(pages)
+sidebar()
+navigation.run()

@@ -1,0 +1,103 @@
+"""Align: two models, a method, per-component symmetry toggles from the spec; the result is a run."""
+
+import streamlit as st
+
+from symalign.barrier import default_data_spec
+from symalign.errors import SymalignError
+from symalign.match.config import METHODS, AlignConfig
+from symalign.models.compat import check_compatible
+from symalign.plots import curves_figure
+from symalign.runs.execute import align_run, barrier_run
+from symalign.runs.table import run_label
+from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
+from symalign.ui.widgets import StreamlitProgress, device_choice, model_picker, toggle_grid, user_errors
+
+METHOD_HELP = {
+    "none": "no alignment: the vanilla barrier",
+    "weight": "data-free: coordinate descent over components (Git Re-Basin), closed-form rotations",
+    "activation": "match activations on data (needs a data set)",
+    "learned": "optimise the group elements for low loss along the path (needs data)",
+    "soft": "Sinkhorn relaxation of the permutations, learned like `learned` (needs data)",
+}
+
+st.title("Align two models")
+c1, c2 = st.columns(2)
+with c1:
+    ref_a = model_picker("model A (the reference basis)", "align-a", 0)
+with c2:
+    ref_b = model_picker("model B (re-expressed in A's basis)", "align-b", 1)
+
+with user_errors():
+    if not ref_a or not ref_b:
+        st.info("Pick two models (or type two directory paths).")
+        st.stop()
+    model_a, model_b = cached_model(ref_a), cached_model(ref_b)
+    check_compatible(model_a, model_b)
+    spec = cached_canonical_spec(ref_a)
+
+    m1, m2, m3 = st.columns(3)
+    method = m1.selectbox("method", METHODS, index=METHODS.index("weight"), key="align-method",
+                          format_func=lambda m: f"{m}: {METHOD_HELP[m]}")
+    try:
+        data_default = default_data_spec(model_a)
+    except SymalignError:  # a model without a training record: the user names the data
+        data_default = ""
+    data = m2.text_input("data", data_default, key=f"align-data:{ref_a}",  # follows model A
+                         help="digits, shakespeare, cifar10:PATH, imagefolder:PATH, text:PATH")
+    with m3:
+        device = device_choice("align-device")
+
+    st.markdown("**Symmetries to use** (the canonical form is used, so the residual admits rotations)")
+    classes = toggle_grid(spec)
+
+    with st.expander("method options and measurement"):
+        o1, o2, o3 = st.columns(3)
+        steps = o1.number_input("learned/soft steps", 1, 20_000, 300, key="align-steps")
+        lr = o2.number_input("learned/soft learning rate", 1e-5, 1.0, 0.01, format="%.4f", key="align-lr")
+        lambdas = o3.selectbox("λ per step", ("uniform_mid", "half", "uniform", "normal"), key="align-lambdas")
+        head_cost = o1.selectbox("weight: head cost", ("circuit", "spectral"), key="align-head-cost")
+        residual_strategy = o2.selectbox("activation: residual from", ("all", "first", "last", "identity"),
+                                         key="align-residual-strategy")
+        seed = o3.number_input("seed", 0, 1_000_000, 0, key="align-seed")
+        points = o1.number_input("interpolation points", 3, 101, 21, key="align-points")
+        max_examples = o2.number_input("evaluation examples (0 = all)", 0, 1_000_000, 0, key="align-max-examples")
+        with_vanilla = o3.checkbox("also record the vanilla barrier", True, key="align-vanilla")
+
+    config = AlignConfig(method=method, classes=classes, head_cost=head_cost, data=data or None, device=device,
+                         seed=int(seed), steps=int(steps), lr=float(lr), lambdas=lambdas,
+                         residual_strategy=residual_strategy)
+    st.session_state["align-config"] = config.to_json()
+    with st.expander("run configuration"):
+        st.json(config.to_json())
+
+    if st.button("Align", type="primary", key="align-go"):
+        store = run_store()
+        data_source = cached_data(data or data_default)
+        bar = StreamlitProgress("aligning…")
+        n = int(max_examples) or None
+        result = align_run(model_a, model_b, config, points=int(points), max_examples=n, store=store, source="app",
+                           progress=bar, data_source=data_source)
+        ids = [result.run_id]
+        if with_vanilla:
+            ids.append(barrier_run(model_a, model_b, data=data or data_default, points=int(points), max_examples=n,
+                                   device=device, store=store, source="app", progress=bar,
+                                   data_source=data_source)[0])
+        bar.done()
+        st.session_state["align-last"] = ids
+
+if "align-last" in st.session_state:
+    with user_errors():
+        runs = [run_store().get(i) for i in st.session_state["align-last"]]
+        aligned = runs[0]
+        st.subheader("Result")
+        r1, r2, r3, r4 = st.columns(4)
+        r1.metric("barrier after alignment", f"{aligned.metrics['barrier']:.4f}")
+        if len(runs) > 1:
+            r2.metric("vanilla barrier", f"{runs[1].metrics['barrier']:.4f}")
+        r3.metric("weight distance", f"{aligned.metrics['distance_after']:.2f}",
+                  delta=f"{aligned.metrics['distance_after'] - aligned.metrics['distance_before']:.2f}",
+                  delta_color="inverse")
+        r4.metric("seconds", f"{aligned.metrics['seconds']:.1f}")
+        st.plotly_chart(curves_figure([(run_label(r), r.curve) for r in runs]), key="align-fig")
+        st.caption(f"Saved as run {aligned.id}: the aligned checkpoint (same function as B, max |Δlogit| "
+                   f"{aligned.metrics['function_gap_vs_b']:.1e}) is in `{aligned.artifacts}`.")

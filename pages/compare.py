@@ -1,0 +1,26 @@
+"""Compare matchers: runs side by side, as a table, a bar chart and a CSV download."""
+
+import streamlit as st
+
+from symalign.plots import barrier_bars
+from symalign.runs.table import runs_table
+from symalign.ui.runs import run_filters
+from symalign.ui.widgets import user_errors
+
+st.title("Compare matchers")
+
+with user_errors():
+    runs = [r for r in run_filters("compare") if r.state == "done" and "barrier" in r.metrics]
+    if not runs:
+        st.info("No finished runs with a barrier yet: run the guided demo on Home or align two models.")
+        st.stop()
+    table = runs_table(runs)
+    pairs = sorted({f"{a} ↔ {b}" for a, b in zip(table["model_a"], table["model_b"])})
+    st.caption(f"{len(table)} runs over {len(pairs)} model pairs. Lower is better; 0 means linearly connected.")
+    st.dataframe(table.drop(columns=["id"]), hide_index=True, width="stretch",
+                 column_config={"barrier": st.column_config.NumberColumn(format="%.4f"),
+                                "barrier_mean": st.column_config.NumberColumn(format="%.4f"),
+                                "seconds": st.column_config.NumberColumn(format="%.1f")})
+    st.plotly_chart(barrier_bars(table), key="compare-fig")
+    st.download_button("download CSV", table.to_csv(index=False).encode(), "symalign-runs.csv", "text/csv",
+                       key="compare-csv")

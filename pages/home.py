@@ -1,0 +1,77 @@
+"""Home: what linear mode connectivity and parameter symmetries are, and a one-click guided demo."""
+
+import streamlit as st
+
+from symalign.demo import planted_demo, seeds_demo
+from symalign.plots import curves_figure
+from symalign.runs.table import run_label
+from symalign.ui.state import cached_data, cached_model, run_store
+from symalign.ui.widgets import StreamlitProgress, user_errors
+
+DEMOS = {"vit-digits": "digits", "gpt-shakespeare": "shakespeare"}
+
+st.title("symalign")
+st.markdown(
+    """
+**Are two trained transformers connected by a low-loss straight line once their parameter
+symmetries are factored out?**
+
+*Linear mode connectivity*: walk from model A's weights to model B's in a straight line,
+θ(λ) = (1 − λ)·θ_A + λ·θ_B, and measure the loss on the way. If it stays low, A and B sit in one
+basin; the **barrier** is how far the loss rises above the line between the endpoint losses.
+
+*Parameter symmetries*: many different weights compute the same function. Permute a layer's
+MLP units, reorder attention heads, rotate the query/key space inside a head, or rotate the
+whole residual stream (in canonical form): the network's outputs do not change, but the
+straight line to another model does. symalign finds the symmetry that brings B into A's basis
+(weight, activation, learned or soft matching) and measures the barrier again.
+"""
+)
+
+st.header("Guided demo")
+left, right = st.columns([2, 1])
+recipe = left.selectbox("zoo recipe", list(DEMOS), key="demo-recipe",
+                        help="vit-digits: ViT on 8×8 digits; gpt-shakespeare: character GPT-2 on the plays")
+steps = right.number_input("learned matching steps", 10, 2000, 300, step=50, key="demo-steps",
+                           help="the learned matcher's optimisation steps (300: ~20 s for vit-digits on 2 CPU cores)")
+
+if st.button("Run the guided demo", type="primary", key="demo-run"):
+    with user_errors():
+        data = cached_data(DEMOS[recipe])
+        a, b = cached_model(f"zoo:{recipe}/0"), cached_model(f"zoo:{recipe}/1")
+        with st.status("1 · planting a symmetry in one model and undoing it…", expanded=True) as status:
+            bar = StreamlitProgress("planting…")
+            st.session_state["demo-planted"] = (recipe, planted_demo(a, data, progress=bar))
+            bar.done()
+            status.update(label="1 · planted symmetry: done", state="complete", expanded=False)
+        with st.status("2 · two real seeds: vanilla, weight matching, learned matching…", expanded=True) as status:
+            bar = StreamlitProgress("aligning…")
+            st.session_state["demo-runs"] = seeds_demo(a, b, DEMOS[recipe], run_store(), learned_steps=int(steps),
+                                                       data_source=data, progress=bar)
+            bar.done()
+            status.update(label="2 · two real seeds: done", state="complete", expanded=False)
+
+if "demo-planted" in st.session_state:
+    recipe_done, planted = st.session_state["demo-planted"]
+    st.subheader(f"1 · The same function, far apart in weight space ({recipe_done}/0)")
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("max |Δ logit| between A and T(A)", f"{planted.function_gap:.1e}", help="same function")
+    c2.metric("weights moved (relative)", f"{100 * planted.weight_change:.0f}%")
+    c3.metric("vanilla barrier", f"{planted.vanilla['barrier']:.3f}")
+    c4.metric("barrier after weight matching", f"{planted.aligned['barrier']:.2e}")
+    st.plotly_chart(curves_figure([("A ↔ T(A), no alignment", planted.vanilla),
+                                   ("A ↔ T(A), weight matching", planted.aligned)]), key="demo-planted-fig")
+    st.caption(f"Weight matching with the planted classes found T⁻¹ in {planted.align_seconds:.1f} s; the barrier "
+               f"fell from {planted.vanilla['barrier']:.3f} to {planted.aligned['barrier']:.2e}.")
+
+if "demo-runs" in st.session_state:
+    store = run_store()
+    with user_errors():
+        runs = [store.get(i) for i in st.session_state["demo-runs"] if i]
+        st.subheader("2 · Two seeds trained apart")
+        cols = st.columns(len(runs))
+        for col, run in zip(cols, runs):
+            col.metric(run_label(run).removeprefix("demo: "), f"barrier {run.metrics['barrier']:.3f}")
+        st.plotly_chart(curves_figure([(run_label(r), r.curve) for r in runs]), key="demo-seeds-fig")
+        st.caption("These runs are in the run history: overlay them on the Interpolation page or "
+                   "put them side by side on Compare matchers.")

@@ -1,0 +1,24 @@
+"""Interpolation: loss and accuracy along the straight line for several runs, overlaid."""
+
+import streamlit as st
+
+from symalign.plots import curves_figure
+from symalign.runs.table import run_label, runs_table
+from symalign.ui.runs import pick_runs_with_curves, run_filters
+from symalign.ui.widgets import user_errors
+
+st.title("Interpolation curves")
+st.markdown("θ(λ) = (1 − λ)·θ_A + λ·θ_B between each run's endpoints (for an alignment run, B is the aligned "
+            "model). Two barrier definitions: the loss above the **straight line between the endpoint losses** "
+            "(max over λ), and the loss above the **mean endpoint loss**.")
+
+with user_errors():
+    runs = pick_runs_with_curves(run_filters("interp"), "interp-runs")
+    if runs:
+        st.plotly_chart(curves_figure([(run_label(r), r.curve) for r in runs]), key="interp-fig")
+        table = runs_table(runs)[["run", "model_a", "model_b", "barrier", "barrier_mean", "loss_at_half",
+                                  "endpoint_loss_a", "endpoint_loss_b"]]
+        st.dataframe(table.rename(columns={"barrier": "barrier (above endpoint line)",
+                                           "barrier_mean": "barrier (above mean endpoint loss)",
+                                           "loss_at_half": "loss at λ = 0.5"}),
+                     hide_index=True, width="stretch")

@@ -1,0 +1,73 @@
+"""Models: the shipped zoo with its metrics, your models, uploads, linked folders, training."""
+
+import shutil
+from pathlib import Path
+
+import streamlit as st
+
+from symalign.models.upload import import_upload
+from symalign.train.loop import train
+from symalign.train.recipes import RECIPES
+from symalign.ui.catalog import user_table, zoo_table
+from symalign.ui.state import cached_model
+from symalign.ui.widgets import StreamlitProgress, user_errors
+from symalign.workspace import link_path, linked_paths, models_dir, unlink_path
+
+st.title("Models")
+
+st.subheader("The shipped zoo")
+st.caption("Trained on 2 CPU cores by the commands shown; metrics on each recipe's fixed evaluation split.")
+st.dataframe(zoo_table(), hide_index=True, width="stretch")
+
+st.subheader("Your models")
+table = user_table(cached_model)
+if table.empty:
+    st.info("No models of your own yet: upload one, link a local directory, or train a CPU recipe below.")
+else:
+    st.dataframe(table, hide_index=True, width="stretch")
+    doomed = st.selectbox("remove a model", ["—"] + list(table["path"]), key="remove-model")
+    if doomed != "—" and st.button("remove", key="remove-model-go"):
+        if doomed in linked_paths():
+            unlink_path(doomed)  # a linked folder is the user's own: forget it, never delete it
+        elif Path(doomed).parent == models_dir():
+            shutil.rmtree(doomed, ignore_errors=True)
+        st.rerun()
+
+upload_tab, link_tab, train_tab = st.tabs(["Upload", "Link a local directory", "Train a CPU recipe"])
+
+with upload_tab:
+    st.markdown("A **zip of a Hugging Face model directory**, or **config.json + model.safetensors** "
+                "(plus tokenizer files for text models). Pickled checkpoints (`.bin`, `.pt`) are refused: "
+                "unpickling an untrusted file can run code.")
+    files = st.file_uploader("model files", accept_multiple_files=True, key="upload-files",
+                             type=["zip", "safetensors", "json", "txt", "bin", "pt", "pth", "pkl", "ckpt"])
+    name = st.text_input("name (optional)", key="upload-name")
+    if st.button("Import", key="upload-go", disabled=not files):
+        with user_errors():
+            folder = import_upload([(f.name, f.getvalue()) for f in files], models_dir(), name or None)
+            st.success(f"imported {folder.name}: it is now in every model picker")
+
+with link_tab:
+    st.markdown("Big checkpoints exceed upload limits: point symalign at a directory on this machine "
+                "(it is read in place, never copied or changed).")
+    path = st.text_input("directory", key="link-path")
+    if st.button("Link", key="link-go", disabled=not path.strip()):
+        with user_errors():
+            cached_model(path.strip())  # refuses anything that is not a supported model, with the reason
+            link_path(path.strip())
+            st.success(f"linked {path.strip()}")
+
+with train_tab:
+    cpu = [n for n, r in RECIPES.items() if r.cpu]
+    recipe = st.selectbox("recipe", cpu, key="train-recipe", format_func=lambda n: f"{n}: {RECIPES[n].description}")
+    c1, c2 = st.columns(2)
+    seed = c1.number_input("seed", 0, 10_000, 3, key="train-seed")
+    steps = c2.number_input("steps", 1, 100_000, RECIPES[recipe].steps, key="train-steps")
+    if st.button("Train", key="train-go", type="primary"):
+        with user_errors():
+            out = models_dir() / f"{recipe}-seed{seed}-{steps}steps"
+            bar = StreamlitProgress("training…")
+            record = train(recipe, int(seed), out, steps=int(steps), progress=lambda d, t, loss: bar("train", d, t))
+            bar.done()
+            st.success(f"trained {out.name}: eval loss {record['eval_loss']:.4f}, accuracy "
+                       f"{record['eval_accuracy']:.3f} in {record['train_seconds']:.0f} s")

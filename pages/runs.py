@@ -1,0 +1,43 @@
+"""Run history: every run from the app or the CLI; filter, re-open, delete."""
+
+import streamlit as st
+
+from symalign.plots import curves_figure
+from symalign.runs.table import run_label, runs_table
+from symalign.ui.runs import run_filters
+from symalign.ui.state import run_store
+from symalign.ui.widgets import user_errors
+
+st.title("Run history")
+store = run_store()
+st.caption(f"Stored in `{store.path}`; `symalign runs` lists the same runs.")
+
+with user_errors():
+    runs = run_filters("history")
+    if not runs:
+        st.info("No runs match.")
+        st.stop()
+    st.dataframe(runs_table(runs).drop(columns=["run"]), hide_index=True, width="stretch")
+    labels = {r.id: f"{r.id} · {r.state} · {run_label(r)}" for r in runs}
+    chosen = st.selectbox("open a run", list(labels), format_func=labels.get, key="history-open")
+    run = store.get(chosen)
+    st.subheader(run_label(run))
+    if run.error:
+        st.error(run.error)
+    if run.state == "interrupted":
+        st.warning("This run's process ended before it finished (killed or crashed); nothing it computed was kept.")
+    if run.curve:
+        st.plotly_chart(curves_figure([(run_label(run), run.curve)]), key="history-fig")
+    c1, c2 = st.columns(2)
+    with c1:
+        st.markdown("**settings**")
+        st.json(run.settings, expanded=False)
+    with c2:
+        st.markdown("**metrics**")
+        st.json({k: v for k, v in run.metrics.items() if k != "curve"}, expanded=False)
+    if run.artifacts:
+        st.caption(f"artifacts: `{run.artifacts}`")
+    if st.button("delete this run", key="history-delete"):
+        store.delete(run.id)
+        st.success(f"deleted run {run.id}")
+        st.rerun()

@@ -1,0 +1,65 @@
+"""The guided demo of the Home page, as plain functions (the page only draws what they return).
+
+Part 1 plants a random symmetry in a trained model: the function is the same, the weights move a
+lot, and the straight line between the two copies crosses a high barrier, which weight matching
+with the same symmetry classes removes. Part 2 does it for real: two seeds trained apart, with
+no alignment, with weight matching and with learned matching."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from symalign.landscape.interpolation import interpolation_curve
+from symalign.match.align import align
+from symalign.match.config import AlignConfig
+from symalign.models import canonicalize, spec_of, transformed
+from symalign.models.family import TransformerModel
+from symalign.report import function_gap, relative_change
+from symalign.runs.execute import align_run, barrier_run
+from symalign.runs.store import RunStore
+from symalign.symmetry.random import random_transform
+
+FULL_CLASSES = {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal", "residual": "orthogonal"}
+Step = Callable[[str, int, int], None]  # phase, done, total
+
+
+@dataclass
+class PlantedDemo:
+    function_gap: float
+    weight_change: float
+    vanilla: dict
+    aligned: dict
+    align_seconds: float
+
+
+def planted_demo(model: TransformerModel, data, seed: int = 0, max_examples: int | None = 360,
+                 progress: Step | None = None) -> PlantedDemo:
+    """A vs T(A) for a random admissible T: same function, big barrier; weight matching undoes T."""
+    a = canonicalize(model)
+    planted = transformed(a, random_transform(spec_of(a), FULL_CLASSES, seed=seed))
+    step = (lambda phase: (lambda d, t, *_: progress(phase, d, t))) if progress else (lambda phase: None)
+    vanilla = interpolation_curve(a, planted, data, max_examples=max_examples, progress=step("vanilla path"))
+    start = time.perf_counter()
+    recovered = align(a, planted, AlignConfig(method="weight", classes=FULL_CLASSES), progress=step("weight matching"))
+    seconds = time.perf_counter() - start
+    aligned = interpolation_curve(a, recovered.aligned, data, max_examples=max_examples,
+                                  progress=step("aligned path"))
+    return PlantedDemo(function_gap(a, planted), relative_change(a, planted), vanilla.to_json(), aligned.to_json(),
+                       seconds)
+
+
+def seeds_demo(a: TransformerModel | str, b: TransformerModel | str, data_spec: str, store: RunStore | None,
+               learned_steps: int = 300, max_examples: int | None = 360, data_source=None,
+               progress: Step | None = None) -> list[str | None]:
+    """Vanilla, weight matching (all classes) and learned matching between two seeds, as runs."""
+    ids = [barrier_run(a, b, data=data_spec, max_examples=max_examples, store=store, source="app",
+                       label="demo: no alignment", progress=progress, data_source=data_source)[0]]
+    weight = AlignConfig(method="weight", classes=FULL_CLASSES)
+    ids.append(align_run(a, b, weight, max_examples=max_examples, store=store, source="app",
+                         label="demo: weight matching", progress=progress, data_source=data_source).run_id)
+    learned = AlignConfig(method="learned", classes=FULL_CLASSES, data=data_spec, steps=learned_steps)
+    ids.append(align_run(a, b, learned, max_examples=max_examples, store=store, source="app",
+                         label="demo: learned matching", progress=progress, data_source=data_source).run_id)
+    return ids

@@ -1,0 +1,44 @@
+"""Plotly figures shared by the app and by scripts: interpolation curves and barrier bars."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+
+def curves_figure(curves: list[tuple[str, dict]], title: str = "") -> go.Figure:
+    """Loss (left) and accuracy (right) along λ for several curves, each with its straight
+    line between endpoint losses dotted, so the barrier is the largest gap one can see."""
+    has_acc = any(c.get("accuracy") for _, c in curves)
+    fig = make_subplots(rows=1, cols=2 if has_acc else 1,
+                        subplot_titles=("loss along the path", "accuracy along the path") if has_acc else ("loss",))
+    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+    for i, (label, c) in enumerate(curves):
+        color = palette[i % len(palette)]
+        lam, loss = c["lambdas"], c["loss"]
+        fig.add_trace(go.Scatter(x=lam, y=loss, mode="lines+markers", name=f"{label} (barrier {c['barrier']:.3f})",
+                                 line=dict(color=color), legendgroup=label), row=1, col=1)
+        fig.add_trace(go.Scatter(x=[lam[0], lam[-1]], y=[loss[0], loss[-1]], mode="lines", showlegend=False,
+                                 line=dict(color=color, dash="dot", width=1), legendgroup=label,
+                                 hoverinfo="skip"), row=1, col=1)
+        if has_acc and c.get("accuracy"):
+            fig.add_trace(go.Scatter(x=lam, y=c["accuracy"], mode="lines+markers", showlegend=False,
+                                     line=dict(color=color), legendgroup=label), row=1, col=2)
+    fig.update_xaxes(title_text="λ  (0 = model A, 1 = model B)")
+    fig.update_yaxes(title_text="loss", row=1, col=1)
+    if has_acc:
+        fig.update_yaxes(title_text="accuracy", row=1, col=2)
+    fig.update_layout(title=title or None, height=420, margin=dict(l=40, r=20, t=60, b=40),
+                      legend=dict(orientation="h", yanchor="bottom", y=-0.35))
+    return fig
+
+
+def barrier_bars(table: pd.DataFrame, label_column: str = "run") -> go.Figure:
+    """Both barrier definitions per run, side by side."""
+    fig = go.Figure()
+    fig.add_bar(x=table[label_column], y=table["barrier"], name="barrier (above the endpoint line)")
+    fig.add_bar(x=table[label_column], y=table["barrier_mean"], name="barrier (above mean endpoint loss)")
+    fig.update_layout(barmode="group", height=380, yaxis_title="loss above reference",
+                      margin=dict(l=40, r=20, t=30, b=40), legend=dict(orientation="h", y=1.1))
+    return fig

@@ -1,0 +1,183 @@
+"""A SQLite run database that survives restarts and killed processes.
+
+Why SQLite: one file, transactional writes (a process killed mid-run leaves every committed
+row intact), readable from the CLI and the app at once (WAL journal). A run is written when it
+starts (status `running`, with the writer's pid) and updated when it ends, so a run whose
+process died is seen as `interrupted` instead of vanishing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from symalign.errors import SymalignError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,            -- align | barrier
+    status TEXT NOT NULL,          -- running | done | failed
+    source TEXT NOT NULL,          -- cli | app | api
+    created REAL NOT NULL,
+    finished REAL,
+    pid INTEGER,
+    label TEXT NOT NULL DEFAULT '',
+    model_a TEXT NOT NULL,
+    model_b TEXT NOT NULL,
+    method TEXT NOT NULL DEFAULT '',
+    settings TEXT NOT NULL DEFAULT '{}',
+    metrics TEXT NOT NULL DEFAULT '{}',
+    artifacts TEXT,
+    error TEXT
+);
+CREATE INDEX IF NOT EXISTS runs_created ON runs (created);
+"""
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass
+class Run:
+    id: str
+    kind: str
+    status: str
+    source: str
+    created: float
+    model_a: str
+    model_b: str
+    method: str = ""
+    label: str = ""
+    settings: dict = field(default_factory=dict)
+    metrics: dict = field(default_factory=dict)
+    artifacts: str | None = None
+    error: str | None = None
+    finished: float | None = None
+    pid: int | None = None
+
+    @property
+    def state(self) -> str:
+        """`interrupted` for a run still marked running whose process is gone."""
+        if self.status == "running" and not _pid_alive(self.pid):
+            return "interrupted"
+        return self.status
+
+    @property
+    def curve(self) -> dict | None:
+        """The interpolation curve, when the run measured one."""
+        return self.metrics.get("curve")
+
+    @property
+    def title(self) -> str:
+        return self.label or f"{self.kind} {self.method} {self.model_a} ↔ {self.model_b}".replace("  ", " ")
+
+
+class RunStore:
+    """All runs under one data folder (see `symalign.workspace.home`)."""
+
+    def __init__(self, path: str | Path | None = None):
+        if path is None:
+            from symalign.workspace import home
+
+            path = home() / "runs.sqlite"
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SymalignError(f"cannot create {self.path.parent} for the run database ({exc.strerror})") from None
+        with self._connect() as db:
+            db.executescript(SCHEMA)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        try:
+            db = sqlite3.connect(self.path, timeout=30)
+        except sqlite3.Error as exc:
+            raise SymalignError(f"cannot open the run database {self.path} ({exc})") from None
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.row_factory = sqlite3.Row
+            with db:  # one transaction: committed whole or not at all
+                yield db
+        except sqlite3.DatabaseError as exc:
+            raise SymalignError(f"the run database {self.path} cannot be used ({exc})") from None
+        finally:
+            db.close()
+
+    def start(self, kind: str, model_a: str, model_b: str, method: str = "", settings: dict | None = None,
+              source: str = "api", label: str = "") -> str:
+        run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        with self._connect() as db:
+            db.execute("INSERT INTO runs (id, kind, status, source, created, pid, label, model_a, model_b, method, "
+                       "settings) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (run_id, kind, source, time.time(), os.getpid(), label, model_a, model_b, method,
+                        json.dumps(settings or {})))
+        return run_id
+
+    def finish(self, run_id: str, metrics: dict, artifacts: str | Path | None = None) -> None:
+        with self._connect() as db:
+            db.execute("UPDATE runs SET status='done', finished=?, metrics=?, artifacts=? WHERE id=?",
+                       (time.time(), json.dumps(metrics), str(artifacts) if artifacts else None, run_id))
+
+    def fail(self, run_id: str, message: str) -> None:
+        with self._connect() as db:
+            db.execute("UPDATE runs SET status='failed', finished=?, error=? WHERE id=?",
+                       (time.time(), message, run_id))
+
+    def get(self, run_id: str) -> Run:
+        with self._connect() as db:
+            row = db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
+        if row is None:
+            raise SymalignError(f"no run {run_id!r} in {self.path}")
+        return self._run(row)
+
+    def list(self, kind: str | None = None, method: str | None = None, model: str | None = None,
+             state: str | None = None) -> list[Run]:
+        """Newest first; filters combine (model matches either endpoint, as a substring)."""
+        query, args = "SELECT * FROM runs WHERE 1=1", []
+        if kind:
+            query, args = query + " AND kind=?", args + [kind]
+        if method:
+            query, args = query + " AND method=?", args + [method]
+        if model:
+            query, args = query + " AND (instr(model_a, ?) > 0 OR instr(model_b, ?) > 0)", args + [model, model]
+        with self._connect() as db:
+            rows = db.execute(query + " ORDER BY created DESC", args).fetchall()
+        runs = [self._run(r) for r in rows]
+        return [r for r in runs if r.state == state] if state else runs
+
+    def delete(self, run_id: str) -> None:
+        """Forget a run; its artifacts go too when the app made them (inside the data folder)."""
+        run = self.get(run_id)
+        with self._connect() as db:
+            db.execute("DELETE FROM runs WHERE id=?", (run_id,))
+        if run.artifacts and run.settings.get("owns_artifacts"):
+            shutil.rmtree(run.artifacts, ignore_errors=True)
+
+    def check(self) -> str:
+        """SQLite's own integrity check ('ok' when the file is sound)."""
+        with self._connect() as db:
+            return db.execute("PRAGMA integrity_check").fetchone()[0]
+
+    @staticmethod
+    def _run(row: sqlite3.Row) -> Run:
+        d = dict(row)
+        d["settings"], d["metrics"] = json.loads(d["settings"]), json.loads(d["metrics"])
+        return Run(**d)

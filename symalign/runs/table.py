@@ -1,0 +1,46 @@
+"""Runs as a table: what the Compare page shows and what its CSV download holds."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+
+from symalign.runs.store import Run
+
+
+def classes_text(classes: dict | None) -> str:
+    """'mlp perm, heads perm, residual orthogonal' (kinds left at none omitted)."""
+    chosen = [f"{k} {v}" for k, v in (classes or {}).items() if v and v != "none"]
+    return ", ".join(chosen) or "none"
+
+
+def run_label(run: Run) -> str:
+    if run.label:
+        return run.label
+    classes = run.metrics.get("classes") or run.settings.get("config", {}).get("classes")
+    what = "vanilla" if run.kind == "barrier" else f"{run.method}: {classes_text(classes)}"
+    return f"{what} [{run.id[-6:]}]"
+
+
+def runs_table(runs: list[Run]) -> pd.DataFrame:
+    rows = []
+    for r in runs:
+        m = r.metrics
+        curve = m.get("curve") or {}
+        mid = None
+        if curve.get("lambdas"):
+            i = min(range(len(curve["lambdas"])), key=lambda j: abs(curve["lambdas"][j] - 0.5))
+            mid = curve["loss"][i]
+        classes = m.get("classes") or r.settings.get("config", {}).get("classes")
+        rows.append({
+            "run": run_label(r), "id": r.id, "state": r.state, "kind": r.kind, "method": r.method,
+            "classes": classes_text(classes) if r.kind == "align" else "none", "model_a": r.model_a,
+            "model_b": r.model_b, "barrier": m.get("barrier"), "barrier_mean": m.get("barrier_mean"),
+            "loss_at_half": mid, "endpoint_loss_a": (m.get("endpoint_loss") or [None, None])[0],
+            "endpoint_loss_b": (m.get("endpoint_loss") or [None, None])[1], "seconds": m.get("seconds"),
+            "source": r.source, "created": dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M:%S"),
+        })
+    return pd.DataFrame(rows, columns=["run", "id", "state", "kind", "method", "classes", "model_a", "model_b",
+                                       "barrier", "barrier_mean", "loss_at_half", "endpoint_loss_a",
+                                       "endpoint_loss_b", "seconds", "source", "created"])

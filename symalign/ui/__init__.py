@@ -1,0 +1,1 @@
+"""Streamlit helpers shared by the app's pages: widgets and glue only, no science."""

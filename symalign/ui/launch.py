@@ -1,0 +1,23 @@
+"""Find the app next to the package and build the `streamlit run` command for `symalign app`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from symalign.errors import SymalignError
+
+
+def app_script() -> Path:
+    """app.py at the project root (an editable install or a checkout keeps it there)."""
+    script = Path(__file__).resolve().parents[2] / "app.py"
+    if not script.is_file():
+        raise SymalignError(f"the app is not next to the package ({script} missing); install symalign from a "
+                            "checkout with `pip install -e .` to use `symalign app`")
+    return script
+
+
+def app_command(port: int = 8501, headless: bool = False) -> list[str]:
+    return [sys.executable, "-m", "streamlit", "run", str(app_script()), "--server.port", str(port),
+            "--server.headless", "true" if headless else "false", "--browser.gatherUsageStats", "false",
+            "--server.maxUploadSize", "512"]

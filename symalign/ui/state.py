@@ -1,0 +1,53 @@
+"""Cached resources for the app. Cached models are shared across reruns and sessions, so
+nothing here may be mutated: every package function returns new models (align, canonicalize
+and transformed copy their inputs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from symalign.data import load_data
+from symalign.models import load_model
+from symalign.models.family import TransformerModel
+from symalign.runs import RunStore
+
+
+def _stamp(ref: str) -> float:
+    """Changes when a directory's weights change, so an edited checkpoint is reloaded."""
+    if ref.startswith("zoo:"):
+        return 0.0
+    files = [Path(ref) / n for n in ("config.json", "model.safetensors")]
+    return sum(f.stat().st_mtime for f in files if f.is_file())
+
+
+@st.cache_resource(show_spinner="loading model…", max_entries=16)
+def _model(ref: str, stamp: float) -> TransformerModel:
+    return load_model(ref)
+
+
+def cached_model(ref: str) -> TransformerModel:
+    return _model(ref, _stamp(ref))
+
+
+@st.cache_resource(show_spinner="loading data…", max_entries=8)
+def cached_data(spec: str):
+    return load_data(spec)
+
+
+def run_store() -> RunStore:
+    """A fresh handle each call is cheap (SQLite opens per operation) and follows SYMALIGN_HOME."""
+    return RunStore()
+
+
+@st.cache_resource(max_entries=16)
+def _canonical_spec(ref: str, stamp: float):
+    from symalign.models import canonicalize, spec_of
+
+    return spec_of(canonicalize(cached_model(ref)))
+
+
+def cached_canonical_spec(ref: str):
+    """The spec the matchers use: that of the canonical form (which admits residual rotations)."""
+    return _canonical_spec(ref, _stamp(ref))

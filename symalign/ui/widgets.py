@@ -1,0 +1,137 @@
+"""Widgets the pages share: model pickers, the symmetry toggle grid, progress, error display."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+import streamlit as st
+
+from symalign.device import describe_devices
+from symalign.errors import SymalignError
+from symalign.symmetry.spec import CLASSES, KINDS, SymmetrySpec
+from symalign.workspace import available_models, home
+
+KIND_LABELS = {"mlp": "MLP units", "heads": "attention heads", "qk": "inside heads: QK",
+               "vo": "inside heads: VO", "residual": "residual stream"}
+CLASS_LABELS = {"perm": "permutation", "scaled_perm": "scaled permutation", "orthogonal": "orthogonal",
+                "invertible": "invertible", "rescale": "QK rescaling"}
+PRESETS = {
+    "none": {},
+    "permutations": {"mlp": "perm", "heads": "perm"},
+    "all": {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal", "residual": "orthogonal"},
+}
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """A user error becomes one red line; anything else a short message with details folded away."""
+    try:
+        yield
+    except SymalignError as exc:
+        st.error(" ".join(str(exc).split()))
+    except Exception as exc:  # a bug: say so plainly, keep the details out of the way
+        st.error(f"symalign hit an internal error ({type(exc).__name__}: {exc}). Your runs and models are safe.")
+        with st.expander("details for a bug report"):
+            st.exception(exc)
+
+
+def sidebar() -> None:
+    info = describe_devices()
+    with st.sidebar:
+        st.caption("Compute")
+        if info["cuda"]:
+            st.success(f"CUDA: {info['cuda_name']} (used by default)")
+        elif info["mps"]:
+            st.success("Apple MPS (used by default)")
+        else:
+            st.info("CPU only: the zoo models are sized for it")
+        st.caption(f"Data folder: `{home()}` (runs, uploads; set SYMALIGN_HOME to move it)")
+
+
+def device_choice(key: str) -> str:
+    info = describe_devices()
+    options = ["auto", "cpu"] + (["cuda"] if info["cuda"] else []) + (["mps"] if info["mps"] else [])
+    return st.selectbox("device", options, key=key, help="auto = CUDA, then MPS, then CPU")
+
+
+def model_picker(label: str, key: str, default_index: int = 0) -> str:
+    """Pick a model reference: the zoo, your models, linked folders, or a typed directory path."""
+    entries = available_models()
+    labels = [e.label for e in entries] + ["a local directory…"]
+    choice = st.selectbox(label, labels, index=min(default_index, len(labels) - 1), key=key)
+    if choice == labels[-1]:
+        return st.text_input(f"{label}: directory path", key=f"{key}-path").strip()
+    return entries[labels.index(choice)].ref
+
+
+def _toggle_key(kind: str, cls: str) -> str:
+    return f"toggle:{kind}:{cls}"
+
+
+def _exclusive(kind: str, cls: str) -> None:
+    """One class per component kind: checking one clears the others of its row."""
+    if st.session_state.get(_toggle_key(kind, cls)):
+        for other in CLASSES:
+            if other != cls:
+                st.session_state[_toggle_key(kind, other)] = False
+
+
+def apply_preset(name: str, spec: SymmetrySpec) -> None:
+    chosen = PRESETS[name]
+    for kind in KINDS:
+        for cls in CLASSES:
+            key = _toggle_key(kind, cls)
+            st.session_state[key] = chosen.get(kind) == cls and spec.kind_refusals(kind).get(cls) is None
+
+
+def toggle_grid(spec: SymmetrySpec) -> dict[str, str]:
+    """One row per component kind, one checkbox per class; inadmissible classes are disabled and
+    their tooltip gives the spec's reason. Returns kind -> chosen class ('none' if unchecked)."""
+    if not any(_toggle_key("mlp", c) in st.session_state for c in CLASSES):
+        apply_preset("permutations", spec)
+    cols = st.columns(len(PRESETS))
+    for col, name in zip(cols, PRESETS):
+        col.button(f"preset: {name}", key=f"preset:{name}", on_click=apply_preset, args=(name, spec),
+                   width="stretch")
+    header = st.columns([2] + [1] * len(CLASSES))
+    header[0].markdown("**component**")
+    for col, cls in zip(header[1:], CLASSES):
+        col.markdown(f"**{CLASS_LABELS[cls]}**")
+    chosen: dict[str, str] = {}
+    reasons: list[str] = []
+    for kind in KINDS:
+        refusals = spec.kind_refusals(kind)
+        row = st.columns([2] + [1] * len(CLASSES))
+        spaces = spec.spaces_of_kind(kind)
+        size = f" ({len(spaces)} × {spaces[0].size})" if spaces else ""
+        row[0].markdown(f"{KIND_LABELS[kind]}{size}")
+        chosen[kind] = "none"
+        for col, cls in zip(row[1:], CLASSES):
+            key = _toggle_key(kind, cls)
+            reason = refusals.get(cls)
+            if reason is not None:
+                st.session_state[key] = False
+                reasons.append(f"{KIND_LABELS[kind]} · {CLASS_LABELS[cls]}: {reason}")
+            col.checkbox(CLASS_LABELS[cls], key=key, disabled=reason is not None, label_visibility="collapsed",
+                         help=f"not admissible: {reason}" if reason else f"use {CLASS_LABELS[cls]} on {KIND_LABELS[kind]}",
+                         on_change=_exclusive, args=(kind, cls))
+            if st.session_state.get(key):
+                chosen[kind] = cls
+    with st.expander("why some boxes are disabled"):
+        for reason in dict.fromkeys(reasons):
+            st.markdown(f"- {reason}")
+    return chosen
+
+
+class StreamlitProgress:
+    """A phase-aware progress callback drawn as one st.progress bar."""
+
+    def __init__(self, text: str):
+        self.bar = st.progress(0.0, text=text)
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        self.bar.progress(min(1.0, done / max(total, 1)), text=f"{phase}: {done}/{total}")
+
+    def done(self) -> None:
+        self.bar.empty()

@@ -1,0 +1,171 @@
+"""The app's pages under Streamlit's AppTest: they render, toggles drive the run config,
+inadmissible classes are disabled with the spec's reason, runs complete and show up everywhere,
+and bad input gives a message, never an exception."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from symalign.cli import main
+from symalign.runs import RunStore
+from symalign.zoo import resolve_zoo
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = ["home", "models", "align", "interpolation", "compare", "runs"]
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMALIGN_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def page(name: str, timeout: float = 120) -> AppTest:
+    return AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=timeout)
+
+
+def clean(at: AppTest) -> AppTest:
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def pick_vit_pair(at: AppTest) -> AppTest:
+    at.selectbox(key="align-a").set_value("zoo:vit-digits/0")
+    at.selectbox(key="align-b").set_value("zoo:vit-digits/1")
+    return clean(at.run())
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_every_page_renders_on_an_empty_history(home, name):
+    at = clean(page(name).run())
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_the_router_renders_home_with_navigation(home):
+    at = clean(AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run())
+    assert any("Guided demo" in h.value for h in at.header)
+
+
+def test_toggles_change_the_run_config_and_presets_set_them(home):
+    at = pick_vit_pair(clean(page("align").run()))
+    assert at.session_state["align-config"]["classes"] == {
+        "mlp": "perm", "heads": "perm", "qk": "none", "vo": "none", "residual": "none"}
+    at.checkbox(key="toggle:qk:orthogonal").check().run()
+    at.checkbox(key="toggle:residual:orthogonal").check().run()
+    at.checkbox(key="toggle:mlp:perm").uncheck().run()
+    assert clean(at).session_state["align-config"]["classes"] == {
+        "mlp": "none", "heads": "perm", "qk": "orthogonal", "vo": "none", "residual": "orthogonal"}
+    at.checkbox(key="toggle:qk:invertible").check().run()  # one class per component: the other box clears
+    assert at.session_state["align-config"]["classes"]["qk"] == "invertible"
+    assert not at.checkbox(key="toggle:qk:orthogonal").value
+    at.button(key="preset:none").click().run()
+    assert set(at.session_state["align-config"]["classes"].values()) == {"none"}
+    at.selectbox(key="align-method").set_value("learned").run()
+    assert at.session_state["align-config"]["method"] == "learned"
+
+
+def test_inadmissible_classes_are_disabled_with_the_specs_reason(home):
+    at = pick_vit_pair(clean(page("align").run()))
+    residual = at.checkbox(key="toggle:residual:invertible")
+    assert residual.disabled and "LayerNorm divides every token" in residual.help
+    scaled = at.checkbox(key="toggle:mlp:scaled_perm")  # the zoo ViT has a GELU MLP
+    assert scaled.disabled and "not positively homogeneous" in scaled.help
+    heads = at.checkbox(key="toggle:heads:orthogonal")
+    assert heads.disabled and "only permutations" in heads.help
+    assert not at.checkbox(key="toggle:residual:orthogonal").disabled  # canonical form admits rotations
+    assert not at.checkbox(key="toggle:mlp:perm").disabled
+
+
+def test_mismatched_models_get_one_message(home):
+    at = clean(page("align").run())
+    at.selectbox(key="align-a").set_value("zoo:vit-digits/0")
+    at.selectbox(key="align-b").set_value("zoo:gpt-shakespeare/0").run()
+    assert "different architectures" in clean(at).error[0].value
+
+
+def test_weight_matching_run_completes_and_its_barrier_appears_everywhere(home):
+    at = pick_vit_pair(clean(page("align").run()))
+    at.button(key="preset:all").click().run()  # perms + within-head and residual rotations
+    at.number_input(key="align-max-examples").set_value(200)
+    at.button(key="align-go").click().run()
+    clean(at)
+    assert not at.error, [e.value for e in at.error]
+    metrics = {m.label: float(m.value) for m in at.metric}
+    assert metrics["vanilla barrier"] > metrics["barrier after alignment"] + 0.5  # 3.95 vs 2.23 on all examples (README)
+    runs = RunStore(home / "runs.sqlite").list()
+    assert {r.kind for r in runs} == {"align", "barrier"} and all(r.state == "done" for r in runs)
+    aligned = next(r for r in runs if r.kind == "align")
+    assert aligned.metrics["classes"]["residual"] == "orthogonal"
+    assert aligned.metrics["barrier"] == pytest.approx(metrics["barrier after alignment"], abs=1e-4)
+    assert (Path(aligned.artifacts) / "model.safetensors").is_file()
+
+    interp = clean(page("interpolation").run())
+    assert len(interp.multiselect(key="interp-runs").value) == 2
+    assert len(interp.dataframe[0].value) == 2
+    compare = clean(page("compare").run())
+    table = compare.dataframe[0].value
+    assert sorted(table["method"]) == ["none", "weight"]
+    assert table["barrier"].max() == pytest.approx(metrics["vanilla barrier"], abs=1e-4)
+
+
+def test_a_run_made_with_the_cli_shows_up_and_can_be_deleted(home):
+    assert main(["barrier", "zoo:vit-digits/0", "zoo:vit-digits/2", "--max-examples", "32", "--points", "5"]) == 0
+    (run,) = RunStore(home / "runs.sqlite").list()
+    at = clean(page("runs").run())
+    assert at.selectbox(key="history-open").value == run.id
+    assert run.id in at.dataframe[0].value["id"].tolist()
+    at.text_input(key="history-model").set_value("gpt").run()
+    assert any("No runs match" in i.value for i in at.info)
+    at.text_input(key="history-model").set_value("vit-digits/2").run()
+    at.button(key="history-delete").click().run()
+    assert RunStore(home / "runs.sqlite").list() == []
+
+
+def test_bad_uploads_give_a_message_and_a_good_one_is_listed(home):
+    at = clean(page("models").run())
+    at.file_uploader(key="upload-files").set_value(("pytorch_model.bin", b"\x80\x04junk", "application/octet-stream"))
+    at.run().button(key="upload-go").click().run()
+    assert "never loads from an upload" in clean(at).error[0].value
+    at.file_uploader(key="upload-files").set_value(("evil.zip", _zip({"../x/config.json": b"{}"}), "application/zip"))
+    at.run().button(key="upload-go").click().run()
+    assert "outside its folder" in clean(at).error[0].value
+    zoo = resolve_zoo("zoo:vit-digits/1")
+    good = _zip({f"m/{p.name}": p.read_bytes() for p in zoo.iterdir() if p.is_file()})
+    at.file_uploader(key="upload-files").set_value(("mine.zip", good, "application/zip"))
+    at.run().button(key="upload-go").click().run()
+    assert not clean(at).error and "imported mine" in at.success[0].value
+    at = clean(page("models").run())
+    assert "yours: mine" in at.dataframe[1].value["model"].tolist()
+    assert "yours: mine" in clean(page("align").run()).selectbox(key="align-a").options
+
+
+def test_linking_a_path_that_is_not_a_model_says_why(home, tmp_path):
+    at = clean(page("models").run())
+    at.text_input(key="link-path").set_value(str(tmp_path / "nowhere")).run()
+    at.button(key="link-go").click().run()
+    assert "no model at" in clean(at).error[0].value
+
+
+def test_guided_demo_plants_a_symmetry_and_removes_it(home):
+    at = clean(page("home", timeout=300).run())
+    at.number_input(key="demo-steps").set_value(20)
+    at.button(key="demo-run").click().run()
+    clean(at)
+    assert not at.error, [e.value for e in at.error]
+    m = {x.label: x.value for x in at.metric}
+    assert float(m["max |Δ logit| between A and T(A)"]) < 1e-4
+    assert float(m["vanilla barrier"]) > 1.0 and float(m["barrier after weight matching"]) < 1e-3
+    assert len(RunStore(home / "runs.sqlite").list(state="done")) == 3
+
+
+def _zip(entries: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()

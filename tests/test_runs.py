@@ -1,0 +1,104 @@
+"""Run history: CLI runs are recorded in the shared SQLite file, survive a new process, can be
+filtered and deleted, and a process killed mid-run leaves the database sound."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from symalign.cli import main
+from symalign.errors import SymalignError
+from symalign.runs import RunStore
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMALIGN_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def test_cli_barrier_and_align_are_recorded_with_their_metrics(home, tmp_path, capsys):
+    assert main(["barrier", "zoo:vit-digits/0", "zoo:vit-digits/1", "--max-examples", "64", "--points", "5",
+                 "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert main(["align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--out", str(tmp_path / "aligned"), "--barrier",
+                 "--json"]) == 0
+    aligned = json.loads(capsys.readouterr().out)
+    store = RunStore(home / "runs.sqlite")  # a fresh handle, as a restarted app would open
+    runs = {r.kind: r for r in store.list()}
+    assert set(runs) == {"barrier", "align"}
+    assert runs["barrier"].id == printed["run"] and runs["barrier"].state == "done"
+    assert runs["barrier"].metrics["barrier"] == pytest.approx(printed["barrier"])
+    assert runs["barrier"].curve["loss"] == pytest.approx(printed["loss"])
+    assert runs["align"].metrics["barrier"] == pytest.approx(aligned["barrier"])
+    assert runs["align"].artifacts == str(tmp_path / "aligned") and runs["align"].source == "cli"
+    assert store.list(kind="align")[0].id == aligned["run"]
+    assert store.list(model="gpt-shakespeare") == []
+    assert store.list(method="weight")[0].kind == "align"
+
+
+def test_no_record_leaves_the_history_alone(home, capsys):
+    assert main(["barrier", "zoo:vit-digits/0", "zoo:vit-digits/0", "--max-examples", "16", "--points", "3",
+                 "--no-record"]) == 0
+    assert RunStore(home / "runs.sqlite").list() == []
+
+
+def test_failed_run_is_recorded_with_its_one_line_error(home, tmp_path, capsys):
+    assert main(["align", "zoo:vit-digits/0", "zoo:gpt-shakespeare/0", "--out", str(tmp_path / "x")]) == 2
+    assert "symalign: error:" in capsys.readouterr().err
+    (run,) = RunStore(home / "runs.sqlite").list()
+    assert run.state == "failed" and run.error == "models of different architectures: vit vs gpt2"
+    assert main(["align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--residual", "invertible",
+                 "--out", str(tmp_path / "y")]) == 2
+    newest = RunStore(home / "runs.sqlite").list()[0]
+    assert newest.state == "failed" and "not admissible" in newest.error
+    assert main(["align", "/nonexistent/model", "zoo:vit-digits/1", "--out", str(tmp_path / "z")]) == 2
+    assert len(RunStore(home / "runs.sqlite").list()) == 2  # a path that is not a model starts no run
+
+
+def test_delete_removes_the_run_and_only_owned_artifacts(home, tmp_path):
+    store = RunStore(home / "runs.sqlite")
+    owned, foreign = tmp_path / "owned", tmp_path / "foreign"
+    owned.mkdir(), foreign.mkdir()
+    a = store.start("align", "A", "B", "weight", {"owns_artifacts": True})
+    store.finish(a, {"barrier": 1.0}, owned)
+    b = store.start("align", "A", "B", "weight", {"owns_artifacts": False})
+    store.finish(b, {"barrier": 2.0}, foreign)
+    store.delete(a)
+    store.delete(b)
+    assert store.list() == [] and not owned.exists() and foreign.exists()
+    with pytest.raises(SymalignError, match="no run"):
+        store.get(a)
+
+
+def test_a_killed_process_leaves_the_database_sound_and_earlier_runs_intact(home, tmp_path):
+    assert main(["barrier", "zoo:vit-digits/0", "zoo:vit-digits/1", "--max-examples", "32", "--points", "3"]) == 0
+    store = RunStore(home / "runs.sqlite")
+    (earlier,) = store.list()
+    env = dict(os.environ, SYMALIGN_HOME=str(home))
+    proc = subprocess.Popen([sys.executable, "-m", "symalign.cli", "align", "zoo:vit-digits/0", "zoo:vit-digits/1",
+                             "--method", "learned", "--data", "digits", "--steps", "100000",
+                             "--out", str(tmp_path / "never")], env=env, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and len(store.list()) < 2:
+            time.sleep(0.5)
+        assert len(store.list()) == 2, "the killed run never started"
+        time.sleep(3)  # well inside the optimisation
+        assert proc.poll() is None
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    fresh = RunStore(home / "runs.sqlite")
+    assert fresh.check() == "ok"
+    runs = {r.id: r for r in fresh.list()}
+    assert runs[earlier.id].metrics == earlier.metrics and runs[earlier.id].state == "done"
+    (killed,) = [r for r in runs.values() if r.id != earlier.id]
+    assert killed.state == "interrupted" and killed.kind == "align"
+    assert main(["runs", "list"]) == 0  # and the CLI still reads it

@@ -1,0 +1,93 @@
+"""Uploads are untrusted: a good model is kept and loads; everything else is refused with one
+clear message and leaves nothing behind."""
+
+from __future__ import annotations
+
+import io
+import json
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+import torch
+
+from symalign.models import load_model, outputs, random_inputs
+from symalign.models.upload import UploadError, import_upload
+from symalign.zoo import resolve_zoo
+
+ZOO = resolve_zoo("zoo:vit-digits/0")
+
+
+def zipped(entries: dict[str, bytes], links: tuple[str, ...] = ()) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in entries.items():
+            info = zipfile.ZipInfo(name)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            if name in links:
+                info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            archive.writestr(info, data)
+    return buffer.getvalue()
+
+
+def model_files(folder: Path = ZOO) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+def left_behind(dest: Path) -> list[Path]:
+    return list(dest.iterdir()) if dest.exists() else []
+
+
+def test_zip_of_a_model_directory_is_imported_and_computes_the_same_function(tmp_path):
+    data = zipped({f"wrapped/{k}": v for k, v in model_files().items()})
+    folder = import_upload([("my-vit.zip", data)], tmp_path / "models")
+    assert folder.name == "my-vit" and folder.parent == tmp_path / "models"
+    original, imported = load_model(ZOO), load_model(folder)
+    x = random_inputs(original, 4)
+    assert torch.allclose(outputs(original, x), outputs(imported, x))
+    again = import_upload([("my-vit.zip", data)], tmp_path / "models")
+    assert again.name == "my-vit-2"  # never overwrites
+
+
+def test_loose_config_and_safetensors_are_imported(tmp_path):
+    files = model_files()
+    folder = import_upload([("config.json", files["config.json"]), ("model.safetensors", files["model.safetensors"])],
+                           tmp_path / "models", name="pair")
+    assert load_model(folder).dims.n_layer == 4
+
+
+@pytest.mark.parametrize("case, files, message", [
+    ("zip slip", lambda: [("evil.zip", zipped({"../../evil/config.json": b"{}"}))], "outside its folder"),
+    ("absolute", lambda: [("evil.zip", zipped({"/etc/config.json": b"{}"}))], "outside its folder"),
+    ("link", lambda: [("evil.zip", zipped({"m/config.json": b"/etc/passwd"}, links=("m/config.json",)))],
+     "symbolic link"),
+    ("pickle in zip", lambda: [("m.zip", zipped({"m/config.json": model_files()["config.json"],
+                                                 "m/pytorch_model.bin": b"\x80\x04"}))], "pickled checkpoint"),
+    ("loose pickle", lambda: [("pytorch_model.bin", b"\x80\x04")], "pickled checkpoint"),
+    ("not a zip", lambda: [("m.zip", b"PK but not really")], "not a valid zip"),
+    ("no config", lambda: [("m.zip", zipped({"m/readme.txt": b"hello"}))], "no config.json"),
+    ("corrupt weights", lambda: [("config.json", model_files()["config.json"]),
+                                 ("model.safetensors", b"\x00" * 64)], "corrupt or not a safetensors"),
+    ("wrong architecture", lambda: [("config.json", json.dumps({"model_type": "bert"}).encode()),
+                                    ("model.safetensors", model_files()["model.safetensors"])],
+     "unsupported architecture 'bert'"),
+    ("stray file", lambda: [("config.json", b"{}"), ("setup.py", b"import os")], "not part of a Hugging Face"),
+    ("nothing", lambda: [], "nothing was uploaded"),
+])
+def test_bad_uploads_are_refused_with_a_reason_and_leave_nothing(tmp_path, case, files, message):
+    dest = tmp_path / "models"
+    with pytest.raises(UploadError, match=message):
+        import_upload(files(), dest)
+    assert left_behind(dest) == []
+    assert not (tmp_path / "evil").exists()
+
+
+def test_size_limits_hold_for_the_upload_and_for_what_a_zip_unpacks_to(tmp_path):
+    with pytest.raises(UploadError, match="over the"):
+        import_upload([("config.json", b"x" * 2048)], tmp_path / "m", max_bytes=1024)
+    bomb = zipped({"m/config.json": b"\x00" * 200_000})  # compresses to a few hundred bytes
+    assert len(bomb) < 1024
+    with pytest.raises(UploadError, match="unpacks to"):
+        import_upload([("bomb.zip", bomb)], tmp_path / "m", max_bytes=100_000)
+    assert left_behind(tmp_path / "m") == []
