@@ -6,18 +6,18 @@ import streamlit as st
 
 from symalign.ui.widgets import sidebar
 
-st.set_page_config(page_title="symalign", page_icon="🔀", layout="wide")
+st.set_page_config(page_title="symalign", page_icon=":material/compare_arrows:", layout="wide")
 
 pages = {
     "Start": [
-        st.Page("pages/home.py", title="Home", icon="🏠", default=True),
-        st.Page("pages/models.py", title="Models", icon="📦"),
+        st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+        st.Page("pages/models.py", title="Models", icon=":material/inventory_2:"),
     ],
     "Align and measure": [
-        st.Page("pages/align.py", title="Align", icon="🔀"),
-        st.Page("pages/interpolation.py", title="Interpolation", icon="📈"),
-        st.Page("pages/compare.py", title="Compare matchers", icon="⚖️"),
-        st.Page("pages/runs.py", title="Run history", icon="🗂️"),
+        st.Page("pages/align.py", title="Align", icon=":material/compare_arrows:"),
+        st.Page("pages/interpolation.py", title="Interpolation", icon=":material/show_chart:"),
+        st.Page("pages/compare.py", title="Compare matchers", icon=":material/balance:"),
+        st.Page("pages/runs.py", title="Run history", icon=":material/history:"),
     ],
 }
 navigation = st.navigation(pages)

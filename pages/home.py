@@ -32,7 +32,7 @@ st.header("Guided demo")
 left, right = st.columns([2, 1])
 recipe = left.selectbox("zoo recipe", list(DEMOS), key="demo-recipe",
                         help="vit-digits: ViT on 8×8 digits; gpt-shakespeare: character GPT-2 on the plays")
-steps = right.number_input("learned matching steps", 10, 2000, 300, step=50, key="demo-steps",
+steps = right.number_input("learned matching steps", 10, 20_000, 300, step=50, key="demo-steps",
                            help="the learned matcher's optimisation steps (300: ~20 s for vit-digits on 2 CPU cores)")
 
 if st.button("Run the guided demo", type="primary", key="demo-run"):

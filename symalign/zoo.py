@@ -42,6 +42,16 @@ def resolve_zoo(reference: str) -> Path:
     return zoo_dir() / match[0]["path"]
 
 
+def zoo_reference(path: str | Path) -> str:
+    """The short zoo:RECIPE/SEED name of a shipped model's directory; any other path unchanged."""
+    try:
+        relative = Path(path).resolve().relative_to(zoo_dir().resolve()).as_posix()
+    except ValueError:
+        return str(path)
+    match = [e for e in manifest()["models"] if e["path"] == relative]
+    return f"{PREFIX}{match[0]['recipe']}/{match[0]['seed']}" if match else str(path)
+
+
 def add_entry(record: dict, folder: Path) -> None:
     """Record a trained model in the manifest (replacing an older entry of the same recipe/seed)."""
     data = manifest()

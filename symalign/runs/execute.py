@@ -18,6 +18,7 @@ from symalign.match.config import AlignConfig
 from symalign.models import load_model
 from symalign.models.family import TransformerModel
 from symalign.runs.store import RunStore
+from symalign.zoo import zoo_reference
 
 PhaseProgress = Callable[[str, int, int], None]  # phase, done, total
 ModelLike = TransformerModel | str
@@ -36,7 +37,10 @@ def _model(m: ModelLike) -> TransformerModel:
 
 
 def _ref(m: ModelLike) -> str:
-    return m if isinstance(m, str) else (m.source or "(in memory)")
+    """How the history names a model: as the user wrote it, or zoo:RECIPE/SEED for a zoo model."""
+    if isinstance(m, str):
+        return m
+    return zoo_reference(m.source) if m.source else "(in memory)"
 
 
 def _phase(progress: PhaseProgress | None, phase: str):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -125,12 +126,20 @@ def toggle_grid(spec: SymmetrySpec) -> dict[str, str]:
 
 
 class StreamlitProgress:
-    """A phase-aware progress callback drawn as one st.progress bar."""
+    """A phase-aware progress callback drawn as one st.progress bar.
 
-    def __init__(self, text: str):
+    Redraws at most a few times a second: every redraw is a message the browser renders, and on a
+    2-core machine a browser busy redrawing slows the computation it reports on."""
+
+    def __init__(self, text: str, interval: float = 0.25):
         self.bar = st.progress(0.0, text=text)
+        self.interval, self.last = interval, 0.0
 
     def __call__(self, phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - self.last < self.interval:
+            return
+        self.last = now
         self.bar.progress(min(1.0, done / max(total, 1)), text=f"{phase}: {done}/{total}")
 
     def done(self) -> None:

@@ -1,0 +1,142 @@
+"""End to end in a real browser (headless Debian chromium, driven by Playwright): start the app
+with `streamlit run`, run the guided demo, see the figures and barrier values, visit every page
+(screenshots saved), then kill the app mid-run and check the run history survived.
+
+CI installs chromium with apt and sets SYMALIGN_REQUIRE_BROWSER=1, so there this test cannot be
+skipped; on a machine without chromium it is skipped with the reason. Screenshots go to
+$SYMALIGN_SCREENSHOTS (the README's come from there) or the test's temporary folder."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from symalign.runs import RunStore
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
+                  "--disable-background-networking", "--disable-component-update"]
+
+if not Path(CHROMIUM).exists():
+    if os.environ.get("SYMALIGN_REQUIRE_BROWSER") == "1":
+        raise RuntimeError("SYMALIGN_REQUIRE_BROWSER=1 but no chromium: apt-get install -y chromium")
+    pytest.skip("no chromium on this machine (apt-get install -y chromium)", allow_module_level=True)
+
+from playwright.sync_api import sync_playwright  # noqa: E402  (the dev extra installs it)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def app(tmp_path):
+    """The app served by `streamlit run app.py` on a free port, with its own data folder."""
+    home, port = tmp_path / "home", free_port()
+    env = dict(os.environ, SYMALIGN_HOME=str(home))
+    log = open(tmp_path / "streamlit.log", "w")
+    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless",
+                               "true", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+                              cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        server.kill()
+        raise RuntimeError("the app did not start: " + (tmp_path / "streamlit.log").read_text()[-2000:])
+    yield url, server, home
+    if server.poll() is None:
+        server.terminate()
+        server.wait(timeout=30)
+    log.close()
+
+
+@pytest.fixture
+def browser_page():
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1800})
+        yield page
+        browser.close()
+
+
+def run_demo(page) -> None:
+    """Click the demo button (first match: a rerun can briefly show a stale copy of it)."""
+    page.locator("button", has_text="Run the guided demo").first.click()
+
+
+def metric(page, label: str) -> str:
+    box = page.locator('[data-testid="stMetric"]', has_text=label).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def test_guided_demo_pages_and_a_killed_app(app, browser_page, tmp_path):
+    url, server, home = app
+    shots = Path(os.environ.get("SYMALIGN_SCREENSHOTS", tmp_path / "screenshots"))
+    shots.mkdir(parents=True, exist_ok=True)
+    page = browser_page
+    page.goto(url)
+    page.get_by_text("Guided demo").wait_for(timeout=60_000)
+    run_demo(page)
+    started = time.time()
+    page.get_by_text("2 · Two seeds trained apart").wait_for(timeout=600_000)
+    page.locator(".js-plotly-plot").nth(1).wait_for(timeout=60_000)
+    assert float(metric(page, "max |Δ logit| between A and T(A)")) < 1e-4
+    assert float(metric(page, "vanilla barrier")) > 1.0
+    assert float(metric(page, "barrier after weight matching")) < 1e-3
+    vanilla = float(metric(page, "no alignment").split()[-1])
+    learned = float(metric(page, "learned matching").split()[-1])
+    assert vanilla > 1.0 and learned < 0.5 * vanilla
+    print(f"guided demo in the browser: {time.time() - started:.0f} s")
+    page.screenshot(path=str(shots / "home-demo.png"), full_page=True)
+
+    for name, marker in [("models", "The shipped zoo"), ("align", "Symmetries to use"),
+                         ("interpolation", "Interpolation curves"), ("compare", "Compare matchers"),
+                         ("runs", "Run history")]:
+        page.goto(f"{url}/{name}")
+        page.get_by_text(marker).first.wait_for(timeout=60_000)
+        if name in ("interpolation", "compare"):
+            page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+        page.wait_for_timeout(1500)  # let plotly finish drawing before the picture
+        page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
+
+    # Kill the app in the middle of a long run: the history must stay readable and intact.
+    store = RunStore(home / "runs.sqlite")
+    before = {r.id: r.metrics for r in store.list()}
+    assert len(before) == 3
+    page.goto(url)
+    steps = page.locator('input[aria-label="learned matching steps"]')
+    steps.fill("20000")
+    steps.press("Enter")
+    page.wait_for_timeout(1000)
+    run_demo(page)
+    deadline = time.time() + 180
+    while time.time() < deadline and not any(r.label == "demo: learned matching" and r.status == "running"
+                                             for r in store.list()):
+        time.sleep(0.5)
+    time.sleep(2)
+    server.send_signal(signal.SIGKILL)
+    server.wait(timeout=30)
+    after = RunStore(home / "runs.sqlite")
+    assert after.check() == "ok"
+    runs = {r.id: r for r in after.list()}
+    assert all(runs[i].metrics == m and runs[i].state == "done" for i, m in before.items())
+    newest = after.list()[0]
+    assert newest.label == "demo: learned matching" and newest.state == "interrupted"
