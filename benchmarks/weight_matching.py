@@ -16,7 +16,6 @@ from contextlib import contextmanager
 
 import torch
 
-import symalign.match.heads as heads_mod
 import symalign.match.solvers as solvers
 import symalign.match.weight as weight
 from symalign.models import canonicalize, spec_of, transformed

@@ -34,7 +34,6 @@ def test_rotating_mlp_units_or_heads_is_refused(model):
 
 def test_hand_built_elements_are_checked(model):
     model = canonicalize(model)
-    spec = spec_of(model)
     d = model.dims.d_model
     not_fixing_ones = Dense(random_orthogonal(d, torch.Generator().manual_seed(0)), "orthogonal")
     with pytest.raises(InadmissibleError, match="all-ones"):

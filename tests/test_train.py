@@ -25,7 +25,7 @@ def test_cpu_recipe_trains_end_to_end(recipe, steps, tmp_path):
     assert any(not torch.equal(wa[k], wc[k]) for k in wa), "another seed must give other weights"
     assert first["eval_loss"] == second["eval_loss"] and first["eval_loss"] != other["eval_loss"]
     record = json.loads((tmp_path / "a" / "training.json").read_text())
-    assert record["steps"] == steps and f"--seed 3" in record["command"]
+    assert record["steps"] == steps and "--seed 3" in record["command"]
     if recipe == "gpt-shakespeare":
         model = AutoModelForCausalLM.from_pretrained(str(tmp_path / "a"))
         tok = AutoTokenizer.from_pretrained(str(tmp_path / "a"))

@@ -23,7 +23,7 @@ from symalign.errors import SymalignError
 from symalign.landscape.evaluate import batch_loss
 from symalign.match.solvers import assignment
 from symalign.models.family import TransformerModel
-from symalign.symmetry.groups import Dense, GroupElement, Permutation, ScaledPermutation
+from symalign.symmetry.groups import Dense, GroupElement, Permutation
 from symalign.symmetry.random import ones_complement_basis
 from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform, apply_unchecked

@@ -16,7 +16,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
 from symalign.errors import InadmissibleError, SymalignError
-from symalign.symmetry.groups import Dense, GroupElement, Permutation, ScaledPermutation, element_from_tensors
+from symalign.symmetry.groups import Dense, ScaledPermutation, element_from_tensors
 from symalign.symmetry.spec import SymmetrySpec
 
 FORMAT = "symalign.transform/1"
