@@ -259,12 +259,13 @@ def cmd_runs(args) -> None:
 
 
 def cmd_app(args) -> None:
-    import subprocess
+    import os
 
     from symalign.ui.launch import app_command
 
     command = app_command(port=args.port, headless=args.headless)
-    raise SystemExit(subprocess.call(command))
+    sys.stdout.flush()
+    os.execv(command[0], command)  # become the server: signals and exit codes reach streamlit itself
 
 
 def build_parser() -> argparse.ArgumentParser:

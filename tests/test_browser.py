@@ -1,5 +1,5 @@
 """End to end in a real browser (headless Debian chromium, driven by Playwright): start the app
-with `streamlit run`, run the guided demo, see the figures and barrier values, visit every page
+with `symalign app`, run the guided demo, see the figures and barrier values, visit every page
 (screenshots saved), then kill the app mid-run and check the run history survived.
 
 CI installs chromium with apt and sets SYMALIGN_REQUIRE_BROWSER=1, so there this test cannot be
@@ -22,7 +22,6 @@ import pytest
 
 from symalign.runs import RunStore
 
-ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
                   "--disable-background-networking", "--disable-component-update"]
@@ -43,13 +42,12 @@ def free_port() -> int:
 
 @pytest.fixture
 def app(tmp_path):
-    """The app served by `streamlit run app.py` on a free port, with its own data folder."""
+    """The app served by `symalign app` (the README's command) on a free port, with its own data folder."""
     home, port = tmp_path / "home", free_port()
     env = dict(os.environ, SYMALIGN_HOME=str(home))
     log = open(tmp_path / "streamlit.log", "w")
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless",
-                               "true", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-                              cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen([sys.executable, "-m", "symalign.cli", "app", "--headless", "--port", str(port)],
+                              cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90
     while time.time() < deadline:
