@@ -20,4 +20,5 @@ def app_script() -> Path:
 def app_command(port: int = 8501, headless: bool = False) -> list[str]:
     return [sys.executable, "-m", "streamlit", "run", str(app_script()), "--server.port", str(port),
             "--server.headless", "true" if headless else "false", "--browser.gatherUsageStats", "false",
-            "--server.maxUploadSize", "512", "--server.fileWatcherType", "none"]
+            "--server.maxUploadSize", "512", "--server.fileWatcherType", "none",
+            "--server.showEmailPrompt", "false"]
