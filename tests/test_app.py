@@ -169,3 +169,14 @@ def _zip(entries: dict[str, bytes]) -> bytes:
         for name, data in entries.items():
             archive.writestr(name, data)
     return buffer.getvalue()
+
+
+def test_training_a_cpu_recipe_in_the_app_adds_a_usable_model(home):
+    at = clean(page("models").run())
+    at.selectbox(key="train-recipe").set_value("vit-digits")
+    at.number_input(key="train-steps").set_value(5)
+    at.button(key="train-go").click().run()
+    assert not clean(at).error and "trained vit-digits-seed3-5steps" in at.success[0].value
+    at = clean(page("models").run())
+    assert "yours: vit-digits-seed3-5steps" in at.dataframe[1].value["model"].tolist()
+    assert "vit: 4 layers, width 64" in at.dataframe[1].value["architecture"].iloc[0]

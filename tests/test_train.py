@@ -42,3 +42,20 @@ def test_paper_recipe_without_data_and_unknown_recipe(tmp_path, capsys):
         train("vit-cifar10", 0, tmp_path / "x", steps=1)
     assert main(["train", "nope", "--out", str(tmp_path / "y")]) == 2
     assert "known: vit-digits, gpt-shakespeare" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("recipe", ["vit-digits", "gpt-tinyshakespeare"])
+def test_learning_rate_schedule_survives_any_step_count(recipe):
+    """OneCycleLR divided by zero at 5 steps (found by the app's training test)."""
+    import torch
+
+    from symalign.train.loop import _schedule, recipe_named
+
+    for steps in range(1, 41):
+        param = torch.nn.Parameter(torch.zeros(1))
+        optimizer = torch.optim.AdamW([param], lr=1e-3)
+        scheduler = _schedule(recipe_named(recipe), optimizer, steps)
+        for _ in range(steps):
+            optimizer.step()
+            scheduler.step()
+        assert all(0 <= g["lr"] < 1 for g in optimizer.param_groups)

@@ -32,7 +32,10 @@ def recipe_named(name: str) -> Recipe:
 
 def _schedule(recipe: Recipe, optimizer, steps: int):
     if recipe.schedule == "onecycle":
-        return torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=recipe.lr, total_steps=max(steps, 2), pct_start=0.2)
+        # OneCycleLR divides by zero when a phase is empty (e.g. 5 steps at pct_start 0.2): smoke runs of
+        # under 10 steps follow the first part of a 10-step cycle instead.
+        return torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=recipe.lr, total_steps=max(steps, 10),
+                                                   pct_start=0.2)
     warmup = max(1, steps // 20)
     return torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
