@@ -90,7 +90,7 @@ def train(recipe_name: str, seed: int, out: str | Path, steps: int | None = None
         if not torch.isfinite(loss):
             raise SymalignError(f"training diverged at step {step} (loss {float(loss)}); try a smaller lr")
         if progress:
-            progress(step + 1, steps, float(loss))
+            progress(step + 1, steps, float(loss.detach()))
     seconds = time.perf_counter() - start
     module.cpu().eval().save_pretrained(str(out))
     metrics = evaluate(load_model(out), data)
