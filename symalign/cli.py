@@ -244,7 +244,7 @@ def cmd_runs(args) -> None:
     if args.action == "show":
         if not args.ids:
             raise SymalignError("runs show needs a run id (see `symalign runs list`)")
-        _print_json([vars(store.get(i)) | {"state": store.get(i).state} for i in args.ids])
+        _print_json([vars(run) | {"state": run.state} for run in map(store.get, args.ids)])
         return
     runs = store.list(kind=args.kind, method=args.method, model=args.model)
     if args.json:
