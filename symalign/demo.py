@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable
 
 from symalign.landscape.interpolation import interpolation_curve
 from symalign.match.align import align
@@ -17,12 +16,11 @@ from symalign.match.config import AlignConfig
 from symalign.models import canonicalize, spec_of, transformed
 from symalign.models.family import TransformerModel
 from symalign.report import function_gap, relative_change
-from symalign.runs.execute import align_run, barrier_run
+from symalign.runs.execute import PhaseProgress, align_run, barrier_run, phase_progress
 from symalign.runs.store import RunStore
 from symalign.symmetry.random import random_transform
 
 FULL_CLASSES = {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal", "residual": "orthogonal"}
-Step = Callable[[str, int, int], None]  # phase, done, total
 
 
 @dataclass
@@ -35,24 +33,25 @@ class PlantedDemo:
 
 
 def planted_demo(model: TransformerModel, data, seed: int = 0, max_examples: int | None = 360,
-                 progress: Step | None = None) -> PlantedDemo:
+                 progress: PhaseProgress | None = None) -> PlantedDemo:
     """A vs T(A) for a random admissible T: same function, big barrier; weight matching undoes T."""
     a = canonicalize(model)
     planted = transformed(a, random_transform(spec_of(a), FULL_CLASSES, seed=seed))
-    step = (lambda phase: (lambda d, t, *_: progress(phase, d, t))) if progress else (lambda phase: None)
-    vanilla = interpolation_curve(a, planted, data, max_examples=max_examples, progress=step("vanilla path"))
+    vanilla = interpolation_curve(a, planted, data, max_examples=max_examples,
+                                  progress=phase_progress(progress, "vanilla path"))
     start = time.perf_counter()
-    recovered = align(a, planted, AlignConfig(method="weight", classes=FULL_CLASSES), progress=step("weight matching"))
+    recovered = align(a, planted, AlignConfig(method="weight", classes=FULL_CLASSES),
+                      progress=phase_progress(progress, "weight matching"))
     seconds = time.perf_counter() - start
     aligned = interpolation_curve(a, recovered.aligned, data, max_examples=max_examples,
-                                  progress=step("aligned path"))
+                                  progress=phase_progress(progress, "aligned path"))
     return PlantedDemo(function_gap(a, planted), relative_change(a, planted), vanilla.to_json(), aligned.to_json(),
                        seconds)
 
 
 def seeds_demo(a: TransformerModel | str, b: TransformerModel | str, data_spec: str, store: RunStore | None,
                learned_steps: int = 300, max_examples: int | None = 360, data_source=None,
-               progress: Step | None = None) -> list[str | None]:
+               progress: PhaseProgress | None = None) -> list[str | None]:
     """Vanilla, weight matching (all classes) and learned matching between two seeds, as runs."""
     ids = [barrier_run(a, b, data=data_spec, max_examples=max_examples, store=store, source="app",
                        label="demo: no alignment", progress=progress, data_source=data_source)[0]]

@@ -102,3 +102,18 @@ def test_a_killed_process_leaves_the_database_sound_and_earlier_runs_intact(home
     (killed,) = [r for r in runs.values() if r.id != earlier.id]
     assert killed.state == "interrupted" and killed.kind == "align"
     assert main(["runs", "list"]) == 0  # and the CLI still reads it
+
+
+def test_work_stopped_by_a_control_exception_is_not_left_running(home):
+    """Streamlit stops a script by raising a BaseException in it; the row must not stay `running`."""
+    from symalign.runs.execute import recorded
+
+    class ScriptStopped(BaseException):
+        pass
+
+    store = RunStore(home / "runs.sqlite")
+    with pytest.raises(ScriptStopped):
+        with recorded(store, "align", "A", "B", "weight", {}, "app", ""):
+            raise ScriptStopped()
+    (run,) = store.list()
+    assert run.status == "failed" and run.error == "interrupted before it finished"

@@ -43,34 +43,49 @@ def _ref(m: ModelLike) -> str:
     return zoo_reference(m.source) if m.source else "(in memory)"
 
 
-def _phase(progress: PhaseProgress | None, phase: str):
+def phase_progress(progress: PhaseProgress | None, phase: str):
+    """A (done, total, ...) callback that reports to `progress` under the name of one phase."""
     return (lambda done, total, *_: progress(phase, done, total)) if progress else None
+
+
+def failure_message(exc: BaseException) -> str:
+    """One line for the run history: the user error as said, or what stopped the work."""
+    if isinstance(exc, SymalignError):
+        return str(exc)
+    if isinstance(exc, Exception):
+        return f"{type(exc).__name__}: {exc}"
+    return "interrupted before it finished"  # Ctrl-C, or the app stopping or rerunning its script
 
 
 @contextmanager
 def recorded(store: RunStore | None, kind: str, a: str, b: str, method: str, settings: dict, source: str,
              label: str) -> Iterator[str | None]:
-    """Start a run row, and mark it failed (with one line) if the work raises."""
+    """Start a run row, and mark it failed (with one line) if the work raises or is stopped."""
     if store is None:
         yield None
         return
     run_id = store.start(kind, a, b, method, settings, source, label)
     try:
         yield run_id
-    except SymalignError as exc:
-        store.fail(run_id, str(exc))
-        raise
-    except KeyboardInterrupt:
-        store.fail(run_id, "interrupted")
-        raise
-    except Exception as exc:
-        store.fail(run_id, f"{type(exc).__name__}: {exc}")
+    except BaseException as exc:  # also Streamlit's stop/rerun, which would leave the row `running`
+        store.fail(run_id, failure_message(exc))
         raise
 
 
 def curve_metrics(curve: Curve) -> dict:
     return {"barrier": curve.barrier, "barrier_mean": curve.barrier_mean, "endpoint_loss": curve.endpoint_loss,
             "curve": curve.to_json()}
+
+
+def measured_curve(model_a: TransformerModel, model_b: TransformerModel, spec: str, data_source, points: int,
+                   max_examples: int | None, device: str, form: str, progress: PhaseProgress | None,
+                   names: tuple[str, str]) -> Curve:
+    """The interpolation curve both recorded workflows measure, labelled with its endpoints and data."""
+    curve = interpolation_curve(model_a, model_b, data_source or load_data(spec), points=points,
+                                max_examples=max_examples, device=pick_device(device), form=form,
+                                progress=phase_progress(progress, "interpolate"))
+    curve.extra.update({"a": names[0], "b": names[1], "data": spec})
+    return curve
 
 
 def barrier_run(a: ModelLike, b: ModelLike, data: str | None = None, points: int = 21,
@@ -82,10 +97,8 @@ def barrier_run(a: ModelLike, b: ModelLike, data: str | None = None, points: int
     spec = data or default_data_spec(model_a)
     settings = {"data": spec, "points": points, "max_examples": max_examples, "device": device, "form": form}
     with recorded(store, "barrier", _ref(a), _ref(b), "none", settings, source, label) as run_id:
-        curve = interpolation_curve(model_a, model_b, data_source or load_data(spec), points=points,
-                                    max_examples=max_examples, device=pick_device(device), form=form,
-                                    progress=_phase(progress, "interpolate"))
-        curve.extra.update({"a": _ref(a), "b": _ref(b), "data": spec})
+        curve = measured_curve(model_a, model_b, spec, data_source, points, max_examples, device, form, progress,
+                               (_ref(a), _ref(b)))
         if store is not None:
             store.finish(run_id, curve_metrics(curve))
     return run_id, curve
@@ -109,7 +122,7 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
     settings = {"config": config.to_json(), "points": points, "max_examples": max_examples, "measure": measure,
                 "owns_artifacts": out is None}
     with recorded(store, "align", _ref(a), _ref(b), config.method, settings, source, label) as run_id:
-        alignment = align(model_a, model_b, config, progress=_phase(progress, "align"))
+        alignment = align(model_a, model_b, config, progress=phase_progress(progress, "align"))
         if out is None:
             from symalign.workspace import runs_dir
 
@@ -120,10 +133,8 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
         metrics["classes"] = config.classes
         if measure:
             spec = config.data or default_data_spec(model_a)
-            curve = interpolation_curve(model_a, alignment.aligned, data_source or load_data(spec), points=points,
-                                        max_examples=max_examples, device=pick_device(config.device),
-                                        progress=_phase(progress, "interpolate"))
-            curve.extra.update({"a": _ref(a), "b": str(saved), "data": spec})
+            curve = measured_curve(model_a, alignment.aligned, spec, data_source, points, max_examples,
+                                   config.device, "canonical", progress, (_ref(a), str(saved)))
             metrics.update(curve_metrics(curve))
         if store is not None:
             store.finish(run_id, metrics, saved)
