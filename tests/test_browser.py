@@ -91,10 +91,10 @@ def test_guided_demo_pages_and_a_killed_app(app, browser_page, tmp_path):
     shots.mkdir(parents=True, exist_ok=True)
     page = browser_page
     page.goto(url)
-    page.get_by_text("Guided demo").wait_for(timeout=60_000)
+    page.get_by_text("Guided demo", exact=True).wait_for(timeout=60_000)
     run_demo(page)
     started = time.time()
-    page.get_by_text("2 · Two seeds trained apart").wait_for(timeout=600_000)
+    page.get_by_text("2 · Two seeds trained apart", exact=True).wait_for(timeout=600_000)
     page.locator(".js-plotly-plot").nth(1).wait_for(timeout=60_000)
     assert float(metric(page, "max |Δ logit| between A and T(A)")) < 1e-4
     assert float(metric(page, "vanilla barrier")) > 1.0
