@@ -1,6 +1,6 @@
 """symalign: the Streamlit app. Navigation only; each page is a thin client of the package.
 
-Sections leave room for the pages still to come (simplex surfaces, eigen-angle spectra, merging)."""
+Sections leave room for the pages still to come (merging, ablations)."""
 
 import streamlit as st
 
@@ -18,6 +18,10 @@ pages = {
         st.Page("pages/interpolation.py", title="Interpolation", icon=":material/show_chart:"),
         st.Page("pages/compare.py", title="Compare matchers", icon=":material/balance:"),
         st.Page("pages/runs.py", title="Run history", icon=":material/history:"),
+    ],
+    "Three models and corrections": [
+        st.Page("pages/simplex.py", title="Simplex", icon=":material/change_history:"),
+        st.Page("pages/spectra.py", title="Orthogonal corrections", icon=":material/rotate_right:"),
     ],
 }
 navigation = st.navigation(pages)

@@ -1,4 +1,7 @@
-"""Align: two models, a method, per-component symmetry toggles from the spec; the result is a run."""
+"""Align: two models (or three: universe alignment), a method, per-component symmetry toggles from
+the spec; the result is a run."""
+
+from dataclasses import replace
 
 import streamlit as st
 
@@ -7,9 +10,11 @@ from symalign.errors import SymalignError
 from symalign.match.config import METHODS, AlignConfig
 from symalign.models.compat import check_compatible
 from symalign.plots import curves_figure
-from symalign.runs.execute import align_run, barrier_run
+from symalign.match.universe import UNIVERSE_METHODS
+from symalign.runs.execute import align_many_run, align_run, barrier_run
 from symalign.runs.table import run_label
 from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
+from symalign.ui.runs import show_universe
 from symalign.ui.widgets import StreamlitProgress, device_choice, model_picker, toggle_grid, user_errors
 
 METHOD_HELP = {
@@ -20,23 +25,32 @@ METHOD_HELP = {
     "soft": "Sinkhorn relaxation of the permutations, learned like `learned` (needs data)",
 }
 
-st.title("Align two models")
-c1, c2 = st.columns(2)
-with c1:
+st.title("Align two (or three) models")
+third = st.toggle("add a third model: align all three into A's basis (universe alignment)", key="align-three")
+columns = st.columns(3 if third else 2)
+with columns[0]:
     ref_a = model_picker("model A (the reference basis)", "align-a", 0)
-with c2:
+with columns[1]:
     ref_b = model_picker("model B (re-expressed in A's basis)", "align-b", 1)
+ref_c = None
+if third:
+    with columns[2]:
+        ref_c = model_picker("model C (re-expressed in A's basis)", "align-c", 2)
 
 with user_errors():
-    if not ref_a or not ref_b:
-        st.info("Pick two models (or type two directory paths).")
+    if not ref_a or not ref_b or (third and not ref_c):
+        st.info("Pick the models (or type directory paths).")
         st.stop()
     model_a, model_b = cached_model(ref_a), cached_model(ref_b)
     check_compatible(model_a, model_b)
+    model_c = cached_model(ref_c) if third else None
+    if model_c is not None:
+        check_compatible(model_a, model_c)
     spec = cached_canonical_spec(ref_a)
 
     m1, m2, m3 = st.columns(3)
-    method = m1.selectbox("method", METHODS, index=METHODS.index("weight"), key="align-method",
+    methods = [m for m in METHODS if not third or m in UNIVERSE_METHODS]
+    method = m1.selectbox("method", methods, index=methods.index("weight"), key="align-method",
                           format_func=lambda m: f"{m}: {METHOD_HELP[m]}")
     try:
         data_default = default_data_spec(model_a)
@@ -52,7 +66,7 @@ with user_errors():
 
     with st.expander("method options and measurement"):
         o1, o2, o3 = st.columns(3)
-        steps = o1.number_input("learned/soft steps", 1, 20_000, 300, key="align-steps")
+        steps = o1.number_input("learned/soft steps (at most)", 1, 20_000, 300, key="align-steps")
         lr = o2.number_input("learned/soft learning rate", 1e-5, 1.0, 0.01, format="%.4f", key="align-lr")
         lambdas = o3.selectbox("λ per step", ("uniform_mid", "half", "uniform", "normal"), key="align-lambdas")
         head_cost = o1.selectbox("weight: head cost", ("circuit", "spectral"), key="align-head-cost")
@@ -61,10 +75,12 @@ with user_errors():
         seed = o3.number_input("seed", 0, 1_000_000, 0, key="align-seed")
         points = o1.number_input("interpolation points", 3, 101, 21, key="align-points")
         max_examples = o2.number_input("evaluation examples (0 = all)", 0, 1_000_000, 0, key="align-max-examples")
-        with_vanilla = o3.checkbox("also record the vanilla barrier", True, key="align-vanilla")
+        with_vanilla = o3.checkbox("also record the vanilla barrier", True, key="align-vanilla", disabled=third)
+        alpha = o1.number_input("three models, learned: Dirichlet α", 0.01, 100.0, 1.0, key="align-alpha",
+                                help="mixing weights per step ~ Dirichlet(α·1); 1 = uniform over the simplex")
 
     config = AlignConfig(method=method, classes=classes, head_cost=head_cost, data=data or None, device=device,
-                         seed=int(seed), steps=int(steps), lr=float(lr), lambdas=lambdas,
+                         seed=int(seed), steps=int(steps), lr=float(lr), lambdas=lambdas, alpha=float(alpha),
                          residual_strategy=residual_strategy)
     st.session_state["align-config"] = config.to_json()
     with st.expander("run configuration"):
@@ -75,6 +91,14 @@ with user_errors():
         data_source = cached_data(data or data_default)
         bar = StreamlitProgress("aligning…")
         n = int(max_examples) or None
+        if third:
+            many = align_many_run([model_a, model_b, model_c], replace(config, data=data or data_default),
+                                  measure=True, points=int(points), max_examples=n, store=store, source="app",
+                                  progress=bar, data_source=data_source)
+            bar.done()
+            st.session_state["align-last"] = [many.run_id]
+            st.session_state["align-last-refs"] = [ref_a, ref_b, ref_c]
+            st.rerun()
         result = align_run(model_a, model_b, config, points=int(points), max_examples=n, store=store, source="app",
                            progress=bar, data_source=data_source)
         ids = [result.run_id]
@@ -89,6 +113,9 @@ if "align-last" in st.session_state:
     with user_errors():
         runs = [run_store().get(i) for i in st.session_state["align-last"]]
         aligned = runs[0]
+        if aligned.kind == "align-many":
+            show_universe(aligned)
+            st.stop()
         st.subheader("Result")
         r1, r2, r3, r4 = st.columns(4)
         r1.metric("barrier after alignment", f"{aligned.metrics['barrier']:.4f}")

@@ -3,23 +3,27 @@
 import streamlit as st
 
 from symalign.plots import barrier_bars
-from symalign.runs.table import runs_table
+from symalign.runs.table import headline_barrier, runs_table
 from symalign.ui.runs import run_filters
 from symalign.ui.widgets import user_errors
 
 st.title("Compare matchers")
 
 with user_errors():
-    runs = [r for r in run_filters("compare") if r.state == "done" and "barrier" in r.metrics]
+    runs = [r for r in run_filters("compare") if r.state == "done" and headline_barrier(r) is not None]
     if not runs:
         st.info("No finished runs with a barrier yet: run the guided demo on Home or align two models.")
         st.stop()
     table = runs_table(runs)
-    pairs = sorted({f"{a} ↔ {b}" for a, b in zip(table["model_a"], table["model_b"])})
-    st.caption(f"{len(table)} runs over {len(pairs)} model pairs. Lower is better; 0 means linearly connected.")
+    pairs = sorted(set(table["models"]))
+    st.caption(f"{len(table)} runs over {len(pairs)} model pairs or triples. Lower is better; 0 means linearly "
+               "connected. For a simplex run the barrier is the largest loss above the plane through its corner "
+               "losses (and `near_zero_fraction` the share within ε of it); for a universe alignment, the largest "
+               "pairwise barrier.")
     st.dataframe(table.drop(columns=["id"]), hide_index=True, width="stretch",
                  column_config={"barrier": st.column_config.NumberColumn(format="%.4f"),
                                 "barrier_mean": st.column_config.NumberColumn(format="%.4f"),
+                                "near_zero_fraction": st.column_config.NumberColumn(format="%.2f"),
                                 "seconds": st.column_config.NumberColumn(format="%.1f")})
     st.plotly_chart(barrier_bars(table), key="compare-fig")
     st.download_button("download CSV", table.to_csv(index=False).encode(), "symalign-runs.csv", "text/csv",

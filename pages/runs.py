@@ -4,7 +4,7 @@ import streamlit as st
 
 from symalign.plots import curves_figure
 from symalign.runs.table import run_label, runs_table
-from symalign.ui.runs import run_filters
+from symalign.ui.runs import run_filters, show_simplex, show_spectrum, show_universe
 from symalign.ui.state import run_store
 from symalign.ui.widgets import user_errors
 
@@ -19,6 +19,8 @@ with user_errors():
         st.stop()
     st.dataframe(runs_table(runs).drop(columns=["run"]), hide_index=True, width="stretch")
     labels = {r.id: f"{r.id} · {r.state} · {run_label(r)}" for r in runs}
+    if st.query_params.get("run") in labels and "history-open" not in st.session_state:
+        st.session_state["history-open"] = st.query_params["run"]  # a shared link to one run
     chosen = st.selectbox("open a run", list(labels), format_func=labels.get, key="history-open")
     run = store.get(chosen)
     st.subheader(run_label(run))
@@ -26,7 +28,13 @@ with user_errors():
         st.error(run.error)
     if run.state == "interrupted":
         st.warning("This run's process ended before it finished (killed or crashed); nothing it computed was kept.")
-    if run.curve:
+    if run.state == "done" and run.kind == "simplex":
+        show_simplex([run], key="history-simplex")
+    elif run.state == "done" and run.kind == "spectrum":
+        show_spectrum(run.metrics, key="history-spectrum")
+    elif run.state == "done" and run.kind == "align-many":
+        show_universe(run)
+    elif run.curve:
         st.plotly_chart(curves_figure([(run_label(run), run.curve)]), key="history-fig")
     c1, c2 = st.columns(2)
     with c1:
@@ -34,7 +42,8 @@ with user_errors():
         st.json(run.settings, expanded=False)
     with c2:
         st.markdown("**metrics**")
-        st.json({k: v for k, v in run.metrics.items() if k != "curve"}, expanded=False)
+        st.json({k: v for k, v in run.metrics.items() if k not in ("curve", "pairwise", "weights", "loss", "accuracy",
+                                                                   "components")}, expanded=False)
     if run.artifacts:
         st.caption(f"artifacts: `{run.artifacts}`")
     if st.button("delete this run", key="history-delete"):

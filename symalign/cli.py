@@ -18,12 +18,18 @@ def _print_json(obj) -> None:
 
 
 def _parse_classes(args) -> dict[str, str]:
-    """Per-kind classes from --classes kind=class,... and the per-kind flags (flags win)."""
+    """Per-kind classes from --classes (a preset name, or kind=class pairs) and the per-kind flags (flags win)."""
+    from symalign.match.config import CLASS_PRESETS
+
     classes: dict[str, str] = {}
+    if (args.classes or "").strip() in CLASS_PRESETS:
+        classes = {kind: "none" for kind in KINDS} | CLASS_PRESETS[args.classes.strip()]
+        args = argparse.Namespace(**{**vars(args), "classes": ""})
     for item in filter(None, (args.classes or "").split(",")):
         kind, sep, cls = item.partition("=")
         if not sep:
-            raise SymalignError(f"--classes takes kind=class pairs such as mlp=perm,qk=orthogonal; got {item!r}")
+            raise SymalignError(f"--classes takes a preset (all, permutations, none) or kind=class pairs such as "
+                                f"mlp=perm,qk=orthogonal; got {item!r}")
         classes[kind.strip()] = cls.strip()
     for kind in KINDS:
         if getattr(args, kind, None):
@@ -32,9 +38,18 @@ def _parse_classes(args) -> dict[str, str]:
 
 
 def _add_class_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--classes", help="comma list kind=class, e.g. mlp=perm,heads=perm,qk=orthogonal")
+    p.add_argument("--classes", help="a preset (all, permutations, none) or kind=class pairs, "
+                                     "e.g. mlp=perm,heads=perm,qk=orthogonal")
     for kind in KINDS:
         p.add_argument(f"--{kind}", choices=("none",) + CLASSES, help=f"class for {kind} components")
+
+
+def _add_learned_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--steps", type=int, default=None, help="learned/soft: most optimisation steps (default 300)")
+    p.add_argument("--lr", type=float, default=None, help="learned/soft: learning rate (default 0.01)")
+    p.add_argument("--batch-size", type=int, default=None, help="learned/soft: examples per step")
+    p.add_argument("--alpha", type=float, default=None,
+                   help="learned, three or more models: Dirichlet(α·1) mixing weights per step (default 0.1)")
 
 
 def cmd_inspect(args) -> None:
@@ -204,14 +219,39 @@ def cmd_barrier(args) -> None:
         print(f"recorded as run {run_id}")
 
 
-def cmd_align(args) -> None:
+def _align_config(args, data: str | None = None):
+    """The AlignConfig the align, align-many and simplex flags describe."""
     from symalign.match.config import AlignConfig
+
+    options = {name: getattr(args, name) for name in ("head_cost", "max_sweeps", "steps", "lr", "lambdas", "alpha",
+                                                      "rounds", "batch_size", "residual_strategy", "head_strategy",
+                                                      "max_examples") if getattr(args, name, None) is not None}
+    return AlignConfig(method=args.method, classes=_parse_classes(args), data=data or args.data, device=args.device,
+                       seed=args.seed, **options)
+
+
+def _data_for(args, refs: list[str]) -> str | None:
+    """--data, else (for a method that learns on data) the first model's own training data."""
+    if args.data or args.method not in ("activation", "learned", "soft"):
+        return args.data
+    from symalign.barrier import default_data_spec
+    from symalign.models import load_model
+
+    return default_data_spec(load_model(refs[0]))
+
+
+def _check_html(path: str | None) -> None:
+    """Refuse an --html target that cannot be written before any work is done."""
+    from pathlib import Path
+
+    if path and not Path(path).expanduser().resolve().parent.is_dir():
+        raise SymalignError(f"--html {path}: the folder {Path(path).expanduser().parent} does not exist")
+
+
+def cmd_align(args) -> None:
     from symalign.runs.execute import align_run, align_summary
 
-    config = AlignConfig(method=args.method, classes=_parse_classes(args), head_cost=args.head_cost, data=args.data,
-                         device=args.device, seed=args.seed, max_sweeps=args.max_sweeps, steps=args.steps, lr=args.lr,
-                         lambdas=args.lambdas, residual_strategy=args.residual_strategy,
-                         head_strategy=args.head_strategy, max_examples=args.max_examples)
+    config = _align_config(args)
     with _Bar(f"align ({args.method})") as bar:
         result = align_run(args.a, args.b, config, out=args.out, measure=args.barrier, store=_store(args),
                            source="cli", progress=lambda _, d, t: bar(d, t))
@@ -230,6 +270,92 @@ def cmd_align(args) -> None:
         print(f"barrier between A and aligned B: {result.curve.barrier:.4f}")
     if result.run_id:
         print(f"recorded as run {result.run_id}")
+
+
+def cmd_align_many(args) -> None:
+    from symalign.runs.execute import align_many_run
+
+    config = _align_config(args, _data_for(args, args.models))
+    with _Bar(f"align-many ({args.method})") as bar:
+        result = align_many_run(args.models, config, out=args.out, measure=args.barrier, store=_store(args),
+                                source="cli", progress=lambda _, d, t: bar(d, t))
+    report = result.universe.report
+    summary = {"outputs": [str(o) for o in result.outputs], "method": args.method, "classes": config.classes,
+               "models": args.models, "alpha": config.alpha, "rounds": config.rounds, "steps": config.steps,
+               "learned_steps": report["learned_summary"].get("steps", 0),
+               "function_gap": [m["function_gap"] for m in report["members"]],
+               "pairwise_distance_before": report["pairwise_distance_before"],
+               "pairwise_distance_after": report["pairwise_distance_after"], "seconds": report["seconds"],
+               "run": result.run_id}
+    if result.curves:
+        summary["pairwise_barrier"] = [{"pair": list(p), "barrier": c.barrier} for p, c in result.curves]
+    if args.json:
+        _print_json(summary)
+        return
+    print(f"wrote {args.out}: {len(result.outputs)} models in the basis of {args.models[0]} ({args.method}), "
+          f"{report['seconds']:.1f} s; each computes its original function (max |Δlogit| "
+          f"{max(summary['function_gap']):.1e})")
+    after = report["pairwise_distance_after"]
+    for i, folder in enumerate(result.outputs):
+        print(f"  {folder}: {args.models[i]}" + ("" if i == 0 else f" (weight distance to the reference "
+                                                                    f"{report['pairwise_distance_before'][0][i]:.3f} -> {after[0][i]:.3f})"))
+    for (i, j), c in result.curves:
+        print(f"  barrier {i}↔{j}: {c.barrier:.4f}")
+
+
+def cmd_simplex(args) -> None:
+    from symalign.runs.execute import simplex_run
+
+    _check_html(args.html)
+    if len(args.models) != 3:
+        raise SymalignError(f"simplex needs exactly three models (got {len(args.models)})")
+    config = _align_config(args, _data_for(args, args.models))
+    with _Bar(f"simplex ({args.method})") as bar:
+        run_id, surface = simplex_run(args.models, config, resolution=args.resolution, epsilon=args.epsilon,
+                                      max_examples=args.max_examples, store=_store(args), source="cli",
+                                      progress=lambda _, d, t: bar(d, t))
+    if args.html:
+        from symalign.plots import simplex_figure
+
+        simplex_figure(surface.to_json(), f"{args.method}", labels=tuple(args.models)).write_html(
+            args.html, include_plotlyjs=True)
+    out = dict(surface.to_json(), method=args.method, run=run_id)
+    if args.json:
+        _print_json(out)
+        return
+    print(f"simplex of {', '.join(args.models)} ({args.method}), resolution {args.resolution} "
+          f"({len(surface.weights)} points, {surface.examples} examples each)")
+    print(f"  corner losses {', '.join(f'{c:.4f}' for c in surface.corner_loss)}; max loss {surface.max_loss:.4f}")
+    print(f"  max barrier above the corner plane {surface.max_barrier:.4f}; near-zero region (≤ ε = "
+          f"{surface.epsilon:g}) {100 * surface.near_zero_fraction:.0f}% of the simplex")
+    if args.html:
+        print(f"  figure: {args.html}")
+    if run_id:
+        print(f"recorded as run {run_id}")
+
+
+def cmd_spectrum(args) -> None:
+    from symalign.runs.execute import spectrum_run
+
+    _check_html(args.html)
+    run_id, result = spectrum_run(args.alignment, store=_store(args), source="cli")
+    if args.html:
+        from symalign.plots import spectrum_figure
+
+        spectrum_figure(result).write_html(args.html, include_plotlyjs=True)
+    if args.json:
+        _print_json(dict(result, run=run_id))
+        return
+    print(f"eigen-angles of the learned corrections in {args.alignment} ({result.get('method')}):")
+    for kind, s in result["summary"].items():
+        print(f"  {kind:<9} median {s['median']:.3f} rad, 90th percentile {s['p90']:.3f}, "
+              f"{100 * s['share_below_0.1']:.0f}% below 0.1 rad ({s['count']} eigenvalues)")
+    for space, share in result["permutation_stability"].items():
+        print(f"  {space}: {100 * share:.1f}% of the permutation left where weight matching put it")
+    if args.html:
+        print(f"  figure: {args.html}")
+    if run_id:
+        print(f"recorded as run {run_id}")
 
 
 def cmd_runs(args) -> None:
@@ -327,8 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_class_flags(p)
     p.add_argument("--head-cost", default="circuit", choices=("circuit", "spectral"))
     p.add_argument("--max-sweeps", type=int, default=30)
-    p.add_argument("--steps", type=int, default=300, help="learned/soft: optimisation steps")
-    p.add_argument("--lr", type=float, default=0.01, help="learned/soft: learning rate")
+    _add_learned_flags(p)
     p.add_argument("--lambdas", default="uniform_mid", choices=("uniform_mid", "half", "uniform", "normal"),
                    help="learned/soft: distribution of λ per step")
     p.add_argument("--residual-strategy", default="all", choices=("all", "first", "last", "identity", "separate"),
@@ -344,6 +469,46 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_align)
+
+    p = sub.add_parser("align-many", help="bring three or more models into one shared basis (the first model's)")
+    p.add_argument("models", nargs="+", metavar="MODEL")
+    p.add_argument("--method", default="weight", choices=("none", "weight", "learned", "soft"))
+    _add_class_flags(p)
+    _add_learned_flags(p)
+    p.add_argument("--rounds", type=int, default=0,
+                   help="weight: refinement rounds, each model matched to the mean of the others")
+    p.add_argument("--data", default=None, help="data spec for learned matching (default: the models' own data)")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+    p.add_argument("--barrier", action="store_true", help="also measure the barrier of every aligned pair")
+    p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_align_many)
+
+    p = sub.add_parser("simplex", help="loss over the simplex of three models (after universe alignment)")
+    p.add_argument("models", nargs="+", metavar="MODEL")
+    p.add_argument("--method", default="none", choices=("none", "weight", "learned", "soft"))
+    _add_class_flags(p)
+    _add_learned_flags(p)
+    p.add_argument("--rounds", type=int, default=0)
+    p.add_argument("--resolution", type=int, default=10, help="grid steps per edge: (r+1)(r+2)/2 points")
+    p.add_argument("--epsilon", type=float, default=0.05, help="near-zero region: loss ≤ corner plane + ε")
+    p.add_argument("--max-examples", type=int, default=None)
+    p.add_argument("--data", default=None, help="data spec; default: the models' own recipe data")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--html", default=None, help="write the ternary figure to this HTML file")
+    p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_simplex)
+
+    p = sub.add_parser("spectrum", help="eigen-angles of a learned alignment's orthogonal corrections")
+    p.add_argument("alignment", metavar="ALIGNMENT_DIR")
+    p.add_argument("--html", default=None, help="write the histograms to this HTML file")
+    p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_spectrum)
 
     p = sub.add_parser("barrier", help="loss along the straight line between two models, and its barrier")
     p.add_argument("a")
@@ -361,7 +526,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("runs", help="the run history shared with the app (in $SYMALIGN_HOME)")
     p.add_argument("action", nargs="?", default="list", choices=("list", "show", "delete"))
     p.add_argument("ids", nargs="*")
-    p.add_argument("--kind", choices=("align", "barrier"))
+    p.add_argument("--kind", choices=("align", "barrier", "align-many", "simplex", "spectrum"))
     p.add_argument("--method")
     p.add_argument("--model", help="only runs with this text in either model reference")
     p.add_argument("--json", action="store_true")

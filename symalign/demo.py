@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from symalign.landscape.interpolation import interpolation_curve
 from symalign.match.align import align
-from symalign.match.config import AlignConfig
+from symalign.match.config import CLASS_PRESETS, AlignConfig
 from symalign.models import canonicalize, spec_of, transformed
 from symalign.models.family import TransformerModel
 from symalign.report import function_gap, relative_change
@@ -20,7 +20,7 @@ from symalign.runs.execute import PhaseProgress, align_run, barrier_run, phase_p
 from symalign.runs.store import RunStore
 from symalign.symmetry.random import random_transform
 
-FULL_CLASSES = {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal", "residual": "orthogonal"}
+FULL_CLASSES = CLASS_PRESETS["all"]
 
 
 @dataclass

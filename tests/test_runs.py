@@ -49,17 +49,21 @@ def test_no_record_leaves_the_history_alone(home, capsys):
     assert RunStore(home / "runs.sqlite").list() == []
 
 
-def test_failed_run_is_recorded_with_its_one_line_error(home, tmp_path, capsys):
+def test_refused_input_records_nothing_and_a_failure_during_work_is_recorded(home, tmp_path, capsys):
     assert main(["align", "zoo:vit-digits/0", "zoo:gpt-shakespeare/0", "--out", str(tmp_path / "x")]) == 2
-    assert "symalign: error:" in capsys.readouterr().err
-    (run,) = RunStore(home / "runs.sqlite").list()
-    assert run.state == "failed" and run.error == "models of different architectures: vit vs gpt2"
+    assert "different architectures" in capsys.readouterr().err
     assert main(["align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--residual", "invertible",
                  "--out", str(tmp_path / "y")]) == 2
-    newest = RunStore(home / "runs.sqlite").list()[0]
-    assert newest.state == "failed" and "not admissible" in newest.error
+    assert "not admissible" in capsys.readouterr().err
+    assert RunStore(home / "runs.sqlite").list() == [] and not (tmp_path / "x").exists()
+    # data that does not fit the model is found once the work has started: the run says why it failed
+    assert main(["align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--method", "learned", "--data", "shakespeare",
+                 "--steps", "2", "--out", str(tmp_path / "z")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    (run,) = RunStore(home / "runs.sqlite").list()
+    assert run.state == "failed" and run.error == "shakespeare is text data but the model is a vit"
     assert main(["align", "/nonexistent/model", "zoo:vit-digits/1", "--out", str(tmp_path / "z")]) == 2
-    assert len(RunStore(home / "runs.sqlite").list()) == 2  # a path that is not a model starts no run
+    assert len(RunStore(home / "runs.sqlite").list()) == 1  # a path that is not a model starts no run
 
 
 def test_delete_removes_the_run_and_only_owned_artifacts(home, tmp_path):

@@ -4,12 +4,14 @@ directory, so a model directory is self-contained."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
+import numpy as np
 import torch
 
 from symalign.data.base import Batch
@@ -70,6 +72,39 @@ def model_tokenizer(source: str):
     return AutoTokenizer.from_pretrained(source)
 
 
+@lru_cache(maxsize=32)
+def tokenizer_fingerprint(source: str) -> str:
+    """Models whose tokenizer.json is byte-identical (every zoo seed) share their encoded text."""
+    model_tokenizer(source)  # the clear error for a model without one
+    return hashlib.sha256((Path(source) / "tokenizer.json").read_bytes()).hexdigest()
+
+
+def _char_table(tokenizer) -> dict[str, int] | None:
+    """char -> id when the tokenizer maps every character to one token on its own (a char-level
+    vocabulary: every non-special token is one character), else None."""
+    vocab = tokenizer.get_vocab()
+    special = set(tokenizer.all_special_tokens)
+    if any(len(t) != 1 for t in vocab if t not in special):
+        return None
+    return {t: i for t, i in vocab.items() if t not in special}
+
+
+def encode(tokenizer, text: str) -> torch.Tensor:
+    """Token ids of `text`. A character-level tokenizer is applied as a lookup table over the
+    distinct characters (4.6M characters: 0.3 s instead of 12 s), after checking on a sample that
+    the table gives exactly what the tokenizer gives; anything else goes through the tokenizer."""
+    table = _char_table(tokenizer)
+    if table is not None:
+        codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+        distinct, index = np.unique(codes, return_inverse=True)
+        unk = tokenizer.unk_token_id
+        ids = np.array([table.get(chr(c), -1 if unk is None else unk) for c in distinct], dtype=np.int64)[index]
+        sample = text[:20_000]
+        if (ids >= 0).all() and ids[: len(sample)].tolist() == tokenizer(sample, add_special_tokens=False)["input_ids"]:
+            return torch.from_numpy(ids)
+    return torch.tensor(tokenizer(text, add_special_tokens=False)["input_ids"], dtype=torch.long)
+
+
 @dataclass
 class TextData:
     name: str
@@ -81,11 +116,10 @@ class TextData:
         return int(len(self.text) * (1 - EVAL_FRACTION))
 
     def tokens(self, model, part: str) -> torch.Tensor:
-        key = (model.source, part)
+        key = (tokenizer_fingerprint(model.source), part)
         if key not in self._cache:
             text = self.text[: self.split] if part == "train" else self.text[self.split:]
-            ids = model_tokenizer(model.source)(text, add_special_tokens=False)["input_ids"]
-            self._cache[key] = torch.tensor(ids, dtype=torch.long)
+            self._cache[key] = encode(model_tokenizer(model.source), text)
         return self._cache[key]
 
     def check_model(self, model) -> None:

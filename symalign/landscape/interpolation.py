@@ -46,16 +46,22 @@ def barriers(lambdas: list[float], loss: list[float]) -> tuple[float, float]:
     return primary, max(loss) - 0.5 * (la + lb)
 
 
-def same_form(a: TransformerModel, b: TransformerModel, form: str) -> tuple[TransformerModel, TransformerModel]:
+def same_forms(models: list[TransformerModel], form: str) -> list[TransformerModel]:
+    """The models in one parametrisation: all canonical (default), or raw if they agree on it."""
     if form == "canonical":
-        return canonicalize(a), canonicalize(b)
+        return [canonicalize(m) for m in models]
     if form == "raw":
         tie = lambda m: (getattr(m.config, "tie_word_embeddings", None), getattr(m.config, "qkv_bias", None))
-        if tie(a) != tie(b):
+        if len({tie(m) for m in models}) > 1:
             raise SymalignError("the endpoints are in different forms (tied/untied head or q/k/v biases); "
                                 "interpolate in canonical form instead")
-        return a, b
+        return list(models)
     raise SymalignError(f"unknown form {form!r}; choose canonical or raw")
+
+
+def same_form(a: TransformerModel, b: TransformerModel, form: str) -> tuple[TransformerModel, TransformerModel]:
+    a, b = same_forms([a, b], form)
+    return a, b
 
 
 def interpolation_curve(a: TransformerModel, b: TransformerModel, data, points: int = 21,

@@ -32,11 +32,14 @@ class Alignment:
     transform: Transform
     aligned: TransformerModel
     report: dict = field(default_factory=dict)
+    start: Transform | None = None  # learned / soft: the weight-matching transform they started from
 
     def save(self, out: str | Path) -> Path:
-        """Hugging Face checkpoint of aligned B, transforms.safetensors and alignment.json."""
+        """Hugging Face checkpoint of aligned B, transforms.safetensors (with the learned matcher's
+        starting transform) and alignment.json."""
         out = save_model(self.aligned, out)
-        self.transform.save(out / "transforms.safetensors", {"settings": json.dumps(self.report["config"])})
+        self.transform.save(out / "transforms.safetensors", {"settings": json.dumps(self.report["config"])},
+                            start=self.start)
         (out / "alignment.json").write_text(json.dumps(self.report, indent=2))
         return out
 
@@ -56,6 +59,8 @@ def align(model_a: TransformerModel, model_b: TransformerModel, config: AlignCon
     active = {k: c for k, c in config.classes.items() if c != "none"}
     history: list[dict] = []
     learned: list[dict] = []
+    learned_summary: dict = {}
+    start_t: Transform | None = None
     if config.method == "none" or not active:
         transform = Transform()
     elif config.method == "weight":
@@ -67,16 +72,14 @@ def align(model_a: TransformerModel, model_b: TransformerModel, config: AlignCon
     elif config.method in ("learned", "soft"):
         start_t, history = weight_match(a.tensors, b.tensors, spec, active, boundary_tensors(a), config.head_cost,
                                         config.max_sweeps, config.seed)
-        transform, steps = learned_match(a, b, spec, start_t, active, load_data(config.data), steps=config.steps,
-                                         lr=config.lr, batch_size=config.batch_size, lambdas=config.lambdas,
-                                         seed=config.seed, device=pick_device(config.device), progress=progress,
-                                         soft=config.method == "soft")
-        learned = steps
+        result = learned_match(a, b, spec, start_t, active, load_data(config.data), config.learned_options(),
+                               device=pick_device(config.device), progress=progress)
+        transform, learned, learned_summary = result.transforms[0], result.history, result.summary
     aligned = transformed(b, transform)
     report = {
         "a": model_a.source, "b": model_b.source, "config": config.to_json(),
-        "sweeps": history, "learned": learned, "distance_before": distance(a.tensors, b.tensors),
+        "sweeps": history, "learned": learned, "learned_summary": learned_summary, "distance_before": distance(a.tensors, b.tensors),
         "distance_after": distance(a.tensors, aligned.tensors),
         "function_gap_vs_b": function_gap(b, aligned), "seconds": time.perf_counter() - start,
     }
-    return Alignment(transform, aligned, report)
+    return Alignment(transform, aligned, report, start_t)

@@ -8,6 +8,12 @@ from symalign.errors import SymalignError
 
 METHODS = ("none", "weight", "activation", "learned", "soft")
 DEFAULT_CLASSES = {"mlp": "perm", "heads": "perm", "qk": "none", "vo": "none", "residual": "none"}
+# Named class choices (the app's preset buttons, `--classes all` on the command line).
+CLASS_PRESETS: dict[str, dict[str, str]] = {
+    "none": {},
+    "permutations": {"mlp": "perm", "heads": "perm"},
+    "all": {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal", "residual": "orthogonal"},
+}
 
 
 @dataclass
@@ -19,10 +25,12 @@ class AlignConfig:
     device: str = "auto"
     seed: int = 0
     max_sweeps: int = 30
-    steps: int = 300  # learned / soft: optimisation steps
+    steps: int = 300  # learned / soft: most optimisation steps (the stopping rule may end sooner)
     lr: float = 0.01
     batch_size: int = 64
     lambdas: str = "uniform_mid"  # uniform_mid | half | uniform | normal
+    alpha: float = 1.0  # learned, three or more models: Dirichlet(α·1) mixing weights per step
+    rounds: int = 0  # weight, three or more models: refinement rounds against the running mean
     residual_strategy: str = "all"  # activation: all | first | last | identity
     head_strategy: str = "two-stage"  # activation: two-stage | ignore
     max_examples: int | None = 256  # activation: evaluation examples whose activations are matched
@@ -33,8 +41,17 @@ class AlignConfig:
         if self.head_cost not in ("circuit", "spectral"):
             raise SymalignError(f"unknown head cost {self.head_cost!r}; choose circuit or spectral")
         self.classes = {**DEFAULT_CLASSES, **self.classes}  # unnamed kinds: MLP and head permutations, else none
+        if self.rounds < 0:
+            raise SymalignError(f"--rounds must be 0 or more; got {self.rounds}")
         if self.method in ("activation", "learned", "soft") and self.data is None:
             raise SymalignError(f"--method {self.method} needs --data: it matches on activations or the task loss")
 
     def to_json(self) -> dict:
         return asdict(self)
+
+    def learned_options(self):
+        """The learned optimiser's settings (the stopping rule's defaults live in LearnedOptions)."""
+        from symalign.match.learned import LearnedOptions
+
+        return LearnedOptions(steps=self.steps, lr=self.lr, batch_size=self.batch_size, lambdas=self.lambdas,
+                              alpha=self.alpha, seed=self.seed, soft=self.method == "soft")

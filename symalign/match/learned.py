@@ -1,19 +1,24 @@
-"""Learned matching (Theus et al.): optimise the transform for low loss *between* the models.
+"""Learned matching (Theus et al.): optimise the transforms for low loss *between* the models.
 
-Starting from weight matching (the start matters), each component gets latent parameters that
-are projected to its group in the forward pass:
-- orthogonal: G = G₀ · exp(S − Sᵀ) (on the residual, inside the complement of 1, so Q·1 = 1);
-- invertible: G = G₀ · (I + M); rescale: a = a₀ · e^s;
-- permutation: latent Z (initialised at the one-hot P₀); the forward uses the assignment
-  P = LAP(Z) with a straight-through gradient to Z;
-- scaled permutations stay at their weight-matching value.
-The objective is the task loss of θ(λ) = (1−λ)θ_A + λ·T(θ_B) on training batches, with λ drawn
-each step (default U(0.4, 0.6)), so the optimiser flattens the middle of the path."""
+One optimiser serves a pair (A fixed, B's transform learned) and N models aligned to a shared
+universe (the first fixed, every other model's transform learned jointly). Each step draws
+mixing weights w (see `mixing`) and descends the task loss of θ(w) = Σ w_i T_i(θ_i) on a
+training batch; the transforms start from weight matching (the start matters) and are
+parametrised by `latent.LatentElement`.
+
+Why it converges (issue #14): the step size decays (cosine); permutations, whose straight-through
+updates flip entries discontinuously, follow their own faster decay and are frozen at
+`freeze_at` of the run (soft ones are rounded there); a fixed check (the loss at a few fixed points
+of the path or simplex, on fixed batches drawn once from the *training* split, so the reported
+evaluation split never steers the result) is read every `check_every` steps; the best state it has
+seen is kept, and the run stops once `patience` checks in a row improve it by less than `min_delta`.
+The start itself is the first check, so learning never returns something worse than its start."""
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import asdict, dataclass
 from typing import Callable
 
 import torch
@@ -21,136 +26,220 @@ from torch.func import functional_call
 
 from symalign.errors import SymalignError
 from symalign.landscape.evaluate import batch_loss
-from symalign.match.solvers import assignment
+from symalign.match.latent import LatentElement
+from symalign.match.mixing import WeightSampler, check_points
 from symalign.models.family import TransformerModel
 from symalign.symmetry.groups import Dense, GroupElement, Permutation
-from symalign.symmetry.random import ones_complement_basis
 from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform, apply_unchecked
 
 Progress = Callable[[int, int], None]
-LAMBDA_SAMPLERS = ("uniform_mid", "half", "uniform", "normal")
 
 
-def sample_lambda(kind: str, generator: torch.Generator) -> float:
-    u = float(torch.rand((), generator=generator))
-    if kind == "uniform_mid":
-        return 0.4 + 0.2 * u
-    if kind == "half":
-        return 0.5
-    if kind == "uniform":
-        return u
-    if kind == "normal":
-        return min(1.0, max(0.0, 0.5 + 0.1 * float(torch.randn((), generator=generator))))
-    raise SymalignError(f"unknown λ distribution {kind!r}; choose from {', '.join(LAMBDA_SAMPLERS)}")
+@dataclass(frozen=True)
+class LearnedOptions:
+    steps: int = 300  # at most; the stopping rule usually ends sooner
+    lr: float = 0.01
+    perm_lr: float = 0.1
+    batch_size: int = 64
+    lambdas: str = "uniform_mid"  # pairs: the distribution of λ per step
+    alpha: float = 1.0  # N ≥ 3 models: Dirichlet(α·1) mixing weights per step (1: uniform on the simplex)
+    seed: int = 0
+    soft: bool = False
+    check_every: int = 25
+    patience: int = 3
+    min_delta: float = 1e-3
+    freeze_at: float = 0.5
+    check_examples: int = 128
+
+    def __post_init__(self) -> None:
+        if self.steps < 1:
+            raise SymalignError(f"--steps must be at least 1; got {self.steps}")
+        if not (self.lr > 0 and self.perm_lr > 0):
+            raise SymalignError("learning rates must be positive")
+        if self.batch_size < 1 or self.check_examples < 1 or self.check_every < 1 or self.patience < 1:
+            raise SymalignError("batch size, check size, check interval and patience must be at least 1")
 
 
-def sinkhorn(log_p: torch.Tensor, iterations: int = 20) -> torch.Tensor:
-    """Sinkhorn(exp(Z)): alternate row and column normalisation in the log domain."""
-    for _ in range(iterations):
-        log_p = log_p - torch.logsumexp(log_p, dim=1, keepdim=True)
-        log_p = log_p - torch.logsumexp(log_p, dim=0, keepdim=True)
-    return log_p.exp()
+@dataclass
+class LearnedResult:
+    transforms: list[Transform]  # one per model after the first
+    history: list[dict]  # per step: weights, loss, permutation flips, learning rate, check value
+    summary: dict  # steps run, best step, best and starting check values, why it stopped
 
 
-def _skew(p: torch.Tensor) -> torch.Tensor:
-    return p - p.mT
+def _cosine(step: int, total: int) -> float:
+    return 0.5 * (1.0 + math.cos(math.pi * min(step, total) / max(total, 1)))
 
 
-class LatentElement(torch.nn.Module):
-    """One space's trainable element around its starting value."""
-
-    def __init__(self, start: GroupElement, cls: str, residual: bool, soft: bool = False,
-                 generator: torch.Generator | None = None):
-        super().__init__()
-        self.cls, self.residual, self.start, self.soft = cls, residual, start, soft
-        m = start.dense()
-        self.g0 = torch.nn.Parameter(m, requires_grad=False)
-        if cls == "orthogonal":
-            n = m.shape[-1] - 1 if residual else m.shape[-1]
-            self.p = torch.nn.Parameter(torch.zeros(*m.shape[:-2], n, n, dtype=torch.float64))
-            if residual:
-                self.register_buffer("basis", ones_complement_basis(m.shape[-1]))
-        elif cls == "invertible":
-            self.p = torch.nn.Parameter(torch.zeros_like(m))
-        elif cls == "rescale":
-            self.p = torch.nn.Parameter(torch.zeros(m.shape[0], dtype=torch.float64))
-        elif cls == "perm" and isinstance(start, Permutation) and soft:
-            noise = 0.01 * torch.rand(m.shape, generator=generator, dtype=torch.float64)
-            self.p = torch.nn.Parameter(torch.log(m + noise))
-        elif cls == "perm" and isinstance(start, Permutation):
-            self.p = torch.nn.Parameter(m.clone())
-        else:  # fixed: scaled permutations, per-head permutations
-            self.p = None
-
-    def element(self) -> GroupElement:
-        if self.p is None:
-            return self.start
-        if self.cls == "orthogonal":
-            r = torch.linalg.matrix_exp(_skew(self.p))
-            if self.residual:
-                one = torch.ones(1, 1, dtype=torch.float64)
-                r = self.basis @ torch.block_diag(one, r) @ self.basis.T
-            return Dense(self.g0 @ r, "orthogonal")
-        if self.cls == "invertible":
-            return Dense(self.g0 @ (torch.eye(self.g0.shape[-1], dtype=torch.float64) + self.p), "invertible")
-        if self.cls == "rescale":
-            return Dense(self.g0 * torch.exp(self.p)[:, None, None], "rescale")
-        if self.soft:
-            return Dense(sinkhorn(self.p), "perm")  # a doubly stochastic relaxation, used on both sides
-        hard = torch.eye(self.p.shape[0], dtype=torch.float64)[assignment(self.p.detach())]
-        return Dense(hard + self.p - self.p.detach(), "perm")  # straight-through estimator
-
-    def final(self) -> GroupElement:
-        """The element with the latent projected exactly onto the group (no gradient parts)."""
-        with torch.no_grad():
-            if self.p is None:
-                return self.start
-            if self.cls == "perm":
-                return Permutation(assignment(self.p))
-            el = self.element()
-            return Dense(el.matrix.detach().clone(), el.kind)
+def _rate(group: str, step: int, freeze_step: int, options: LearnedOptions) -> float:
+    """Cosine decay over the run; permutations decay faster, reaching 0 at the freeze."""
+    if group == "perm":
+        return options.perm_lr * _cosine(step - 1, freeze_step)
+    return options.lr * _cosine(step - 1, options.steps)
 
 
-def learned_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpec, start: Transform,
-                  classes: dict[str, str], data, steps: int = 300, lr: float = 0.01, perm_lr: float = 0.1,
-                  batch_size: int = 64, lambdas: str = "uniform_mid", seed: int = 0,
-                  device: torch.device | str = "cpu", progress: Progress | None = None,
-                  soft: bool = False) -> tuple[Transform, list[dict]]:
-    """Refine `start` (weight matching) by gradient descent on the loss along the path; with
-    `soft`, permutations are relaxed to Sinkhorn matrices during training (Theus et al.'s soft variant)."""
+class _Mover:
+    """One model's latent transform, assembled the same way for training, checks and output."""
+
+    def __init__(self, start: Transform, spec: SymmetrySpec, classes: dict[str, str], soft: bool,
+                 generator: torch.Generator, device: torch.device):
+        self.spec = spec
+        self.latents = {name: LatentElement(el, classes[spec.spaces[name].kind], spec.spaces[name].kind == "residual",
+                                            soft, generator).to(device)
+                        for name, el in start.items()}
+        # per-head maps are learned per *B head*: when a head permutation moves, its maps move with it
+        self.start_inverse = {name: torch.argsort(el.perm).to(device) for name, el in start.items()
+                              if isinstance(el, Permutation)}
+
+    def parameters(self, permutations: bool) -> list[torch.nn.Parameter]:
+        return [l.p for l in self.latents.values() if l.trainable and l.is_permutation == permutations]
+
+    def permutations(self) -> dict[str, torch.Tensor]:
+        return {name: l.hard_perm() for name, l in self.latents.items() if l.is_permutation}
+
+    def transform(self, hard: bool) -> Transform:
+        out = Transform()
+        for name, latent in self.latents.items():
+            out[name] = Permutation(latent.hard_perm()) if hard and latent.is_permutation else latent.element()
+        for name in out:
+            parent = self.latents.get(self.spec.spaces[name].batched_by or "")
+            if parent is not None and parent.is_permutation and (hard or not parent.soft or parent.frozen):
+                order = self.start_inverse[self.spec.spaces[name].batched_by][parent.hard_perm()]
+                out[name] = out[name].select(order)
+        return out
+
+    def final(self) -> Transform:
+        out = self.transform(hard=True)
+        return Transform({name: el if isinstance(el, Permutation) else _detached(el) for name, el in out.items()})
+
+    def freeze(self) -> None:
+        for latent in self.latents.values():
+            latent.freeze()
+
+    def snapshot(self) -> dict:
+        return {name: l.snapshot() for name, l in self.latents.items()}
+
+    def restore(self, state: dict) -> None:
+        for name, l in self.latents.items():
+            l.restore(state[name])
+
+
+def _single(transform: Transform) -> Transform:
+    """Orthogonal and permutation matrices in float32 for a training step (float64 costs 16% of a
+    step and buys nothing there); checks and the output keep float64."""
+    return Transform({name: Dense(el.matrix.float(), el.kind) if isinstance(el, Dense) and el.kind in ("orthogonal", "perm")
+                      else el for name, el in transform.items()})
+
+
+def _detached(element: GroupElement) -> GroupElement:
+    if isinstance(element, Dense):
+        return Dense(element.matrix.detach().cpu().clone(), element.kind)
+    return element
+
+
+def learn_transforms(models: list[TransformerModel], starts: list[Transform], spec: SymmetrySpec,
+                     classes: dict[str, str], data, options: LearnedOptions = LearnedOptions(),
+                     device: torch.device | str = "cpu", progress: Progress | None = None) -> LearnedResult:
+    """Refine the transforms of models[1:] (models[0] is the fixed reference) for low task loss
+    anywhere on the path or simplex between them; all models are canonical, same architecture."""
     device = torch.device(device)
-    data.check_model(a)
-    generator = torch.Generator().manual_seed(seed)
-    latents = {name: LatentElement(el, classes[spec.spaces[name].kind], spec.spaces[name].kind == "residual",
-                                   soft, generator).to(device)
-               for name, el in start.items()}
-    groups = [{"params": [l.p for l in latents.values() if l.p is not None and l.cls != "perm"], "lr": lr},
-              {"params": [l.p for l in latents.values() if l.p is not None and l.cls == "perm"], "lr": perm_lr}]
-    groups = [g for g in groups if g["params"]]
-    if not groups:
-        return start, []
+    ref = models[0]
+    data.check_model(ref)
+    generator = torch.Generator().manual_seed(options.seed)
+    movers = [_Mover(s, spec, classes, options.soft, generator, device) for s in starts]
+    continuous = [p for m in movers for p in m.parameters(permutations=False)]
+    perms = [p for m in movers for p in m.parameters(permutations=True)]
+    if not continuous and not perms:
+        return LearnedResult([Transform(s) for s in starts], [], {"steps": 0, "stopped": "nothing to learn"})
+    groups = ([{"params": continuous, "lr": options.lr, "name": "continuous"}] if continuous else []) + \
+             ([{"params": perms, "lr": options.perm_lr, "name": "perm"}] if perms else [])
     optimizer = torch.optim.Adam(groups)
-    module = a.to_module().to(device)
-    ta = {k: v.to(device) for k, v in a.tensors.items()}
-    tb = {k: v.to(device) for k, v in b.tensors.items()}
-    history, begin = [], time.perf_counter()
-    for step in range(steps):
-        transform = Transform({name: latent.element() for name, latent in latents.items()})
-        moved = apply_unchecked(tb, spec, transform)
-        lam = sample_lambda(lambdas, generator)
-        mixed = {k: (1 - lam) * ta[k] + lam * moved[k] for k in ta}
-        inputs, y = data.train_batch(a, batch_size, generator)
-        params = a.family.from_logical(mixed, a.config)
-        logits = functional_call(module, params, args=(), kwargs={k: v.to(device) for k, v in inputs.items()}).logits
-        loss_sum, _ = batch_loss(logits[:, : y.shape[1]] if y.dim() == 2 else logits, y.to(device))
-        loss = loss_sum / y.numel()
+    module = ref.to_module().to(device)
+    tensors = [{k: v.to(device) for k, v in m.tensors.items()} for m in models]
+    sampler = WeightSampler(len(models), options.lambdas, options.alpha, options.seed)
+    check_gen = torch.Generator().manual_seed(options.seed + 7919)
+    check_batch = data.train_batch(ref, options.check_examples, check_gen)
+    freeze_step = max(1, round(options.freeze_at * options.steps)) if perms else 0
+
+    def loss_at(weights: list[float], transforms: list[Transform], inputs, y) -> torch.Tensor:
+        moved = [tensors[0]] + [apply_unchecked(t, spec, tr) for t, tr in zip(tensors[1:], transforms)]
+        mixed = {k: sum(w * m[k] for w, m in zip(weights, moved)) for k in tensors[0]}
+        params = ref.family.from_logical(mixed, ref.config)
+        kwargs = {k: v.to(device) for k, v in inputs.items()}
+        logits = functional_call(module, params, args=(), kwargs=kwargs).logits
+        y = y.to(device)
+        total, _ = batch_loss(logits[:, : y.shape[1]] if y.dim() == 2 else logits, y)
+        return total / y.numel()
+
+    points = check_points(len(models))
+
+    @torch.no_grad()
+    def check() -> float:
+        transforms = [m.transform(hard=True) for m in movers]
+        return sum(float(loss_at(w, transforms, *check_batch)) for w in points) / len(points)
+
+    begin = time.perf_counter()
+    start_check = best_check = check()
+    best_step, best_state, stale = 0, [m.snapshot() for m in movers], 0
+    history: list[dict] = [{"step": 0, "check": start_check, "seconds": 0.0}]
+    previous = [m.permutations() for m in movers]
+    stopped = "reached --steps"
+    for step in range(1, options.steps + 1):
+        for group in optimizer.param_groups:
+            group["lr"] = _rate(group["name"], step, freeze_step, options)
+        if step == freeze_step + 1 and perms:
+            for m in movers:
+                m.freeze()
+            if not continuous:  # permutations were all there was to learn: keep the frozen ones if better
+                value = check()
+                history[-1]["check"] = value
+                if value < best_check:
+                    best_check, best_step, best_state = value, step - 1, [m.snapshot() for m in movers]
+                stopped = "permutations frozen; nothing else to learn"
+                break
+        weights = sampler()
+        inputs, y = data.train_batch(ref, options.batch_size, generator)
+        loss = loss_at(weights, [_single(m.transform(hard=False)) for m in movers], inputs, y)
         if not math.isfinite(loss.item()):
-            raise SymalignError(f"learned matching diverged at step {step}; lower the learning rate")
+            raise SymalignError(f"learned matching diverged at step {step}; lower the learning rate (--lr)")
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        history.append({"step": step + 1, "lambda": lam, "loss": loss.item(), "seconds": time.perf_counter() - begin})
+        current = [m.permutations() for m in movers]
+        flips = sum(int((current[i][k] != previous[i][k]).sum()) for i in range(len(movers)) for k in current[i])
+        previous = current
+        entry = {"step": step, "weights": [round(w, 6) for w in weights], "loss": loss.item(), "flips": flips,
+                 "lr": optimizer.param_groups[0]["lr"], "seconds": time.perf_counter() - begin}
+        if step % options.check_every == 0 or step == options.steps:
+            value = check()
+            entry["check"] = value
+            if value < best_check - options.min_delta:
+                best_check, best_step, best_state, stale = value, step, [m.snapshot() for m in movers], 0
+            else:
+                if value < best_check:  # a small gain still counts as the best state
+                    best_check, best_step, best_state = value, step, [m.snapshot() for m in movers]
+                stale += 1
+        history.append(entry)
         if progress:
-            progress(step + 1, steps)
-    return Transform({name: latent.final() for name, latent in latents.items()}), history
+            progress(step, options.steps)
+        # While permutations may still flip the check can plateau and recover, so before the freeze a
+        # stall ends the run only if learning never beat its start (then the start is already optimal).
+        if stale >= options.patience and (step > freeze_step or best_step == 0):
+            stopped = f"check stalled for {options.patience} checks"
+            break
+    for m, state in zip(movers, best_state):
+        m.restore(state)
+    if progress:
+        progress(options.steps, options.steps)
+    summary = {"steps": history[-1]["step"], "best_step": best_step, "start_check": start_check,
+               "best_check": best_check, "stopped": stopped, "freeze_step": freeze_step,
+               "seconds": time.perf_counter() - begin, "options": asdict(options)}
+    return LearnedResult([m.final() for m in movers], history, summary)
+
+
+def learned_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpec, start: Transform,
+                  classes: dict[str, str], data, options: LearnedOptions = LearnedOptions(),
+                  device: torch.device | str = "cpu", progress: Progress | None = None) -> LearnedResult:
+    """Refine `start` (weight matching of B to A) for low loss along the straight path."""
+    return learn_transforms([a, b], [start], spec, classes, data, options, device, progress)

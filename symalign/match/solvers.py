@@ -53,9 +53,20 @@ def assignment(cost: torch.Tensor) -> torch.Tensor:
     return torch.as_tensor(cols[np.argsort(rows)], dtype=torch.long)
 
 
+TIE_BREAK = 1e-7  # relative weight of the identity added to a Procrustes correlation
+
+
 def procrustes(c: torch.Tensor) -> torch.Tensor:
-    """argmax over orthogonal G of tr(Gᵀ C): U Vᵀ (batched)."""
-    u, _, vh = torch.linalg.svd(c)
+    """argmax over orthogonal G of tr(Gᵀ C): U Vᵀ (batched).
+
+    When C is rank-deficient (e.g. the few boundary tensors of a small ViT constrain only part of
+    the residual) the maximiser is not unique and plain SVD would pick the unconstrained part from
+    round-off, which differs with the thread count. Adding ε·I (ε = 1e-7·σ_max) breaks the tie
+    towards the identity (leave what no tensor constrains where it is) and makes C nonsingular,
+    whose polar factor is unique and stable."""
+    scale = torch.linalg.matrix_norm(c, ord=2, keepdim=True) if c.shape[-1] else c
+    eye = torch.eye(c.shape[-1], dtype=c.dtype, device=c.device)
+    u, _, vh = torch.linalg.svd(c + TIE_BREAK * scale * eye)
     return u @ vh
 
 

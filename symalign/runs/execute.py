@@ -3,10 +3,11 @@ and its metrics (or its error) when it ends."""
 
 from __future__ import annotations
 
+import json
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from symalign.barrier import default_data_spec
 from symalign.data import load_data
@@ -16,9 +17,13 @@ from symalign.landscape.interpolation import Curve, interpolation_curve
 from symalign.match.align import Alignment, align
 from symalign.match.config import AlignConfig
 from symalign.models import load_model
+from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
 from symalign.runs.store import RunStore
 from symalign.zoo import zoo_reference
+
+if TYPE_CHECKING:
+    from symalign.match.universe import UniverseAlignment
 
 PhaseProgress = Callable[[str, int, int], None]  # phase, done, total
 ModelLike = TransformerModel | str
@@ -59,12 +64,12 @@ def failure_message(exc: BaseException) -> str:
 
 @contextmanager
 def recorded(store: RunStore | None, kind: str, a: str, b: str, method: str, settings: dict, source: str,
-             label: str) -> Iterator[str | None]:
+             label: str, models: list[str] | None = None) -> Iterator[str | None]:
     """Start a run row, and mark it failed (with one line) if the work raises or is stopped."""
     if store is None:
         yield None
         return
-    run_id = store.start(kind, a, b, method, settings, source, label)
+    run_id = store.start(kind, a, b, method, settings, source, label, models)
     try:
         yield run_id
     except BaseException as exc:  # also Streamlit's stop/rerun, which would leave the row `running`
@@ -119,6 +124,8 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
 
     Without `out`, artifacts go to the data folder's runs/<id> (and are deleted with the run)."""
     model_a, model_b = _model(a), _model(b)
+    check_compatible(model_a, model_b)
+    check_classes(model_a, config.classes)
     settings = {"config": config.to_json(), "points": points, "max_examples": max_examples, "measure": measure,
                 "owns_artifacts": out is None}
     with recorded(store, "align", _ref(a), _ref(b), config.method, settings, source, label) as run_id:
@@ -139,3 +146,120 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
         if store is not None:
             store.finish(run_id, metrics, saved)
     return AlignRun(run_id, alignment, curve, saved)
+
+
+def check_classes(model: TransformerModel, classes: dict[str, str]) -> None:
+    """Refuse an inadmissible class (with the spec's reason) before a run is recorded. Matchers
+    work in canonical form, so that is the spec that decides."""
+    model.family.spec(model.config, canonical=True).check_classes(classes)
+
+
+def _three_or_more(refs: list[ModelLike], what: str, exactly: int | None = None) -> list[TransformerModel]:
+    """Load the models of a multi-model workflow and refuse a wrong count or mismatched
+    architectures before anything is recorded or computed."""
+    if exactly is not None and len(refs) != exactly:
+        raise SymalignError(f"{what} needs exactly {exactly} models (got {len(refs)})")
+    if len(refs) < 3:
+        raise SymalignError(f"{what} needs at least three models (got {len(refs)}); for two use `symalign align`")
+    models = [_model(m) for m in refs]
+    for i, other in enumerate(models[1:], start=2):
+        try:
+            check_compatible(models[0], other)
+        except SymalignError as exc:
+            raise type(exc)(f"model 1 and model {i} cannot be aligned: {exc}") from None
+    return models
+
+
+@dataclass
+class ManyRun:
+    run_id: str | None
+    universe: "UniverseAlignment"
+    curves: list[tuple[tuple[int, int], Curve]]
+    outputs: list[Path]
+
+
+def align_many_run(refs: list[ModelLike], config: AlignConfig, out: str | Path | None = None, measure: bool = False,
+                   points: int = 21, max_examples: int | None = None, store: RunStore | None = None,
+                   source: str = "api", label: str = "", progress: PhaseProgress | None = None,
+                   data_source=None) -> ManyRun:
+    """Universe alignment of three or more models, saved to DIR/0, DIR/1, ...; optionally the barrier
+    of every pair of aligned models. Without `out`, artifacts go to the data folder's runs/<id>."""
+    from itertools import combinations
+
+    from symalign.match.universe import align_many
+
+    models = _three_or_more(refs, "align-many")
+    check_classes(models[0], config.classes)
+    names = [_ref(m) for m in refs]
+    settings = {"config": config.to_json(), "points": points, "max_examples": max_examples, "measure": measure,
+                "owns_artifacts": out is None}
+    with recorded(store, "align-many", names[0], names[1], config.method, settings, source, label, names) as run_id:
+        universe = align_many(models, config, progress=phase_progress(progress, "align"))
+        if out is None:
+            from symalign.workspace import runs_dir
+
+            out = runs_dir() / (run_id or "latest")
+        outputs = universe.save(out)
+        metrics = {"classes": config.classes, "seconds": universe.report["seconds"],
+                   "function_gap": [m["function_gap"] for m in universe.report["members"]],
+                   "pairwise_distance_before": universe.report["pairwise_distance_before"],
+                   "pairwise_distance_after": universe.report["pairwise_distance_after"],
+                   "learned_steps": universe.report["learned_summary"].get("steps", 0), "outputs": [str(o) for o in outputs]}
+        curves = []
+        if measure:
+            spec = config.data or default_data_spec(models[0])
+            for i, j in combinations(range(len(models)), 2):
+                curve = measured_curve(universe.aligned[i], universe.aligned[j], spec, data_source, points, max_examples,
+                                       config.device, "canonical", progress, (names[i], names[j]))
+                curves.append(((i, j), curve))
+            metrics["pairwise"] = [{"pair": list(p), "barrier": c.barrier, "barrier_mean": c.barrier_mean,
+                                    "curve": c.to_json()} for p, c in curves]
+        if store is not None:
+            store.finish(run_id, metrics, out)
+    return ManyRun(run_id, universe, curves, outputs)
+
+
+def simplex_run(refs: list[ModelLike], config: AlignConfig, resolution: int = 10, epsilon: float = 0.05,
+                max_examples: int | None = None, store: RunStore | None = None, source: str = "api",
+                label: str = "", progress: PhaseProgress | None = None, data_source=None):
+    """The loss surface over the simplex of three models after their universe alignment (or none)."""
+    from symalign.landscape.simplex import barycentric_grid, simplex_surface
+    from symalign.match.universe import UNIVERSE_METHODS, align_many
+
+    if config.method not in UNIVERSE_METHODS:
+        raise SymalignError(f"simplex supports --method {', '.join(UNIVERSE_METHODS)}; got {config.method!r}")
+    barycentric_grid(resolution)  # refuse a bad resolution before loading anything
+    if not epsilon >= 0:
+        raise SymalignError(f"--epsilon must be 0 or more; got {epsilon}")
+    models = _three_or_more(refs, "simplex", exactly=3)
+    check_classes(models[0], config.classes)
+    names = [_ref(m) for m in refs]
+    spec = config.data or default_data_spec(models[0])
+    settings = {"config": config.to_json(), "resolution": resolution, "epsilon": epsilon, "max_examples": max_examples,
+                "data": spec}
+    with recorded(store, "simplex", names[0], names[1], config.method, settings, source, label, names) as run_id:
+        aligned = align_many(models, config, progress=phase_progress(progress, "align")).aligned
+        surface = simplex_surface(*aligned, data_source or load_data(spec), resolution=resolution, epsilon=epsilon,
+                                  max_examples=max_examples, device=pick_device(config.device),
+                                  progress=phase_progress(progress, "simplex"))
+        surface.extra.update({"method": config.method, "classes": config.classes, "models": names, "data": spec})
+        if store is not None:
+            store.finish(run_id, dict(surface.to_json(), barrier=surface.max_barrier))
+    return run_id, surface
+
+
+def spectrum_run(directory: str | Path, store: RunStore | None = None, source: str = "api", label: str = "",
+                 run: str | None = None) -> tuple[str | None, dict]:
+    """Eigen-angle spectra of a saved learned alignment, recorded as a `spectrum` run."""
+    from symalign.landscape.spectrum import alignment_spectrum
+
+    result = alignment_spectrum(directory)  # refuse a directory without learned rotations before recording
+    config = json.loads((Path(directory) / "alignment.json").read_text()) if (Path(directory) / "alignment.json").is_file() else {}
+    models = config.get("models") or [config.get("a", ""), config.get("b", str(directory))]
+    models = [zoo_reference(m) if m else m for m in models]
+    settings = {"alignment": str(directory), "of_run": run}
+    with recorded(store, "spectrum", models[0], models[1] if len(models) > 1 else "", result.get("method") or "",
+                  settings, source, label, models) as run_id:
+        if store is not None:
+            store.finish(run_id, result, directory)
+    return run_id, result

@@ -23,7 +23,7 @@ from symalign.errors import SymalignError
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,            -- align | barrier
+    kind TEXT NOT NULL,            -- align | barrier | align-many | simplex | spectrum
     status TEXT NOT NULL,          -- running | done | failed
     source TEXT NOT NULL,          -- cli | app | api
     created REAL NOT NULL,
@@ -32,6 +32,7 @@ CREATE TABLE IF NOT EXISTS runs (
     label TEXT NOT NULL DEFAULT '',
     model_a TEXT NOT NULL,
     model_b TEXT NOT NULL,
+    models TEXT NOT NULL DEFAULT '[]',  -- every model of the run (three or more for simplex, align-many)
     method TEXT NOT NULL DEFAULT '',
     settings TEXT NOT NULL DEFAULT '{}',
     metrics TEXT NOT NULL DEFAULT '{}',
@@ -40,6 +41,8 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_created ON runs (created);
 """
+# Columns added after the first release: a database written by an older symalign gets them in place.
+MIGRATIONS = {"models": "ALTER TABLE runs ADD COLUMN models TEXT NOT NULL DEFAULT '[]'"}
 
 
 def _pid_alive(pid: int | None) -> bool:
@@ -63,6 +66,7 @@ class Run:
     created: float
     model_a: str
     model_b: str
+    models: list[str] = field(default_factory=list)
     method: str = ""
     label: str = ""
     settings: dict = field(default_factory=dict)
@@ -85,8 +89,13 @@ class Run:
         return self.metrics.get("curve")
 
     @property
+    def all_models(self) -> list[str]:
+        """Every model of the run (older rows recorded only two)."""
+        return self.models or [self.model_a, self.model_b]
+
+    @property
     def title(self) -> str:
-        return self.label or f"{self.kind} {self.method} {self.model_a} ↔ {self.model_b}".replace("  ", " ")
+        return self.label or f"{self.kind} {self.method} {' ↔ '.join(self.all_models)}".replace("  ", " ")
 
 
 class RunStore:
@@ -104,6 +113,10 @@ class RunStore:
             raise SymalignError(f"cannot create {self.path.parent} for the run database ({exc.strerror})") from None
         with self._connect() as db:
             db.executescript(SCHEMA)
+            present = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+            for column, statement in MIGRATIONS.items():
+                if column not in present:
+                    db.execute(statement)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -122,13 +135,13 @@ class RunStore:
             db.close()
 
     def start(self, kind: str, model_a: str, model_b: str, method: str = "", settings: dict | None = None,
-              source: str = "api", label: str = "") -> str:
+              source: str = "api", label: str = "", models: list[str] | None = None) -> str:
         run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
         with self._connect() as db:
-            db.execute("INSERT INTO runs (id, kind, status, source, created, pid, label, model_a, model_b, method, "
-                       "settings) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (run_id, kind, source, time.time(), os.getpid(), label, model_a, model_b, method,
-                        json.dumps(settings or {})))
+            db.execute("INSERT INTO runs (id, kind, status, source, created, pid, label, model_a, model_b, models, "
+                       "method, settings) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (run_id, kind, source, time.time(), os.getpid(), label, model_a, model_b,
+                        json.dumps(models or [model_a, model_b]), method, json.dumps(settings or {})))
         return run_id
 
     def finish(self, run_id: str, metrics: dict, artifacts: str | Path | None = None) -> None:
@@ -157,7 +170,8 @@ class RunStore:
         if method:
             query, args = query + " AND method=?", args + [method]
         if model:
-            query, args = query + " AND (instr(model_a, ?) > 0 OR instr(model_b, ?) > 0)", args + [model, model]
+            query, args = query + " AND (instr(models, ?) > 0 OR instr(model_a, ?) > 0 OR instr(model_b, ?) > 0)", \
+                args + [model, model, model]
         with self._connect() as db:
             rows = db.execute(query + " ORDER BY created DESC", args).fetchall()
         runs = [self._run(r) for r in rows]
@@ -180,4 +194,5 @@ class RunStore:
     def _run(row: sqlite3.Row) -> Run:
         d = dict(row)
         d["settings"], d["metrics"] = json.loads(d["settings"]), json.loads(d["metrics"])
+        d["models"] = json.loads(d.get("models") or "[]")
         return Run(**d)

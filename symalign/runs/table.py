@@ -19,8 +19,25 @@ def run_label(run: Run) -> str:
     if run.label:
         return run.label
     classes = run.metrics.get("classes") or run.settings.get("config", {}).get("classes")
-    what = "vanilla" if run.kind == "barrier" else f"{run.method}: {classes_text(classes)}"
+    if run.kind == "barrier":
+        what = "vanilla"
+    elif run.kind in ("simplex", "align-many", "spectrum"):
+        what = f"{run.kind} {run.method}" + ("" if run.kind == "spectrum" else f": {classes_text(classes)}")
+    else:
+        what = f"{run.method}: {classes_text(classes)}"
     return f"{what} [{run.id[-6:]}]"
+
+
+def headline_barrier(run: Run) -> float | None:
+    """The one barrier a run is compared by: its path's barrier; for a simplex the largest barrier
+    above the corner plane; for a universe alignment the largest pairwise barrier (when measured)."""
+    m = run.metrics
+    if run.kind == "simplex":
+        return m.get("max_barrier")
+    if run.kind == "align-many":
+        pairs = m.get("pairwise") or []
+        return max(p["barrier"] for p in pairs) if pairs else None
+    return m.get("barrier")
 
 
 def runs_table(runs: list[Run]) -> pd.DataFrame:
@@ -35,12 +52,15 @@ def runs_table(runs: list[Run]) -> pd.DataFrame:
         classes = m.get("classes") or r.settings.get("config", {}).get("classes")
         rows.append({
             "run": run_label(r), "id": r.id, "state": r.state, "kind": r.kind, "method": r.method,
-            "classes": classes_text(classes) if r.kind == "align" else "none", "model_a": r.model_a,
-            "model_b": r.model_b, "barrier": m.get("barrier"), "barrier_mean": m.get("barrier_mean"),
+            "classes": classes_text(classes) if r.kind in ("align", "align-many", "simplex") else "none",
+            "model_a": r.model_a, "model_b": r.model_b, "models": " · ".join(r.all_models),
+            "barrier": headline_barrier(r), "barrier_mean": m.get("barrier_mean"),
+            "near_zero_fraction": m.get("near_zero_fraction"),
             "loss_at_half": mid, "endpoint_loss_a": (m.get("endpoint_loss") or [None, None])[0],
             "endpoint_loss_b": (m.get("endpoint_loss") or [None, None])[1], "seconds": m.get("seconds"),
             "source": r.source, "created": dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M:%S"),
         })
     return pd.DataFrame(rows, columns=["run", "id", "state", "kind", "method", "classes", "model_a", "model_b",
-                                       "barrier", "barrier_mean", "loss_at_half", "endpoint_loss_a",
+                                       "models", "barrier", "barrier_mean", "near_zero_fraction", "loss_at_half",
+                                       "endpoint_loss_a",
                                        "endpoint_loss_b", "seconds", "source", "created"])

@@ -22,10 +22,14 @@ CO, CONTRA, DIAG = "co", "contra", "diag"
 
 
 def _along(t: torch.Tensor, axis: int, matrix: torch.Tensor, batch_axis: int | None) -> torch.Tensor:
-    """Return t with `matrix` ([n, n] or [B, n, n]) applied along `axis`: t'[..i..] = Σ_j M[i,j] t[..j..]."""
+    """Return t with `matrix` ([n, n] or [B, n, n]) applied along `axis`: t'[..i..] = Σ_j M[i,j] t[..j..].
+
+    Works in the wider of the two dtypes: float64 matrices (every exported transform) give exact
+    results; a float32 matrix (the learned matcher's training steps) keeps the arithmetic cheap."""
     dtype = t.dtype
-    work = t.to(torch.float64)
-    m = matrix.to(torch.float64)
+    wide = torch.promote_types(t.dtype, matrix.dtype)
+    work = t.to(wide)
+    m = matrix.to(wide)
     if batch_axis is None:
         moved = work.movedim(axis, -1)
         return (moved @ m.T).movedim(-1, axis).to(dtype)
@@ -180,7 +184,10 @@ class Dense(GroupElement):
             return _constant_gain(t, axis, self.kind)
         if (batch_axis is None) != (self.batch is None):
             raise ValueError("batched elements need a batch axis and single ones must not have one")
-        m = self.dense() if variance == CO else self.inverse_transpose()
+        if variance == CO or self.kind in ("orthogonal", "perm"):
+            m = self.matrix  # G^-T = G for orthogonal maps; keep the matrix's own precision
+        else:
+            m = self.inverse_transpose()
         return _along(t, axis, m.to(t.device), batch_axis)
 
     def inverse(self):

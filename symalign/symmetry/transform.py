@@ -20,6 +20,8 @@ from symalign.symmetry.groups import Dense, ScaledPermutation, element_from_tens
 from symalign.symmetry.spec import SymmetrySpec
 
 FORMAT = "symalign.transform/1"
+START = "start/"  # prefix of the starting transform a learned matcher keeps beside its result
+
 
 class Transform(dict):
     """Mapping space name -> GroupElement; spaces left out are the identity."""
@@ -48,31 +50,52 @@ class Transform(dict):
     def classes(self) -> dict[str, str]:
         return {name: element.kind for name, element in self.items()}
 
-    def save(self, path: str | Path, metadata: Mapping[str, str] | None = None) -> None:
-        tensors = {f"{name}|{key}": t.contiguous() for name, el in self.items() for key, t in el.tensors().items()}
+    def save(self, path: str | Path, metadata: Mapping[str, str] | None = None,
+             start: "Transform | None" = None) -> None:
+        """One safetensors file; a learned alignment also keeps the transform it started from
+        (under the prefix `start/`), so its corrections can be analysed later (`symalign spectrum`)."""
+        tensors = {f"{name}|{key}": t.detach().cpu().contiguous()
+                   for name, el in self.items() for key, t in el.tensors().items()}
         meta = {"format": FORMAT, "kinds": json.dumps(self.classes())}
+        if start is not None:
+            tensors.update({f"{START}{name}|{key}": t.detach().cpu().contiguous()
+                            for name, el in start.items() for key, t in el.tensors().items()})
+            meta["start_kinds"] = json.dumps(start.classes())
         meta.update(metadata or {})
         save_file(tensors, str(path), metadata=meta)
 
     @classmethod
     def load(cls, path: str | Path) -> "Transform":
-        path = Path(path)
-        if not path.is_file():
-            raise SymalignError(f"no transform file at {path}")
-        try:
-            with safe_open(str(path), framework="pt") as f:
-                meta = f.metadata() or {}
-            raw = load_file(str(path))
-        except (SafetensorError, OSError, ValueError) as exc:
-            raise SymalignError(f"{path} is not a readable safetensors file ({exc})") from None
-        if meta.get("format") != FORMAT:
-            raise SymalignError(f"{path} is not a symalign transform file (format {meta.get('format')!r})")
-        kinds = json.loads(meta["kinds"])
+        return load_transforms(path)[0]
+
+
+def load_transforms(path: str | Path) -> tuple[Transform, Transform | None]:
+    """The transform in a file and the one it started from (None unless a learned matcher wrote it)."""
+    path = Path(path)
+    if not path.is_file():
+        raise SymalignError(f"no transform file at {path}")
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            meta = f.metadata() or {}
+        raw = load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise SymalignError(f"{path} is not a readable safetensors file ({exc})") from None
+    if meta.get("format") != FORMAT:
+        raise SymalignError(f"{path} is not a symalign transform file (format {meta.get('format')!r})")
+    try:
         parts: dict[str, dict[str, torch.Tensor]] = {}
         for key, t in raw.items():
             name, field = key.split("|")
             parts.setdefault(name, {})[field] = t
-        return cls({name: element_from_tensors(kind, parts[name]) for name, kind in kinds.items()})
+
+        def build(kinds: dict[str, str], prefix: str) -> Transform:
+            return Transform({name: element_from_tensors(kind, parts[prefix + name]) for name, kind in kinds.items()})
+
+        transform = build(json.loads(meta["kinds"]), "")
+        start = build(json.loads(meta["start_kinds"]), START) if "start_kinds" in meta else None
+    except (KeyError, ValueError, TypeError) as exc:
+        raise SymalignError(f"{path} is a damaged symalign transform file ({type(exc).__name__}: {exc})") from None
+    return transform, start
 
 
 def validate(transform: Transform, spec: SymmetrySpec, atol: float = 1e-4) -> None:

@@ -18,7 +18,7 @@ def run_filters(key: str) -> list[Run]:
     method = c2.selectbox("method", ["any"] + methods, key=f"{key}-method")
     state = c3.selectbox("state", ["any", "done", "running", "failed", "interrupted"], key=f"{key}-state")
     return [r for r in runs
-            if (not model or model in r.model_a or model in r.model_b)
+            if (not model or any(model in m for m in r.all_models))
             and (method == "any" or r.method == method) and (state == "any" or r.state == state)]
 
 
@@ -32,3 +32,80 @@ def pick_runs_with_curves(runs: list[Run], key: str, default: int = 3) -> list[R
     chosen = st.multiselect("runs", list(labels), default=list(labels)[:default], key=key,
                             format_func=labels.get)
     return [r for r in with_curves if r.id in chosen]
+
+
+def show_universe(run: Run) -> None:
+    """An align-many run: pairwise barriers of the aligned models and their curves."""
+    from symalign.plots import curves_figure
+
+    models = run.all_models
+    st.subheader(f"Universe alignment of {len(models)} models ({run.method})")
+    pairs = run.metrics.get("pairwise", [])
+    cols = st.columns(max(len(pairs), 1))
+    for col, p in zip(cols, pairs):
+        i, j = p["pair"]
+        col.metric(f"barrier {'ABCDEFGH'[i]} ↔ {'ABCDEFGH'[j]}", f"{p['barrier']:.4f}")
+    if pairs:
+        st.plotly_chart(curves_figure([(f"{'ABCDEFGH'[p['pair'][0]]} ↔ {'ABCDEFGH'[p['pair'][1]]}", p["curve"])
+                                       for p in pairs]), key=f"universe-fig-{run.id}")
+    gaps = run.metrics.get("function_gap", [])
+    st.caption(f"Saved as run {run.id} in `{run.artifacts}` (one folder per model, each the same function as "
+               f"its original: max |Δlogit| {max(gaps or [0]):.1e}). The Simplex page shows the loss between all three; "
+               "Orthogonal corrections shows what learning changed.")
+
+
+def simplex_runs(runs: list[Run]) -> list[Run]:
+    return [r for r in runs if r.kind == "simplex" and r.state == "done"]
+
+
+def show_simplex(runs: list[Run], key: str) -> None:
+    """Ternary figures of simplex runs side by side on one colour scale, with their summaries."""
+    import pandas as pd
+
+    from symalign.plots import simplex_figures
+
+    if not runs:
+        return
+    labels = tuple(("A", "B", "C")[i] + f": {m}" for i, m in enumerate(runs[0].all_models[:3]))
+    fig = simplex_figures([(f"{r.method} [{r.id[-6:]}]", r.metrics) for r in runs], labels=labels)
+    st.plotly_chart(fig, key=key)
+    table = pd.DataFrame([{"run": r.id, "method": r.method, "models": " · ".join(r.all_models),
+                           "max loss": r.metrics["max_loss"], "max barrier (above corner plane)": r.metrics["max_barrier"],
+                           "near-zero region": r.metrics["near_zero_fraction"], "ε": r.metrics["epsilon"],
+                           "resolution": r.metrics["resolution"]} for r in runs])
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_config={"near-zero region": st.column_config.ProgressColumn(format="percent", min_value=0,
+                                                                                    max_value=1)})
+
+
+def show_spectrum(result: dict, key: str) -> None:
+    """Histograms, summaries per kind and layer, permutation stability, and what it means."""
+    import pandas as pd
+
+    from symalign.plots import spectrum_figure
+    from symalign.ui.explain import spectrum_sentence
+
+    st.markdown(spectrum_sentence(result))
+    st.plotly_chart(spectrum_figure(result), key=key)
+    c1, c2 = st.columns(2)
+    with c1:
+        st.markdown("**per component**")
+        rows = [{"component": c["space"] + (f" (model {c['model']})" if "model" in c else ""), "kind": c["kind"],
+                 "layer": c["layer"], "median θ": _median(c["angles"]), "max θ": max(c["angles"])}
+                for c in result["components"]]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    with c2:
+        st.markdown("**permutation stability** (share left where weight matching put it)")
+        stab = pd.DataFrame([{"permutation": k, "unchanged": v} for k, v in result["permutation_stability"].items()])
+        if stab.empty:
+            st.caption("no permutation was learned")
+        else:
+            st.dataframe(stab, hide_index=True, width="stretch",
+                         column_config={"unchanged": st.column_config.ProgressColumn(format="percent", min_value=0,
+                                                                                     max_value=1)})
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])

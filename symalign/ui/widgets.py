@@ -10,6 +10,7 @@ import streamlit as st
 
 from symalign.device import describe_devices
 from symalign.errors import SymalignError
+from symalign.match.config import CLASS_PRESETS
 from symalign.symmetry.spec import CLASSES, KINDS, SymmetrySpec
 from symalign.workspace import available_models, home
 
@@ -17,11 +18,7 @@ KIND_LABELS = {"mlp": "MLP units", "heads": "attention heads", "qk": "inside hea
                "vo": "inside heads: VO", "residual": "residual stream"}
 CLASS_LABELS = {"perm": "permutation", "scaled_perm": "scaled permutation", "orthogonal": "orthogonal",
                 "invertible": "invertible", "rescale": "QK rescaling"}
-PRESETS = {
-    "none": {},
-    "permutations": {"mlp": "perm", "heads": "perm"},
-    "all": {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal", "residual": "orthogonal"},
-}
+PRESETS = CLASS_PRESETS
 
 
 @contextmanager
@@ -66,34 +63,35 @@ def model_picker(label: str, key: str, default_index: int = 0) -> str:
     return entries[labels.index(choice)].ref
 
 
-def _toggle_key(kind: str, cls: str) -> str:
-    return f"toggle:{kind}:{cls}"
+def _toggle_key(kind: str, cls: str, prefix: str = "") -> str:
+    return f"{prefix}toggle:{kind}:{cls}"
 
 
-def _exclusive(kind: str, cls: str) -> None:
+def _exclusive(kind: str, cls: str, prefix: str = "") -> None:
     """One class per component kind: checking one clears the others of its row."""
-    if st.session_state.get(_toggle_key(kind, cls)):
+    if st.session_state.get(_toggle_key(kind, cls, prefix)):
         for other in CLASSES:
             if other != cls:
-                st.session_state[_toggle_key(kind, other)] = False
+                st.session_state[_toggle_key(kind, other, prefix)] = False
 
 
-def apply_preset(name: str, spec: SymmetrySpec) -> None:
+def apply_preset(name: str, spec: SymmetrySpec, prefix: str = "") -> None:
     chosen = PRESETS[name]
     for kind in KINDS:
         for cls in CLASSES:
-            key = _toggle_key(kind, cls)
+            key = _toggle_key(kind, cls, prefix)
             st.session_state[key] = chosen.get(kind) == cls and spec.kind_refusals(kind).get(cls) is None
 
 
-def toggle_grid(spec: SymmetrySpec) -> dict[str, str]:
+def toggle_grid(spec: SymmetrySpec, default: str = "permutations", prefix: str = "") -> dict[str, str]:
     """One row per component kind, one checkbox per class; inadmissible classes are disabled and
-    their tooltip gives the spec's reason. Returns kind -> chosen class ('none' if unchecked)."""
-    if not any(_toggle_key("mlp", c) in st.session_state for c in CLASSES):
-        apply_preset("permutations", spec)
+    their tooltip gives the spec's reason. Returns kind -> chosen class ('none' if unchecked).
+    `prefix` keeps the grids of different pages apart; `default` is the preset shown first."""
+    if not any(_toggle_key("mlp", c, prefix) in st.session_state for c in CLASSES):
+        apply_preset(default, spec, prefix)
     cols = st.columns(len(PRESETS))
     for col, name in zip(cols, PRESETS):
-        col.button(f"preset: {name}", key=f"preset:{name}", on_click=apply_preset, args=(name, spec),
+        col.button(f"preset: {name}", key=f"{prefix}preset:{name}", on_click=apply_preset, args=(name, spec, prefix),
                    width="stretch")
     header = st.columns([2] + [1] * len(CLASSES))
     header[0].markdown("**component**")
@@ -109,14 +107,14 @@ def toggle_grid(spec: SymmetrySpec) -> dict[str, str]:
         row[0].markdown(f"{KIND_LABELS[kind]}{size}")
         chosen[kind] = "none"
         for col, cls in zip(row[1:], CLASSES):
-            key = _toggle_key(kind, cls)
+            key = _toggle_key(kind, cls, prefix)
             reason = refusals.get(cls)
             if reason is not None:
                 st.session_state[key] = False
                 reasons.append(f"{KIND_LABELS[kind]} · {CLASS_LABELS[cls]}: {reason}")
             col.checkbox(CLASS_LABELS[cls], key=key, disabled=reason is not None, label_visibility="collapsed",
                          help=f"not admissible: {reason}" if reason else f"use {CLASS_LABELS[cls]} on {KIND_LABELS[kind]}",
-                         on_change=_exclusive, args=(kind, cls))
+                         on_change=_exclusive, args=(kind, cls, prefix))
             if st.session_state.get(key):
                 chosen[kind] = cls
     with st.expander("why some boxes are disabled"):

@@ -1,4 +1,4 @@
-"""Plotly figures shared by the app and by scripts: interpolation curves and barrier bars."""
+"""Interpolation curves and barrier bars."""
 
 from __future__ import annotations
 

@@ -1,0 +1,84 @@
+"""Simplex: the loss over every mixture of three models, for several alignment methods side by side."""
+
+import streamlit as st
+
+from symalign.barrier import default_data_spec
+from symalign.errors import SymalignError
+from symalign.match.config import AlignConfig
+from symalign.models.compat import check_compatible
+from symalign.runs.execute import simplex_run
+from symalign.ui.runs import show_simplex, simplex_runs
+from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
+from symalign.ui.widgets import StreamlitProgress, device_choice, model_picker, toggle_grid, user_errors
+
+METHOD_TEXT = {"none": "no alignment", "weight": "weight matching (universe)", "learned": "learned matching (universe)"}
+
+st.title("Loss over the simplex of three models")
+st.markdown("Every point of the triangle is a mixture θ = w_A·θ_A + w_B·θ_B + w_C·θ_C (corners: the models, edges: "
+            "the pairwise paths). The **near-zero region** is where the loss is at most ε above the plane through the "
+            "three corner losses; Theus et al. find that learned matching opens the widest one. All panels share one "
+            "colour scale.")
+
+cols = st.columns(3)
+refs = []
+for i, col in enumerate(cols):
+    with col:
+        refs.append(model_picker(f"model {'ABC'[i]}" + (" (the reference basis)" if i == 0 else ""), f"simplex-{i}", i))
+
+with user_errors():
+    if not all(refs):
+        st.info("Pick three models of one architecture (or type directory paths).")
+        st.stop()
+    models = [cached_model(r) for r in refs]
+    for other in models[1:]:
+        check_compatible(models[0], other)
+    spec = cached_canonical_spec(refs[0])
+    m1, m2, m3 = st.columns(3)
+    methods = m1.multiselect("methods", list(METHOD_TEXT), default=list(METHOD_TEXT), key="simplex-methods",
+                             format_func=METHOD_TEXT.get)
+    try:
+        data_default = default_data_spec(models[0])
+    except SymalignError:
+        data_default = ""
+    data = m2.text_input("data", data_default, key=f"simplex-data:{refs[0]}")
+    with m3:
+        device = device_choice("simplex-device")
+    st.markdown("**Symmetries to use** (for weight and learned matching)")
+    classes = toggle_grid(spec, default="all", prefix="simplex-")
+    with st.expander("grid and learning options"):
+        o1, o2, o3 = st.columns(3)
+        resolution = o1.slider("resolution (grid steps per edge)", 1, 20, 10, key="simplex-resolution",
+                               help="(r+1)(r+2)/2 points: 10 gives 66")
+        epsilon = o2.number_input("ε of the near-zero region", 0.0, 10.0, 0.05, format="%.3f", key="simplex-epsilon")
+        max_examples = o3.number_input("evaluation examples (0 = all)", 0, 1_000_000, 0, key="simplex-max-examples")
+        steps = o1.number_input("learned: steps (at most)", 1, 20_000, 300, key="simplex-steps")
+        alpha = o2.number_input("learned: Dirichlet α", 0.01, 100.0, 1.0, key="simplex-alpha",
+                                help="mixing weights per step ~ Dirichlet(α·1); 1 = uniform over the simplex")
+        seed = o3.number_input("seed", 0, 1_000_000, 0, key="simplex-seed")
+
+    if st.button("Compute the surfaces", type="primary", key="simplex-go", disabled=not methods):
+        data_source = cached_data(data or data_default)
+        bar = StreamlitProgress("computing…")
+        ids = []
+        for method in methods:
+            config = AlignConfig(method=method, classes=classes, data=data or data_default, device=device,
+                                 seed=int(seed), steps=int(steps), alpha=float(alpha))
+            ids.append(simplex_run(models, config, resolution=int(resolution), epsilon=float(epsilon),
+                                   max_examples=int(max_examples) or None, store=run_store(), source="app",
+                                   progress=lambda phase, d, t, m=method: bar(f"{m}: {phase}", d, t),
+                                   data_source=data_source)[0])
+        bar.done()
+        st.session_state["simplex-last"] = ids
+
+with user_errors():
+    recorded = simplex_runs(run_store().list(kind="simplex"))
+    if not recorded:
+        st.info("No simplex runs yet: pick three models and compute the surfaces (vit-digits: about 40 s for all "
+                "three methods on 2 CPU cores), or run `symalign simplex A B C --method learned --classes all`.")
+        st.stop()
+    labels = {r.id: f"{r.method} · {' · '.join(r.all_models)} · r={r.metrics['resolution']} [{r.id[-6:]}]"
+              for r in recorded}
+    last = [i for i in st.session_state.get("simplex-last", []) if i in labels]
+    shown = st.multiselect("simplex runs to show", list(labels), default=last or list(labels)[:3],
+                           format_func=labels.get, key="simplex-shown")
+    show_simplex([r for r in recorded if r.id in shown], key="simplex-fig")

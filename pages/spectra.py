@@ -1,0 +1,57 @@
+"""Orthogonal corrections: how far learned matching rotated weight matching's solution, per component."""
+
+from pathlib import Path
+
+import streamlit as st
+
+from symalign.match.config import CLASS_PRESETS, AlignConfig
+from symalign.runs.execute import align_run, spectrum_run
+from symalign.runs.table import run_label
+from symalign.ui.runs import show_spectrum
+from symalign.ui.state import cached_data, run_store
+from symalign.ui.widgets import StreamlitProgress, user_errors
+
+ORTHOGONAL = {"residual", "qk", "vo"}
+
+st.title("Orthogonal corrections of learned matching")
+st.markdown("Learned matching starts from weight matching and refines it. For every orthogonal map it learned (the "
+            "residual stream, each head's QK and VO spaces) the correction C = O_learned·O_startᵀ is a rotation; its "
+            "eigen-angles θ ∈ [0, π] say how far each plane was turned. Theus et al. find them near 0: learning makes "
+            "*small* corrections, and permutations barely change.")
+
+
+def learned_runs(store):
+    """Finished learned or soft alignments that learned at least one orthogonal map and kept their files."""
+    out = []
+    for r in store.list():
+        classes = r.metrics.get("classes") or r.settings.get("config", {}).get("classes") or {}
+        if (r.kind in ("align", "align-many") and r.method in ("learned", "soft") and r.state == "done"
+                and any(classes.get(k) == "orthogonal" for k in ORTHOGONAL) and r.artifacts
+                and Path(r.artifacts).is_dir()):
+            out.append(r)
+    return out
+
+
+with user_errors():
+    store = run_store()
+    runs = learned_runs(store)
+    if not runs:
+        st.info("No learned alignment with orthogonal maps yet. Run one on Align (method learned, preset all), or "
+                "here on two zoo seeds.")
+        if st.button("Run learned matching on zoo:vit-digits/0 and /1 (about 15 s)", key="spectra-quick"):
+            bar = StreamlitProgress("learning…")
+            config = AlignConfig(method="learned", classes=CLASS_PRESETS["all"], data="digits")
+            align_run("zoo:vit-digits/0", "zoo:vit-digits/1", config, store=store, source="app", progress=bar,
+                      data_source=cached_data("digits"))
+            bar.done()
+            st.rerun()
+        st.stop()
+    labels = {r.id: f"{run_label(r)} · {' ↔ '.join(r.all_models)}" for r in runs}
+    chosen = st.selectbox("learned run", list(labels), format_func=labels.get, key="spectra-run")
+    recorded = [s for s in store.list(kind="spectrum") if s.settings.get("of_run") == chosen and s.state == "done"]
+    if recorded:
+        result = recorded[0].metrics
+    else:  # analysed once, then kept in the run history
+        run = store.get(chosen)
+        result = spectrum_run(run.artifacts, store=store, source="app", run=chosen)[1]
+    show_spectrum(result, key="spectra-fig")

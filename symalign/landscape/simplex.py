@@ -1,0 +1,97 @@
+"""Loss over the simplex of three models: θ(w) = w_A·θ_A + w_B·θ_B + w_C·θ_C on a barycentric grid.
+
+The grid of resolution r holds the (r+1)(r+2)/2 points with w = (i, j, k)/r; its edges are the
+pairwise interpolation paths at λ = j/r (so an edge equals `interpolation_curve` there), its
+corners the models. Summaries, relative to the plane through the three corner losses (the
+simplex analogue of the line between endpoint losses):
+- max_barrier: the largest loss above the plane;
+- near_zero_fraction: the share of grid points whose loss is at most ε above the plane (the
+  "near-zero region" Theus et al. show learned matching widens)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import torch
+
+from symalign.errors import SymalignError
+from symalign.landscape.evaluate import Evaluator
+from symalign.landscape.interpolation import same_forms
+from symalign.models.compat import check_compatible
+from symalign.models.family import TransformerModel
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Surface:
+    weights: list[list[float]]  # one [w_A, w_B, w_C] per grid point
+    loss: list[float]
+    accuracy: list[float]
+    corner_loss: list[float]
+    max_loss: float
+    max_barrier: float
+    near_zero_fraction: float
+    epsilon: float
+    resolution: int
+    examples: int
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def plane(self) -> list[float]:
+        """The plane through the corner losses, at each grid point."""
+        return [sum(w * c for w, c in zip(ws, self.corner_loss)) for ws in self.weights]
+
+    @property
+    def excess(self) -> list[float]:
+        """Loss above the plane at each grid point (≤ 0 where the surface dips below it)."""
+        return [l - p for l, p in zip(self.loss, self.plane)]
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out.update(out.pop("extra"))
+        return out
+
+
+def barycentric_grid(resolution: int) -> list[list[float]]:
+    """[w_A, w_B, w_C] = [(r − j − k)/r, j/r, k/r] for j, k ≥ 0, j + k ≤ r (corners exact)."""
+    if resolution < 1:
+        raise SymalignError(f"--resolution must be at least 1 (the three corners); got {resolution}")
+    r = resolution
+    return [[(r - j - k) / r, j / r, k / r] for k in range(r + 1) for j in range(r + 1 - k)]
+
+
+def summarize(weights: list[list[float]], loss: list[float], epsilon: float) -> tuple[list[float], float, float, float]:
+    """Corner losses, max loss, max barrier above the corner plane, near-zero fraction."""
+    corners = [loss[next(i for i, w in enumerate(weights) if w[c] == 1.0)] for c in range(3)]
+    excess = [l - sum(w * c for w, c in zip(ws, corners)) for ws, l in zip(weights, loss)]
+    near = sum(e <= epsilon for e in excess) / len(excess)
+    return corners, max(loss), max(excess), near
+
+
+def simplex_surface(a: TransformerModel, b: TransformerModel, c: TransformerModel, data, resolution: int = 10,
+                    epsilon: float = 0.05, max_examples: int | None = None, device: str | torch.device = "cpu",
+                    form: str = "canonical", progress: Progress | None = None) -> Surface:
+    """Loss and accuracy at every grid point (one module, parameters swapped in functionally)."""
+    if not epsilon >= 0:
+        raise SymalignError(f"--epsilon must be 0 or more; got {epsilon}")
+    weights = barycentric_grid(resolution)
+    check_compatible(a, b)
+    check_compatible(a, c)
+    a, b, c = same_forms([a, b, c], form)
+    evaluator = Evaluator(a, data, max_examples, device)
+    corners = [evaluator.hf_params(m) for m in (a, b, c)]
+    losses, accs = [], []
+    for i, w in enumerate(weights):
+        params = {k: w[0] * corners[0][k] + w[1] * corners[1][k] + w[2] * corners[2][k] for k in corners[0]}
+        m = evaluator(params)
+        if not torch.isfinite(torch.tensor(m.loss)):
+            raise SymalignError(f"the loss is not finite at weights {w}: a model holds NaN or infinite weights")
+        losses.append(m.loss)
+        accs.append(m.accuracy)
+        if progress:
+            progress(i + 1, len(weights))
+    corner_loss, max_loss, max_barrier, near = summarize(weights, losses, epsilon)
+    return Surface(weights, losses, accs, corner_loss, max_loss, max_barrier, near, epsilon, resolution,
+                   evaluator.examples)

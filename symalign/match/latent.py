@@ -1,0 +1,116 @@
+"""Trainable group elements: latent parameters projected onto a symmetry group in the forward pass.
+
+- orthogonal: G = G₀ · exp(S − Sᵀ) (on the residual, inside the complement of 1, so Q·1 = 1);
+- invertible: G = G₀ · (I + M); rescale: a = a₀ · e^s;
+- permutation: latent Z (initialised at the one-hot P₀); the forward uses the assignment
+  P = LAP(Z) with a straight-through gradient to Z, or Sinkhorn(exp(Z)) when soft;
+- scaled permutations stay at their starting value.
+Starting at zero latents, every element starts exactly at G₀ (the weight-matching result)."""
+
+from __future__ import annotations
+
+import torch
+
+from symalign.match.solvers import assignment
+from symalign.symmetry.groups import Dense, GroupElement, Permutation
+from symalign.symmetry.random import ones_complement_basis
+
+
+def sinkhorn(log_p: torch.Tensor, iterations: int = 20) -> torch.Tensor:
+    """Sinkhorn(exp(Z)): alternate row and column normalisation in the log domain."""
+    for _ in range(iterations):
+        log_p = log_p - torch.logsumexp(log_p, dim=1, keepdim=True)
+        log_p = log_p - torch.logsumexp(log_p, dim=0, keepdim=True)
+    return log_p.exp()
+
+
+def _skew(p: torch.Tensor) -> torch.Tensor:
+    return p - p.mT
+
+
+class LatentElement(torch.nn.Module):
+    """One space's trainable element around its starting value."""
+
+    def __init__(self, start: GroupElement, cls: str, residual: bool, soft: bool = False,
+                 generator: torch.Generator | None = None):
+        super().__init__()
+        self.cls, self.residual, self.start, self.soft = cls, residual, start, soft
+        self.frozen: Permutation | None = None  # a permutation fixed for the rest of training
+        m = start.dense()
+        self.g0 = torch.nn.Parameter(m, requires_grad=False)
+        if cls == "orthogonal":
+            n = m.shape[-1] - 1 if residual else m.shape[-1]
+            self.p = torch.nn.Parameter(torch.zeros(*m.shape[:-2], n, n, dtype=torch.float64))
+            if residual:
+                self.register_buffer("basis", ones_complement_basis(m.shape[-1]).clone())
+        elif cls == "invertible":
+            self.p = torch.nn.Parameter(torch.zeros_like(m))
+        elif cls == "rescale":
+            self.p = torch.nn.Parameter(torch.zeros(m.shape[0], dtype=torch.float64))
+        elif cls == "perm" and isinstance(start, Permutation) and soft:
+            noise = 0.01 * torch.rand(m.shape, generator=generator, dtype=torch.float64)
+            self.p = torch.nn.Parameter(torch.log(m + noise))
+        elif cls == "perm" and isinstance(start, Permutation):
+            self.p = torch.nn.Parameter(m.clone())
+        else:  # fixed: scaled permutations, per-head permutations
+            self.p = None
+
+    @property
+    def is_permutation(self) -> bool:
+        return self.p is not None and self.cls == "perm"
+
+    @property
+    def trainable(self) -> bool:
+        return self.p is not None and self.frozen is None
+
+    def hard_perm(self) -> torch.Tensor:
+        """The permutation this latent currently projects to (the straight-through forward)."""
+        if self.frozen is not None:
+            return self.frozen.perm
+        return assignment(self.p.detach()).to(self.p.device)
+
+    def freeze(self) -> None:
+        """Fix a permutation at its current projection (soft ones are rounded here)."""
+        if self.is_permutation and self.frozen is None:
+            self.frozen = Permutation(self.hard_perm().cpu())
+
+    def element(self) -> GroupElement:
+        if self.p is None:
+            return self.start
+        if self.cls == "orthogonal":
+            r = torch.linalg.matrix_exp(_skew(self.p))
+            if self.residual:
+                one = torch.ones(1, 1, dtype=torch.float64, device=r.device)
+                r = self.basis @ torch.block_diag(one, r) @ self.basis.T
+            return Dense(self.g0 @ r, "orthogonal")
+        if self.cls == "invertible":
+            eye = torch.eye(self.g0.shape[-1], dtype=torch.float64, device=self.g0.device)
+            return Dense(self.g0 @ (eye + self.p), "invertible")
+        if self.cls == "rescale":
+            return Dense(self.g0 * torch.exp(self.p)[:, None, None], "rescale")
+        if self.frozen is not None:
+            return self.frozen
+        if self.soft:
+            return Dense(sinkhorn(self.p), "perm")  # a doubly stochastic relaxation, used on both sides
+        eye = torch.eye(self.p.shape[0], dtype=torch.float64, device=self.p.device)
+        return Dense(eye[self.hard_perm()] + self.p - self.p.detach(), "perm")  # straight-through
+
+    def final(self) -> GroupElement:
+        """The element with the latent projected exactly onto the group (no gradient parts)."""
+        with torch.no_grad():
+            if self.p is None:
+                return self.start
+            if self.cls == "perm":
+                return Permutation(self.hard_perm().cpu())
+            el = self.element()
+            return Dense(el.matrix.detach().cpu().clone(), el.kind)
+
+    def snapshot(self) -> dict:
+        """What `restore` needs to return to this exact state (the best state seen so far)."""
+        return {"p": None if self.p is None else self.p.detach().clone(), "frozen": self.frozen}
+
+    def restore(self, state: dict) -> None:
+        if self.p is not None:
+            with torch.no_grad():
+                self.p.copy_(state["p"])
+        self.frozen = state["frozen"]
