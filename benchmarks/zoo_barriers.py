@@ -1,14 +1,20 @@
 """Barriers between zoo seeds for each matcher setting: the table in the README.
 
-    python benchmarks/zoo_barriers.py [--recipes vit-digits gpt-shakespeare] [--pairs 0,1] [--steps 300]
+    python benchmarks/zoo_barriers.py [--recipes vit-digits gpt-shakespeare] [--pairs 0,1 0,2 1,2]
+                                      [--steps 300] [--threads 2] [--json FILE]
 
-Prints a markdown table (barrier, midpoint loss, seconds of alignment) per recipe and pair."""
+Prints a markdown row per recipe, pair and setting (barrier, barrier above the mean endpoint loss,
+loss at λ = 0.5, seconds of alignment), then the summary the README shows: mean ± std over the
+pairs of the barrier and of the loss at λ = 0.5."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
+
+import torch
 
 from symalign.barrier import default_data_spec
 from symalign.data import load_data
@@ -24,6 +30,7 @@ SETTINGS = [
     ("weight (permutations)", "weight", PERMS),
     ("weight (+ within-head orthogonal)", "weight", dict(PERMS, qk="orthogonal", vo="orthogonal")),
     ("weight (+ residual orthogonal)", "weight", FULL),
+    ("activation (all; residual from hidden states)", "activation", FULL),
     ("learned (permutations)", "learned", PERMS),
     ("learned (all)", "learned", FULL),
 ]
@@ -32,10 +39,13 @@ SETTINGS = [
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--recipes", nargs="*", default=["vit-digits", "gpt-shakespeare"])
-    parser.add_argument("--pairs", nargs="*", default=["0,1"])
+    parser.add_argument("--pairs", nargs="*", default=["0,1", "0,2", "1,2"])
+    parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--json", default=None, help="also write the rows to this file")
     args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    print(f"threads: {args.threads}")
     rows = []
     print("| recipe | pair | alignment | barrier | barrier (vs mean) | loss at λ=0.5 | align s |")
     print("|---|---|---|---|---|---|---|")
@@ -57,6 +67,17 @@ def main() -> None:
                 rows.append(row)
                 print(f"| {recipe} | {pair} | {label} | {row['barrier']:.3f} | {row['barrier_mean']:.3f} | "
                       f"{row['mid']:.3f} | {seconds:.1f} |", flush=True)
+    print("\n| alignment | " + " | ".join(f"{r} barrier | {r} loss at λ = 0.5" for r in args.recipes) + " |")
+    print("|---|" + "---|---|" * len(args.recipes))
+    for label, _, _ in SETTINGS:
+        cells = []
+        for recipe in args.recipes:
+            mine = [r for r in rows if r["recipe"] == recipe and r["alignment"] == label]
+            for key in ("barrier", "mid"):
+                values = [r[key] for r in mine]
+                spread = f" ± {statistics.stdev(values):.2f}" if len(values) > 1 else ""
+                cells.append(f"{statistics.mean(values):.2f}{spread}")
+        print(f"| {label} | " + " | ".join(cells) + " |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)

@@ -8,14 +8,28 @@ import streamlit as st
 from symalign.barrier import default_data_spec
 from symalign.errors import SymalignError
 from symalign.match.config import METHODS, AlignConfig
+from symalign.match.universe import UNIVERSE_METHODS
 from symalign.models.compat import check_compatible
 from symalign.plots import curves_figure
-from symalign.match.universe import UNIVERSE_METHODS
 from symalign.runs.execute import align_many_run, align_run, barrier_run
 from symalign.runs.table import run_label
-from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
+from symalign.ui.routing import route_through_app
 from symalign.ui.runs import show_universe
-from symalign.ui.widgets import StreamlitProgress, device_choice, model_picker, toggle_grid, user_errors
+from symalign.ui.state import (
+    cached_canonical_spec,
+    cached_data,
+    cached_model,
+    run_store,
+)
+from symalign.ui.widgets import (
+    StreamlitProgress,
+    device_choice,
+    model_picker,
+    toggle_grid,
+    user_errors,
+)
+
+route_through_app()  # opened by its own link: go through app.py's navigation
 
 METHOD_HELP = {
     "none": "no alignment: the vanilla barrier",

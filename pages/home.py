@@ -2,13 +2,15 @@
 
 import streamlit as st
 
-from symalign.demo import planted_demo, seeds_demo
+from symalign.demo import DEMO_DATA, planted_demo, seeds_demo
 from symalign.plots import curves_figure
 from symalign.runs.table import run_label
+from symalign.ui.routing import route_through_app
 from symalign.ui.state import cached_data, cached_model, run_store
 from symalign.ui.widgets import StreamlitProgress, user_errors
 
-DEMOS = {"vit-digits": "digits", "gpt-shakespeare": "shakespeare"}
+route_through_app()  # opened by its own link: go through app.py's navigation
+
 
 st.title("symalign")
 st.markdown(
@@ -30,14 +32,14 @@ straight line to another model does. symalign finds the symmetry that brings B i
 
 st.header("Guided demo")
 left, right = st.columns([2, 1])
-recipe = left.selectbox("zoo recipe", list(DEMOS), key="demo-recipe",
+recipe = left.selectbox("zoo recipe", list(DEMO_DATA), key="demo-recipe",
                         help="vit-digits: ViT on 8×8 digits; gpt-shakespeare: character GPT-2 on the plays")
 steps = right.number_input("learned matching steps", 10, 20_000, 300, step=50, key="demo-steps",
                            help="the learned matcher's optimisation steps (300: ~20 s for vit-digits on 2 CPU cores)")
 
 if st.button("Run the guided demo", type="primary", key="demo-run"):
     with user_errors():
-        data = cached_data(DEMOS[recipe])
+        data = cached_data(DEMO_DATA[recipe])
         a, b = cached_model(f"zoo:{recipe}/0"), cached_model(f"zoo:{recipe}/1")
         with st.status("1 · planting a symmetry in one model and undoing it…", expanded=True) as status:
             bar = StreamlitProgress("planting…")
@@ -46,7 +48,7 @@ if st.button("Run the guided demo", type="primary", key="demo-run"):
             status.update(label="1 · planted symmetry: done", state="complete", expanded=False)
         with st.status("2 · two real seeds: vanilla, weight matching, learned matching…", expanded=True) as status:
             bar = StreamlitProgress("aligning…")
-            st.session_state["demo-runs"] = seeds_demo(a, b, DEMOS[recipe], run_store(), learned_steps=int(steps),
+            st.session_state["demo-runs"] = seeds_demo(a, b, DEMO_DATA[recipe], run_store(), learned_steps=int(steps),
                                                        data_source=data, progress=bar)
             bar.done()
             status.update(label="2 · two real seeds: done", state="complete", expanded=False)

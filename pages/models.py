@@ -9,9 +9,12 @@ from symalign.models.upload import import_upload
 from symalign.train.loop import train
 from symalign.train.recipes import RECIPES
 from symalign.ui.catalog import user_table, zoo_table
+from symalign.ui.routing import route_through_app
 from symalign.ui.state import cached_model
 from symalign.ui.widgets import StreamlitProgress, user_errors
 from symalign.workspace import link_path, linked_paths, models_dir, unlink_path
+
+route_through_app()  # opened by its own link: go through app.py's navigation
 
 st.title("Models")
 

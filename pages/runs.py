@@ -4,9 +4,12 @@ import streamlit as st
 
 from symalign.plots import curves_figure
 from symalign.runs.table import run_label, runs_table
+from symalign.ui.routing import route_through_app
 from symalign.ui.runs import run_filters, show_simplex, show_spectrum, show_universe
 from symalign.ui.state import run_store
 from symalign.ui.widgets import user_errors
+
+route_through_app()  # opened by its own link: go through app.py's navigation
 
 st.title("Run history")
 store = run_store()

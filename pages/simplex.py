@@ -7,9 +7,23 @@ from symalign.errors import SymalignError
 from symalign.match.config import AlignConfig
 from symalign.models.compat import check_compatible
 from symalign.runs.execute import simplex_run
+from symalign.ui.routing import route_through_app
 from symalign.ui.runs import show_simplex, simplex_runs
-from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
-from symalign.ui.widgets import StreamlitProgress, device_choice, model_picker, toggle_grid, user_errors
+from symalign.ui.state import (
+    cached_canonical_spec,
+    cached_data,
+    cached_model,
+    run_store,
+)
+from symalign.ui.widgets import (
+    StreamlitProgress,
+    device_choice,
+    model_picker,
+    toggle_grid,
+    user_errors,
+)
+
+route_through_app()  # opened by its own link: go through app.py's navigation
 
 METHOD_TEXT = {"none": "no alignment", "weight": "weight matching (universe)", "learned": "learned matching (universe)"}
 
@@ -23,7 +37,8 @@ cols = st.columns(3)
 refs = []
 for i, col in enumerate(cols):
     with col:
-        refs.append(model_picker(f"model {'ABC'[i]}" + (" (the reference basis)" if i == 0 else ""), f"simplex-{i}", i))
+        refs.append(model_picker(f"model {'ABC'[i]}" + (" (the reference basis)" if i == 0 else ""), f"simplex-{i}", i,
+                                 default_ref=f"zoo:vit-digits/{i}"))
 
 with user_errors():
     if not all(refs):

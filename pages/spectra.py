@@ -7,9 +7,12 @@ import streamlit as st
 from symalign.match.config import CLASS_PRESETS, AlignConfig
 from symalign.runs.execute import align_run, spectrum_run
 from symalign.runs.table import run_label
+from symalign.ui.routing import route_through_app
 from symalign.ui.runs import show_spectrum
 from symalign.ui.state import cached_data, run_store
 from symalign.ui.widgets import StreamlitProgress, user_errors
+
+route_through_app()  # opened by its own link: go through app.py's navigation
 
 ORTHOGONAL = {"residual", "qk", "vo"}
 

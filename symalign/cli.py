@@ -85,7 +85,14 @@ def cmd_inspect(args) -> None:
 
 
 def cmd_transform(args) -> None:
-    from symalign.models import canonicalize, is_canonical, load_model, save_model, spec_of, transformed
+    from symalign.models import (
+        canonicalize,
+        is_canonical,
+        load_model,
+        save_model,
+        spec_of,
+        transformed,
+    )
     from symalign.report import function_gap, relative_change
     from symalign.symmetry.random import random_transform
 
@@ -317,8 +324,8 @@ def cmd_simplex(args) -> None:
     if args.html:
         from symalign.plots import simplex_figure
 
-        simplex_figure(surface.to_json(), f"{args.method}", labels=tuple(args.models)).write_html(
-            args.html, include_plotlyjs=True)
+        title = f"{args.method}: A = {args.models[0]}, B = {args.models[1]}, C = {args.models[2]}"
+        simplex_figure(surface.to_json(), title).write_html(args.html, include_plotlyjs=True)
     out = dict(surface.to_json(), method=args.method, run=run_id)
     if args.json:
         _print_json(out)

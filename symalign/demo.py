@@ -21,6 +21,7 @@ from symalign.runs.store import RunStore
 from symalign.symmetry.random import random_transform
 
 FULL_CLASSES = CLASS_PRESETS["all"]
+DEMO_DATA = {"vit-digits": "digits", "gpt-shakespeare": "shakespeare"}  # the recipes the demo offers
 
 
 @dataclass
@@ -32,7 +33,7 @@ class PlantedDemo:
     align_seconds: float
 
 
-def planted_demo(model: TransformerModel, data, seed: int = 0, max_examples: int | None = 360,
+def planted_demo(model: TransformerModel, data, seed: int = 0, max_examples: int | None = None,
                  progress: PhaseProgress | None = None) -> PlantedDemo:
     """A vs T(A) for a random admissible T: same function, big barrier; weight matching undoes T."""
     a = canonicalize(model)
@@ -50,7 +51,7 @@ def planted_demo(model: TransformerModel, data, seed: int = 0, max_examples: int
 
 
 def seeds_demo(a: TransformerModel | str, b: TransformerModel | str, data_spec: str, store: RunStore | None,
-               learned_steps: int = 300, max_examples: int | None = 360, data_source=None,
+               learned_steps: int = 300, max_examples: int | None = None, data_source=None,
                progress: PhaseProgress | None = None) -> list[str | None]:
     """Vanilla, weight matching (all classes) and learned matching between two seeds, as runs."""
     ids = [barrier_run(a, b, data=data_spec, max_examples=max_examples, store=store, source="app",

@@ -16,7 +16,7 @@ from symalign.runs import RunStore
 from symalign.zoo import resolve_zoo
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ["home", "models", "align", "interpolation", "compare", "runs"]
+PAGES = ["home", "models", "align", "interpolation", "compare", "runs", "simplex", "spectra"]
 
 
 @pytest.fixture
@@ -180,3 +180,71 @@ def test_training_a_cpu_recipe_in_the_app_adds_a_usable_model(home):
     at = clean(page("models").run())
     assert "yours: vit-digits-seed3-5steps" in at.dataframe[1].value["model"].tolist()
     assert "vit: 4 layers, width 64" in at.dataframe[1].value["architecture"].iloc[0]
+
+
+def pick_vit_three(at: AppTest, prefix: str) -> AppTest:
+    for i in range(3):
+        at.selectbox(key=f"{prefix}-{i}" if prefix == "simplex" else f"align-{'abc'[i]}").set_value(f"zoo:vit-digits/{i}")
+    return clean(at.run())
+
+
+def test_three_model_align_run_aligns_into_one_basis(home):
+    at = clean(page("align").run())
+    at.toggle(key="align-three").set_value(True).run()
+    at = pick_vit_three(clean(at), "align")
+    assert "activation" not in at.selectbox(key="align-method").options  # universe alignment: none/weight/learned/soft
+    at.button(key="preset:all").click().run()
+    at.number_input(key="align-max-examples").set_value(100)
+    at.button(key="align-go").click().run()
+    assert not clean(at).error, [e.value for e in at.error]
+    metrics = {m.label: float(m.value) for m in at.metric}
+    assert set(metrics) == {"barrier A ↔ B", "barrier A ↔ C", "barrier B ↔ C"}
+    (run,) = RunStore(home / "runs.sqlite").list()
+    assert run.kind == "align-many" and run.state == "done" and len(run.all_models) == 3
+    assert [p["barrier"] for p in run.metrics["pairwise"]] == pytest.approx(list(metrics.values()), abs=1e-4)
+    assert all((Path(run.artifacts) / str(i) / "model.safetensors").is_file() for i in range(3))
+    history = clean(page("runs").run())
+    assert len(history.metric) == 3  # the run opens with its pairwise barriers
+    compare = clean(page("compare").run())
+    assert compare.dataframe[0].value["kind"].tolist() == ["align-many"]
+
+
+def test_simplex_page_computes_surfaces_on_one_colour_scale(home):
+    at = pick_vit_three(clean(page("simplex", timeout=300).run()), "simplex")
+    at.multiselect(key="simplex-methods").set_value(["none", "weight"])
+    at.slider(key="simplex-resolution").set_value(3)
+    at.number_input(key="simplex-max-examples").set_value(64)
+    at.button(key="simplex-go").click().run()
+    assert not clean(at).error, [e.value for e in at.error]
+    runs = RunStore(home / "runs.sqlite").list(kind="simplex")
+    assert sorted(r.method for r in runs) == ["none", "weight"] and all(r.state == "done" for r in runs)
+    assert all(len(r.metrics["weights"]) == 10 and r.metrics["classes"]["residual"] == "orthogonal" for r in runs)
+    table = at.dataframe[0].value
+    assert sorted(table["method"]) == ["none", "weight"]
+    assert table["max barrier (above corner plane)"].tolist() == pytest.approx(
+        [next(r for r in runs if r.method == m).metrics["max_barrier"] for m in table["method"]])
+    assert len(at.get("plotly_chart")) == 1  # both methods in one figure, one colour scale
+    history = clean(page("runs").run())
+    assert history.dataframe[0].value["kind"].tolist() == ["simplex", "simplex"]
+    compare = clean(page("compare").run())
+    assert sorted(compare.dataframe[0].value["kind"]) == ["simplex", "simplex"]
+
+
+def test_orthogonal_corrections_page_explains_a_learned_run(home):
+    at = clean(page("spectra", timeout=300).run())
+    assert any("No learned alignment" in i.value for i in at.info)
+    at.button(key="spectra-quick").click().run()
+    assert not clean(at).error, [e.value for e in at.error]
+    store = RunStore(home / "runs.sqlite")
+    (learned,) = store.list(kind="align")
+    (spectrum,) = store.list(kind="spectrum")
+    assert spectrum.settings["of_run"] == learned.id and spectrum.state == "done"
+    sentence = next(m.value for m in at.markdown if "of the angles" in m.value)
+    share = spectrum.metrics["summary"]
+    total = sum(v["count"] for v in share.values())
+    expected = sum(v["share_below_0.1"] * v["count"] for v in share.values()) / total
+    assert f"**{100 * expected:.0f}%**" in sentence
+    components = at.dataframe[0].value
+    assert len(components) == 1 + 2 * 4 and set(components["kind"]) == {"residual", "qk", "vo"}
+    clean(page("spectra").run())  # reopened: the recorded spectrum is reused, not recomputed
+    assert len(store.list(kind="spectrum")) == 1

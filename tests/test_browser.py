@@ -9,70 +9,30 @@ $SYMALIGN_SCREENSHOTS (the README's come from there) or the test's temporary fol
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from browser_support import chromium, require_chromium, served_app
 
 from symalign.runs import RunStore
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
-                  "--disable-background-networking", "--disable-component-update"]
-
-if not Path(CHROMIUM).exists():
-    if os.environ.get("SYMALIGN_REQUIRE_BROWSER") == "1":
-        raise RuntimeError("SYMALIGN_REQUIRE_BROWSER=1 but no chromium: apt-get install -y chromium")
-    pytest.skip("no chromium on this machine (apt-get install -y chromium)", allow_module_level=True)
-
-from playwright.sync_api import sync_playwright  # noqa: E402  (the dev extra installs it)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+require_chromium()
 
 
 @pytest.fixture
 def app(tmp_path):
-    """The app served by `symalign app` (the README's command) on a free port, with its own data folder."""
-    home, port = tmp_path / "home", free_port()
-    env = dict(os.environ, SYMALIGN_HOME=str(home))
-    log = open(tmp_path / "streamlit.log", "w")
-    server = subprocess.Popen([sys.executable, "-m", "symalign.cli", "app", "--headless", "--port", str(port)],
-                              cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        server.kill()
-        raise RuntimeError("the app did not start: " + (tmp_path / "streamlit.log").read_text()[-2000:])
-    yield url, server, home
-    if server.poll() is None:
-        server.terminate()
-        server.wait(timeout=30)
-    log.close()
+    with served_app(tmp_path) as served:
+        yield served
 
 
 @pytest.fixture
 def browser_page():
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1800})
-        yield page
-        browser.close()
+    with chromium() as browser:
+        yield browser.new_page(viewport={"width": 1400, "height": 1800})
 
 
 def run_demo(page) -> None:
@@ -115,10 +75,29 @@ def test_guided_demo_pages_and_a_killed_app(app, browser_page, tmp_path):
         page.wait_for_timeout(1500)  # let plotly finish drawing before the picture
         page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
 
+    # Three models: simplex surfaces recorded from the command line show on the Simplex page, and the
+    # demo's learned run on Orthogonal corrections.
+    env = dict(os.environ, SYMALIGN_HOME=str(home))
+    for method in ("none", "weight", "learned"):
+        subprocess.run([sys.executable, "-m", "symalign.cli", "simplex", "zoo:vit-digits/0", "zoo:vit-digits/1",
+                        "zoo:vit-digits/2", "--method", method, "--classes", "all"], env=env, check=True,
+                       capture_output=True)
+    for name, marker in [("simplex", "Loss over the simplex of three models"),
+                         ("spectra", "Orthogonal corrections of learned matching")]:
+        page.goto(f"{url}/{name}")
+        page.get_by_text(marker).first.wait_for(timeout=60_000)
+        page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+        page.wait_for_timeout(2000)
+        page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
+    assert page.get_by_text("of the angles are below 0.1 rad").count() >= 1
+    store = RunStore(home / "runs.sqlite")
+    assert sorted(r.method for r in store.list(kind="simplex")) == ["learned", "none", "weight"]
+    assert len(store.list(kind="spectrum")) == 1
+
     # Kill the app in the middle of a long run: the history must stay readable and intact.
     store = RunStore(home / "runs.sqlite")
     before = {r.id: r.metrics for r in store.list()}
-    assert len(before) == 3
+    assert len(before) == 3 + 3 + 1
     page.goto(url)
     steps = page.locator('input[aria-label="learned matching steps"]')
     steps.fill("20000")

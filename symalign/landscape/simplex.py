@@ -70,6 +70,18 @@ def summarize(weights: list[list[float]], loss: list[float], epsilon: float) -> 
     return corners, max(loss), max(excess), near
 
 
+def _mix(corners: list[dict[str, torch.Tensor]], w: list[float]) -> dict[str, torch.Tensor]:
+    """Σ w_i θ_i, skipping zero weights (a third of the grid lies on an edge) and adding in place."""
+    used = [(c, x) for c, x in zip(corners, w) if x != 0.0]
+    out = {}
+    for k in corners[0]:
+        t = used[0][0][k] * used[0][1]
+        for c, x in used[1:]:
+            t.add_(c[k], alpha=x)
+        out[k] = t
+    return out
+
+
 def simplex_surface(a: TransformerModel, b: TransformerModel, c: TransformerModel, data, resolution: int = 10,
                     epsilon: float = 0.05, max_examples: int | None = None, device: str | torch.device = "cpu",
                     form: str = "canonical", progress: Progress | None = None) -> Surface:
@@ -84,8 +96,7 @@ def simplex_surface(a: TransformerModel, b: TransformerModel, c: TransformerMode
     corners = [evaluator.hf_params(m) for m in (a, b, c)]
     losses, accs = [], []
     for i, w in enumerate(weights):
-        params = {k: w[0] * corners[0][k] + w[1] * corners[1][k] + w[2] * corners[2][k] for k in corners[0]}
-        m = evaluator(params)
+        m = evaluator(_mix(corners, w))
         if not torch.isfinite(torch.tensor(m.loss)):
             raise SymalignError(f"the loss is not finite at weights {w}: a model holds NaN or infinite weights")
         losses.append(m.loss)

@@ -2,8 +2,9 @@
 
 The barycentric grid is drawn in the plane (corners A, B, C of an equilateral triangle) and
 interpolated linearly inside each grid triangle onto a fine raster (scipy's griddata on the
-grid's own triangulation), so a contour plot shows it; outside the simplex stays blank. A dashed
-line marks the edge of the near-zero region (loss ≤ plane through the corner losses + ε).
+grid's own triangulation), so a contour plot shows it; outside the simplex stays blank. Grid
+points inside the near-zero region (loss ≤ plane through the corner losses + ε) are white dots,
+and a dashed white line marks that region's edge.
 Several surfaces share one colour scale so that methods compare at a glance."""
 
 from __future__ import annotations
@@ -50,8 +51,12 @@ def _add_surface(fig: go.Figure, surface: dict, labels: tuple[str, str, str], co
     pts = to_plane(weights)
     hover = [f"w = ({w[0]:.2f}, {w[1]:.2f}, {w[2]:.2f})<br>loss {l:.4f}<br>above plane {e:+.4f}"
              for w, l, e in zip(weights, surface["loss"], excess)]
-    fig.add_trace(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="markers", marker=dict(size=4, color="rgba(0,0,0,0.35)"),
-                             text=hover, hoverinfo="text", showlegend=False), row=1, col=col)
+    near = [e <= eps for e in excess]  # white dots: grid points inside the near-zero region
+    fig.add_trace(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="markers", text=hover, hoverinfo="text", showlegend=False,
+                             marker=dict(size=[6 if n else 4 for n in near],
+                                         color=["white" if n else "rgba(0,0,0,0.35)" for n in near],
+                                         line=dict(width=[0.5 if n else 0 for n in near], color="black"))),
+                  row=1, col=col)
     outline = np.vstack([CORNERS, CORNERS[:1]])
     fig.add_trace(go.Scatter(x=outline[:, 0], y=outline[:, 1], mode="lines", line=dict(color="black", width=1.5),
                              hoverinfo="skip", showlegend=False), row=1, col=col)
@@ -79,7 +84,7 @@ def simplex_figures(surfaces: list[tuple[str, dict]], labels: tuple[str, str, st
         zrange = (min(allv), max(allv))
     fig.update_layout(coloraxis=dict(colorscale=COLORSCALE, cmin=zrange[0], cmax=zrange[1],
                                      colorbar=dict(title=value if value == "loss" else "above plane")),
-                      height=430, margin=dict(l=10, r=10, t=80, b=10), plot_bgcolor="white", showlegend=False)
+                      height=470, margin=dict(l=10, r=10, t=80, b=10), plot_bgcolor="white", showlegend=False)
     return fig
 
 

@@ -10,6 +10,7 @@ from plotly.subplots import make_subplots
 
 KIND_TITLES = {"residual": "residual stream", "qk": "inside heads: QK", "vo": "inside heads: VO"}
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+RESIDUAL_COLOR = "#555555"
 
 
 def spectrum_figure(spectrum: dict, bin_size: float = math.pi / 60) -> go.Figure:
@@ -24,7 +25,7 @@ def spectrum_figure(spectrum: dict, bin_size: float = math.pi / 60) -> go.Figure
             label = "residual" if comp["layer"] is None else f"layer {comp['layer']}"
             if "model" in comp:
                 label = f"model {comp['model']} · {label}"
-            color = PALETTE[(layers.index(comp["layer"]) if comp["layer"] in layers else 0) % len(PALETTE)]
+            color = RESIDUAL_COLOR if comp["layer"] is None else PALETTE[layers.index(comp["layer"]) % len(PALETTE)]
             fig.add_trace(go.Histogram(x=comp["angles"], name=label, legendgroup=label, marker_color=color,
                                        opacity=0.75, xbins=dict(start=0, end=math.pi, size=bin_size),
                                        showlegend=col == len(kinds) or kind == "residual"), row=1, col=col)

@@ -18,7 +18,8 @@ def spectrum_sentence(result: dict) -> str:
     stability = result.get("permutation_stability") or {}
     if stability:
         kept = sum(stability.values()) / len(stability)
-        text += (f" Learning left **{100 * kept:.0f}%** of the permutation entries (MLP units, heads) in place, so "
-                 "the gap between weight and learned matching lives mostly in small rotations"
-                 + (", not in re-matched units." if kept > 0.8 else ", and in re-matched units."))
+        size = "small" if share >= 0.5 else "moderate"
+        text += (f" Learning left **{100 * kept:.0f}%** of the permutation entries (MLP units, heads) in place: what "
+                 f"it adds to weight matching is {size} rotations, largest in {KIND_NAMES.get(biggest, biggest)}"
+                 + (", rather than re-matched units." if kept > 0.8 else ", and re-matched units."))
     return text

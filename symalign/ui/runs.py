@@ -66,9 +66,12 @@ def show_simplex(runs: list[Run], key: str) -> None:
 
     if not runs:
         return
-    labels = tuple(("A", "B", "C")[i] + f": {m}" for i, m in enumerate(runs[0].all_models[:3]))
-    fig = simplex_figures([(f"{r.method} [{r.id[-6:]}]", r.metrics) for r in runs], labels=labels)
+    order = ("none", "weight", "learned", "soft")
+    runs = sorted(runs, key=lambda r: (order.index(r.method) if r.method in order else len(order), r.created))
+    fig = simplex_figures([(f"{r.method} [{r.id[-6:]}]", r.metrics) for r in runs])
     st.plotly_chart(fig, key=key)
+    st.caption("Corners: " + " · ".join(f"**{'ABC'[i]}** = `{m}`" for i, m in enumerate(runs[0].all_models[:3]))
+               + ". White dots: grid points in the near-zero region (loss ≤ corner plane + ε); dashed line: its edge.")
     table = pd.DataFrame([{"run": r.id, "method": r.method, "models": " · ".join(r.all_models),
                            "max loss": r.metrics["max_loss"], "max barrier (above corner plane)": r.metrics["max_barrier"],
                            "near-zero region": r.metrics["near_zero_fraction"], "ε": r.metrics["epsilon"],
@@ -91,7 +94,8 @@ def show_spectrum(result: dict, key: str) -> None:
     with c1:
         st.markdown("**per component**")
         rows = [{"component": c["space"] + (f" (model {c['model']})" if "model" in c else ""), "kind": c["kind"],
-                 "layer": c["layer"], "median θ": _median(c["angles"]), "max θ": max(c["angles"])}
+                 "layer": "—" if c["layer"] is None else str(c["layer"]), "median θ": _median(c["angles"]),
+                 "max θ": max(c["angles"])}
                 for c in result["components"]]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     with c2:

@@ -1,0 +1,75 @@
+"""Shared by the browser tests: Debian's chromium (skip, or fail in CI, without it), and the app
+served by `symalign app` (the README's command) on a free port with its own data folder."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
+                  "--disable-background-networking", "--disable-component-update"]
+
+
+def require_chromium() -> None:
+    """Skip the calling test module without chromium, unless CI demands the browser tests."""
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("SYMALIGN_REQUIRE_BROWSER") == "1":
+            raise RuntimeError("SYMALIGN_REQUIRE_BROWSER=1 but no chromium: apt-get install -y chromium")
+        pytest.skip("no chromium on this machine (apt-get install -y chromium)", allow_module_level=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def served_app(folder: Path) -> Iterator[tuple[str, subprocess.Popen, Path]]:
+    """A fresh `symalign app` server: (url, process, data folder)."""
+    home, port = folder / "home", free_port()
+    env = dict(os.environ, SYMALIGN_HOME=str(home))
+    log = open(folder / "streamlit.log", "w")
+    server = subprocess.Popen([sys.executable, "-m", "symalign.cli", "app", "--headless", "--port", str(port)],
+                              cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        server.kill()
+        raise RuntimeError("the app did not start: " + (folder / "streamlit.log").read_text()[-2000:])
+    try:
+        yield url, server, home
+    finally:
+        if server.poll() is None:
+            server.terminate()
+            server.wait(timeout=30)
+        log.close()
+
+
+@contextmanager
+def chromium() -> Iterator:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()

@@ -1,0 +1,77 @@
+"""Every page works when opened by its own link (issue #15), in headless Debian chromium.
+
+Streamlit decides per server process whether `pages/` is a v1 "pages directory", so the failure
+only shows when a *fresh* server's first visitor arrives by a page link: each page gets its own
+fresh server here and is opened first, in a new browser context. A link to a run opens that run;
+an unknown path gives the Home page."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from browser_support import chromium, require_chromium, served_app
+
+require_chromium()
+
+SECTIONS = ["Start", "Align and measure", "Three models and corrections"]
+TITLES = ["Home", "Models", "Align", "Interpolation", "Compare matchers", "Run history", "Simplex",
+          "Orthogonal corrections"]
+PAGES = {"models": "The shipped zoo", "align": "Symmetries to use", "interpolation": "Interpolation curves",
+         "compare": "Compare matchers", "runs": "Run history", "simplex": "Loss over the simplex of three models",
+         "spectra": "Orthogonal corrections of learned matching"}
+
+
+def navigation(page) -> tuple[list[str], list[str]]:
+    sections = page.locator('[data-testid="stNavSectionHeader"]').all_inner_texts()
+    links = [re.split(r"\n+", t.strip())[-1] for t in page.locator('[data-testid="stSidebarNavLink"]').all_inner_texts()]
+    return [s.strip() for s in sections], links
+
+
+def assert_app_navigation(page) -> None:
+    page.locator('[data-testid="stNavSectionHeader"]').first.wait_for(timeout=30_000)
+    sections, links = navigation(page)
+    assert sections == SECTIONS
+    assert links == TITLES and "app" not in links
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    assert sidebar.get_by_text("Compute", exact=True).count() == 1
+    assert sidebar.get_by_text("Data folder:").count() == 1
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_a_page_opened_first_by_its_link_renders_inside_the_apps_navigation(tmp_path, name):
+    with served_app(tmp_path) as (url, _, _), chromium() as browser:
+        page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+        page.goto(f"{url}/{name}")
+        page.get_by_text(PAGES[name]).first.wait_for(timeout=60_000)
+        assert_app_navigation(page)
+        assert page.url.rstrip("/").endswith(f"/{name}")
+        other = browser.new_context().new_page()  # a second visitor, later, by another link
+        other.goto(f"{url}/models")
+        other.get_by_text("The shipped zoo").first.wait_for(timeout=60_000)
+        assert_app_navigation(other)
+
+
+def test_a_run_link_opens_that_run_and_an_unknown_path_gives_home(tmp_path):
+    with served_app(tmp_path) as (url, _, home), chromium() as browser:
+        env = dict(os.environ, SYMALIGN_HOME=str(home))
+        ids = []
+        for b in ("zoo:vit-digits/1", "zoo:vit-digits/2"):
+            out = subprocess.run([sys.executable, "-m", "symalign.cli", "barrier", "zoo:vit-digits/0", b, "--points",
+                                  "3", "--max-examples", "32", "--json"], env=env, check=True, capture_output=True,
+                                 text=True).stdout
+            ids.append(re.search(r'"run": "([^"]+)"', out).group(1))
+        older = ids[0]  # not the newest, so the page must have followed the link to show it
+        page = browser.new_context(viewport={"width": 1400, "height": 1400}).new_page()
+        page.goto(f"{url}/runs?run={older}")
+        page.get_by_text("Run history").first.wait_for(timeout=60_000)
+        assert_app_navigation(page)
+        page.get_by_role("heading", name=f"vanilla [{older[-6:]}]").wait_for(timeout=30_000)
+        assert page.get_by_role("heading", name=f"vanilla [{ids[1][-6:]}]").count() == 0
+        lost = browser.new_context().new_page()
+        lost.goto(f"{url}/no-such-page")
+        lost.get_by_text("Guided demo", exact=True).wait_for(timeout=60_000)
+        assert_app_navigation(lost)
