@@ -14,23 +14,13 @@ import argparse
 import time
 
 import torch
+from plain import plain_forwards
 
 from symalign.barrier import default_data_spec
 from symalign.data import load_data
 from symalign.landscape.evaluate import Evaluator
 from symalign.landscape.simplex import barycentric_grid, simplex_surface
 from symalign.models import canonicalize, load_model
-
-
-def plain_forwards(model, data, max_examples, count) -> float:
-    module = model.to_module()
-    batches = list(data.eval_batches(model, max_examples))
-    start = time.perf_counter()
-    with torch.no_grad():
-        for _ in range(count):
-            for inputs, _ in batches:
-                module(**inputs)
-    return time.perf_counter() - start
 
 
 def main() -> None:

@@ -15,19 +15,8 @@ from symalign.runs.execute import align_many_run, align_run, barrier_run
 from symalign.runs.table import run_label
 from symalign.ui.routing import route_through_app
 from symalign.ui.runs import show_universe
-from symalign.ui.state import (
-    cached_canonical_spec,
-    cached_data,
-    cached_model,
-    run_store,
-)
-from symalign.ui.widgets import (
-    StreamlitProgress,
-    device_choice,
-    model_picker,
-    toggle_grid,
-    user_errors,
-)
+from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
+from symalign.ui.widgets import StreamlitProgress, device_choice, model_picker, toggle_grid, user_errors
 
 route_through_app()  # opened by its own link: go through app.py's navigation
 

@@ -9,19 +9,8 @@ from symalign.models.compat import check_compatible
 from symalign.runs.execute import simplex_run
 from symalign.ui.routing import route_through_app
 from symalign.ui.runs import show_simplex, simplex_runs
-from symalign.ui.state import (
-    cached_canonical_spec,
-    cached_data,
-    cached_model,
-    run_store,
-)
-from symalign.ui.widgets import (
-    StreamlitProgress,
-    device_choice,
-    model_picker,
-    toggle_grid,
-    user_errors,
-)
+from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
+from symalign.ui.widgets import StreamlitProgress, device_choice, model_picker, toggle_grid, user_errors
 
 route_through_app()  # opened by its own link: go through app.py's navigation
 

@@ -49,7 +49,17 @@ def _add_learned_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lr", type=float, default=None, help="learned/soft: learning rate (default 0.01)")
     p.add_argument("--batch-size", type=int, default=None, help="learned/soft: examples per step")
     p.add_argument("--alpha", type=float, default=None,
-                   help="learned, three or more models: Dirichlet(α·1) mixing weights per step (default 0.1)")
+                   help="learned, three or more models: Dirichlet(α·1) mixing weights per step "
+                        "(default 1: uniform over the simplex; Theus et al. use 0.1)")
+
+
+def _add_run_flags(p: argparse.ArgumentParser, data_help: str) -> None:
+    """The flags every recorded multi-model workflow takes."""
+    p.add_argument("--data", default=None, help=data_help)
+    p.add_argument("--device", default="auto")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
+    p.add_argument("--json", action="store_true")
 
 
 def cmd_inspect(args) -> None:
@@ -85,14 +95,7 @@ def cmd_inspect(args) -> None:
 
 
 def cmd_transform(args) -> None:
-    from symalign.models import (
-        canonicalize,
-        is_canonical,
-        load_model,
-        save_model,
-        spec_of,
-        transformed,
-    )
+    from symalign.models import canonicalize, is_canonical, load_model, save_model, spec_of, transformed
     from symalign.report import function_gap, relative_change
     from symalign.symmetry.random import random_transform
 
@@ -484,13 +487,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_learned_flags(p)
     p.add_argument("--rounds", type=int, default=0,
                    help="weight: refinement rounds, each model matched to the mean of the others")
-    p.add_argument("--data", default=None, help="data spec for learned matching (default: the models' own data)")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--seed", type=int, default=0)
+    _add_run_flags(p, "data spec for learned matching (default: the models' own data)")
     p.add_argument("--out", required=True)
     p.add_argument("--barrier", action="store_true", help="also measure the barrier of every aligned pair")
-    p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_align_many)
 
     p = sub.add_parser("simplex", help="loss over the simplex of three models (after universe alignment)")
@@ -502,12 +501,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resolution", type=int, default=10, help="grid steps per edge: (r+1)(r+2)/2 points")
     p.add_argument("--epsilon", type=float, default=0.05, help="near-zero region: loss ≤ corner plane + ε")
     p.add_argument("--max-examples", type=int, default=None)
-    p.add_argument("--data", default=None, help="data spec; default: the models' own recipe data")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--seed", type=int, default=0)
+    _add_run_flags(p, "data spec; default: the models' own recipe data")
     p.add_argument("--html", default=None, help="write the ternary figure to this HTML file")
-    p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_simplex)
 
     p = sub.add_parser("spectrum", help="eigen-angles of a learned alignment's orthogonal corrections")

@@ -5,14 +5,7 @@ from __future__ import annotations
 import pytest
 
 from symalign.errors import InadmissibleError
-from symalign.models import (
-    canonicalize,
-    is_canonical,
-    outputs,
-    random_inputs,
-    spec_of,
-    transformed,
-)
+from symalign.models import canonicalize, is_canonical, outputs, random_inputs, spec_of, transformed
 from symalign.models.tiny import random_model, tiny_config
 from symalign.symmetry.random import random_transform
 from tests.conftest import random_configs

@@ -8,14 +8,7 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoModelForImageClassification
 
-from symalign.models import (
-    canonicalize,
-    outputs,
-    random_inputs,
-    save_model,
-    spec_of,
-    transformed,
-)
+from symalign.models import canonicalize, outputs, random_inputs, save_model, spec_of, transformed
 from symalign.models.tiny import random_model
 from symalign.symmetry.random import random_transform
 from symalign.symmetry.spec import CLASSES, KINDS

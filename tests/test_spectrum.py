@@ -17,11 +17,7 @@ from symalign.match.config import CLASS_PRESETS
 from symalign.models import canonicalize, spec_of
 from symalign.models.tiny import random_model, tiny_config
 from symalign.symmetry.groups import Dense, Permutation
-from symalign.symmetry.random import (
-    orthogonal_fixing_ones,
-    random_orthogonal,
-    random_transform,
-)
+from symalign.symmetry.random import orthogonal_fixing_ones, random_orthogonal, random_transform
 from symalign.symmetry.transform import Transform
 
 ANGLES = [0.1, 0.5, 1.0]

@@ -8,11 +8,7 @@ import json
 import pytest
 import torch
 from safetensors.torch import load_file
-from transformers import (
-    AutoModelForCausalLM,
-    AutoModelForImageClassification,
-    AutoTokenizer,
-)
+from transformers import AutoModelForCausalLM, AutoModelForImageClassification, AutoTokenizer
 
 from symalign.cli import main
 from symalign.errors import SymalignError

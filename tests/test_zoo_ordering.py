@@ -1,10 +1,12 @@
 """The ordering the papers report, as the zoo actually shows it (margins from measured values,
-see the README table): vanilla > weight matching with residual rotations > learned ≈ 0.
+see the README table and `benchmarks/zoo_barriers.py`): vanilla > weight matching with residual
+rotations > learned ≈ 0.
 
-Measured on vit-digits 0↔1: none 3.95, weight-perm 4.91, weight-full 2.23, learned-perm 0.98,
-learned-full 0.03. On gpt-shakespeare 0↔1: none 1.27, weight-perm 1.24, weight-full 0.22.
-Permutations alone do not lower the barrier at this scale (as DESIGN.md's calibration found):
-the residual basis is what matters."""
+Measured on vit-digits 0↔1: none 3.95, weight-perm 4.91, weight-full 2.34, activation-full 1.45,
+learned-perm 0.67, learned-full 0.08. On gpt-shakespeare 0↔1: none 1.27, weight-perm 1.24,
+weight-full 0.22. Permutations alone do not lower the barrier at this scale (as DESIGN.md's
+calibration found): the residual basis is what matters. (Activation beats weight matching on
+0↔1 and 0↔2 but not on 1↔2, so that test names its pair.)"""
 
 from __future__ import annotations
 

@@ -36,6 +36,7 @@ class LatentElement(torch.nn.Module):
         super().__init__()
         self.cls, self.residual, self.start, self.soft = cls, residual, start, soft
         self.frozen: Permutation | None = None  # a permutation fixed for the rest of training
+        self._projection: tuple[int, torch.Tensor] | None = None  # (latent version, its assignment)
         m = start.dense()
         self.g0 = torch.nn.Parameter(m, requires_grad=False)
         if cls == "orthogonal":
@@ -64,10 +65,15 @@ class LatentElement(torch.nn.Module):
         return self.p is not None and self.frozen is None
 
     def hard_perm(self) -> torch.Tensor:
-        """The permutation this latent currently projects to (the straight-through forward)."""
+        """The permutation this latent currently projects to (the straight-through forward). Cached
+        until the latent changes (its version counter moves with every in-place update), so a step
+        solves each assignment once however often the projection is read."""
         if self.frozen is not None:
             return self.frozen.perm
-        return assignment(self.p.detach()).to(self.p.device)
+        version = self.p._version
+        if self._projection is None or self._projection[0] != version:
+            self._projection = (version, assignment(self.p.detach()).to(self.p.device))
+        return self._projection[1]
 
     def freeze(self) -> None:
         """Fix a permutation at its current projection (soft ones are rounded here)."""
@@ -114,3 +120,4 @@ class LatentElement(torch.nn.Module):
             with torch.no_grad():
                 self.p.copy_(state["p"])
         self.frozen = state["frozen"]
+        self._projection = None

@@ -11,15 +11,7 @@ import numpy as np
 import torch
 from scipy.optimize import linear_sum_assignment
 
-from symalign.symmetry.groups import (
-    CO,
-    CONTRA,
-    DIAG,
-    Dense,
-    GroupElement,
-    Permutation,
-    ScaledPermutation,
-)
+from symalign.symmetry.groups import CO, CONTRA, DIAG, Dense, GroupElement, Permutation, ScaledPermutation
 from symalign.symmetry.random import ones_complement_basis
 from symalign.symmetry.spec import SymmetrySpec
 
