@@ -5,7 +5,7 @@ import streamlit as st
 from symalign.plots import curves_figure
 from symalign.runs.table import run_label, runs_table
 from symalign.ui.routing import route_through_app
-from symalign.ui.runs import run_filters, show_simplex, show_spectrum, show_universe
+from symalign.ui.runs import run_filters, show_simplex, show_spectrum, show_sweep, show_universe
 from symalign.ui.state import run_store
 from symalign.ui.widgets import user_errors
 
@@ -37,6 +37,8 @@ with user_errors():
         show_spectrum(run.metrics, key="history-spectrum")
     elif run.state == "done" and run.kind == "align-many":
         show_universe(run)
+    elif run.state == "done" and run.kind == "sweep":
+        show_sweep(run)
     elif run.curve:
         st.plotly_chart(curves_figure([(run_label(run), run.curve)]), key="history-fig")
     c1, c2 = st.columns(2)
@@ -46,7 +48,7 @@ with user_errors():
     with c2:
         st.markdown("**metrics**")
         st.json({k: v for k, v in run.metrics.items() if k not in ("curve", "pairwise", "weights", "loss", "accuracy",
-                                                                   "components")}, expanded=False)
+                                                                   "components", "cells", "summary")}, expanded=False)
     if run.artifacts:
         st.caption(f"artifacts: `{run.artifacts}`")
     if st.button("delete this run", key="history-delete"):

@@ -53,6 +53,16 @@ def _add_learned_flags(p: argparse.ArgumentParser) -> None:
                         "(default 1: uniform over the simplex; Theus et al. use 0.1)")
 
 
+def _add_universe_flags(p: argparse.ArgumentParser, default_method: str) -> None:
+    """Models, method and classes of a universe alignment (align-many, simplex)."""
+    p.add_argument("models", nargs="+", metavar="MODEL")
+    p.add_argument("--method", default=default_method, choices=("none", "weight", "learned", "soft"))
+    _add_class_flags(p)
+    _add_learned_flags(p)
+    p.add_argument("--rounds", type=int, default=0,
+                   help="weight: refinement rounds, each model matched to the mean of the others")
+
+
 def _add_run_flags(p: argparse.ArgumentParser, data_help: str) -> None:
     """The flags every recorded multi-model workflow takes."""
     p.add_argument("--data", default=None, help=data_help)
@@ -367,6 +377,42 @@ def cmd_spectrum(args) -> None:
     if run_id:
         print(f"recorded as run {run_id}")
 
+def cmd_sweep(args) -> None:
+    from symalign.jobs import preset_grid, read_grid, run_sweep
+
+    if bool(args.file) == bool(args.preset):
+        raise SymalignError("sweep takes a sweep file or --preset NAME --family RECIPE (one of the two)")
+    if args.file and args.family:
+        raise SymalignError("--family goes with --preset; a sweep file names its own models")
+    grid = read_grid(args.file) if args.file else preset_grid(args.preset, args.family or "", args.seeds)
+    for key in ("data", "points", "max_examples", "steps"):
+        if getattr(args, key) is not None:
+            setattr(grid, key, getattr(args, key))
+    if args.seeds and args.file:
+        grid.seeds = args.seeds
+
+    def progress(done: int, total: int, row: dict) -> None:
+        what = f"barrier {row['barrier']:.4f}" if row["error"] is None else f"failed: {row['error']}"
+        how = "reused" if row["reused"] else f"{row['seconds']:.1f} s"
+        print(f"[{done}/{total}] {row['row']}, {row['a']} ↔ {row['b']}, seed {row['seed']}: {what} ({how})",
+              file=sys.stderr, flush=True)
+
+    result = run_sweep(grid, executor=args.executor, address=args.address, store=_store(args), out=args.out,
+                       source="cli", progress=progress)
+    if args.json:
+        _print_json(result.to_json())
+        return
+    print(f"{grid.name}: {len(result.cells)} cells ({result.executed} executed, {result.reused} reused from the "
+          f"run history) on {result.executor}")
+    print(result.summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    failed = result.cells[result.cells["error"].notna()]
+    for _, row in failed.iterrows():
+        print(f"failed: {row['row']}, {row['a']} ↔ {row['b']}, seed {row['seed']}: {row['error']}")
+    if result.out:
+        print(f"wrote {result.out}/cells.csv, cells.parquet and summary.csv")
+    if result.run_id:
+        print(f"recorded as run {result.run_id}")
+
 
 def cmd_runs(args) -> None:
     from symalign.runs import RunStore
@@ -481,23 +527,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_align)
 
     p = sub.add_parser("align-many", help="bring three or more models into one shared basis (the first model's)")
-    p.add_argument("models", nargs="+", metavar="MODEL")
-    p.add_argument("--method", default="weight", choices=("none", "weight", "learned", "soft"))
-    _add_class_flags(p)
-    _add_learned_flags(p)
-    p.add_argument("--rounds", type=int, default=0,
-                   help="weight: refinement rounds, each model matched to the mean of the others")
+    _add_universe_flags(p, default_method="weight")
     _add_run_flags(p, "data spec for learned matching (default: the models' own data)")
     p.add_argument("--out", required=True)
     p.add_argument("--barrier", action="store_true", help="also measure the barrier of every aligned pair")
     p.set_defaults(func=cmd_align_many)
 
     p = sub.add_parser("simplex", help="loss over the simplex of three models (after universe alignment)")
-    p.add_argument("models", nargs="+", metavar="MODEL")
-    p.add_argument("--method", default="none", choices=("none", "weight", "learned", "soft"))
-    _add_class_flags(p)
-    _add_learned_flags(p)
-    p.add_argument("--rounds", type=int, default=0)
+    _add_universe_flags(p, default_method="none")
     p.add_argument("--resolution", type=int, default=10, help="grid steps per edge: (r+1)(r+2)/2 points")
     p.add_argument("--epsilon", type=float, default=0.05, help="near-zero region: loss ≤ corner plane + ε")
     p.add_argument("--max-examples", type=int, default=None)
@@ -525,10 +562,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_barrier)
 
+    p = sub.add_parser("sweep", help="an ablation grid: model pairs × methods × symmetry classes × seeds")
+    p.add_argument("file", nargs="?", help="a sweep file (.toml, .yaml or .json; see docs/sweeps.md)")
+    p.add_argument("--preset", help="a named grid: table1 (Theus et al.'s rows), components, quick")
+    p.add_argument("--family", help="with --preset: the zoo recipe whose seeds 0, 1, 2 make the pairs")
+    p.add_argument("--seeds", type=int, nargs="+", default=None, help="matcher seeds for learned/soft rows")
+    p.add_argument("--executor", default="auto", choices=("auto", "ray", "serial"),
+                   help="auto: Ray when it is installed, else serial")
+    p.add_argument("--address", default=None, help="join this Ray cluster (HOST:PORT) instead of a local one")
+    p.add_argument("--data", default=None, help="data spec for every cell (default: each model's own data)")
+    p.add_argument("--points", type=int, default=None, help="interpolation points per curve (default 21)")
+    p.add_argument("--max-examples", type=int, default=None, help="evaluation examples per curve point")
+    p.add_argument("--steps", type=int, default=None, help="learned/soft rows: most optimisation steps")
+    p.add_argument("--out", default=None, help="write cells.csv, cells.parquet and summary.csv here")
+    p.add_argument("--no-record", action="store_true",
+                   help="do not record (nor reuse) runs in the run history")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_sweep)
+
     p = sub.add_parser("runs", help="the run history shared with the app (in $SYMALIGN_HOME)")
     p.add_argument("action", nargs="?", default="list", choices=("list", "show", "delete"))
     p.add_argument("ids", nargs="*")
-    p.add_argument("--kind", choices=("align", "barrier", "align-many", "simplex", "spectrum"))
+    p.add_argument("--kind", choices=("align", "barrier", "align-many", "simplex", "spectrum", "sweep"))
     p.add_argument("--method")
     p.add_argument("--model", help="only runs with this text in either model reference")
     p.add_argument("--json", action="store_true")

@@ -126,6 +126,22 @@ def test_a_run_made_with_the_cli_shows_up_and_can_be_deleted(home):
     assert RunStore(home / "runs.sqlite").list() == []
 
 
+def test_a_sweep_from_the_cli_opens_as_its_table_in_the_history(home, tmp_path):
+    grid = tmp_path / "grid.toml"
+    grid.write_text('pairs = [["zoo:vit-digits/0", "zoo:vit-digits/2"]]\npoints = 3\nmax_examples = 32\n'
+                    '[[rows]]\nname = "vanilla"\nmethod = "none"\n'
+                    '[[rows]]\nname = "weight"\nmethod = "weight"\n')
+    assert main(["sweep", str(grid), "--executor", "serial"]) == 0
+    (sweep,) = RunStore(home / "runs.sqlite").list(kind="sweep")
+    at = page("runs")
+    at.query_params["run"] = sweep.id  # a shared link to the sweep
+    at = clean(at.run())
+    assert at.selectbox(key="history-open").value == sweep.id
+    summary, cells = at.dataframe[1].value, at.dataframe[2].value
+    assert summary["row"].tolist() == ["vanilla", "weight"]
+    assert sorted(cells["barrier"].tolist()) == pytest.approx(sorted(c["barrier"] for c in sweep.metrics["cells"]))
+
+
 def test_bad_uploads_give_a_message_and_a_good_one_is_listed(home):
     at = clean(page("models").run())
     at.file_uploader(key="upload-files").set_value(("pytorch_model.bin", b"\x80\x04junk", "application/octet-stream"))

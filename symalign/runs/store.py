@@ -23,7 +23,7 @@ from symalign.errors import SymalignError
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,            -- align | barrier | align-many | simplex | spectrum
+    kind TEXT NOT NULL,            -- align | barrier | align-many | simplex | spectrum | sweep
     status TEXT NOT NULL,          -- running | done | failed
     source TEXT NOT NULL,          -- cli | app | api
     created REAL NOT NULL,

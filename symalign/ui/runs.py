@@ -113,3 +113,34 @@ def _median(values: list[float]) -> float:
     ordered = sorted(values)
     mid = len(ordered) // 2
     return ordered[mid] if len(ordered) % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])
+
+
+def barrier_colour(value: float, top: float) -> str:
+    """Green at 0, red at the table's largest barrier (CSS for a pandas Styler cell)."""
+    if value != value:  # NaN: a failed cell
+        return ""
+    t = min(max(value / top, 0.0), 1.0)
+    return f"background-color: rgba({int(60 + 180 * t)}, {int(170 - 110 * t)}, 90, 0.35)"
+
+
+def show_sweep(run: Run) -> None:
+    """A sweep run: the ablation table (rows × pairs, mean ± std) and every cell with its run."""
+    import pandas as pd
+
+    m = run.metrics
+    st.subheader(f"Sweep: {len(m.get('cells', []))} cells ({m.get('executed', 0)} executed, "
+                 f"{m.get('reused', 0)} reused from the history)")
+    summary = pd.DataFrame(m.get("summary", []))
+    if not summary.empty:
+        numeric = [c for c in summary.columns if c not in ("row", "method")]
+        coloured = [c for c in numeric if c != "std"]
+        top = max(float(summary[coloured].max().max()), 1e-9)
+        st.dataframe(summary.style.format("{:.4f}", subset=numeric, na_rep="–")
+                     .map(lambda v: barrier_colour(v, top), subset=coloured), hide_index=True, width="stretch")
+    cells = pd.DataFrame(m.get("cells", []))
+    if not cells.empty:
+        st.dataframe(cells, hide_index=True, width="stretch")
+        st.download_button("download cells (CSV)", cells.to_csv(index=False), file_name=f"sweep-{run.id}.csv",
+                           key=f"sweep-csv-{run.id}")
+    if m.get("failed"):
+        st.warning(f"{m['failed']} cell(s) failed; their runs carry the error.")

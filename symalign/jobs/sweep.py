@@ -1,0 +1,290 @@
+"""Run a sweep: check the whole grid, reuse cells the run history already holds, execute the rest
+(on Ray when it is installed, else one after another), and tabulate the barriers.
+
+Why the run history is the ledger: every cell is an ordinary recorded `align` run, so a sweep
+that was stopped resumes where it was (a cell whose identical run finished is reused, not
+recomputed), the app and `symalign runs` show each cell, and a cell a user already ran by hand
+counts too."""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+import statistics
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pandas as pd
+
+from symalign.errors import SymalignError
+from symalign.jobs.grid import Cell, Grid, cell_json
+from symalign.runs.store import RunStore
+
+EXECUTORS = ("auto", "ray", "serial")
+CellProgress = Callable[[int, int, dict], None]  # done, total, the finished cell's row
+
+
+@dataclass
+class SweepResult:
+    run_id: str | None
+    cells: pd.DataFrame  # one row per cell
+    summary: pd.DataFrame  # one row per grid row: barrier per pair, mean ± std over pairs
+    executed: int
+    reused: int
+    executor: str
+    out: Path | None
+
+    def to_json(self) -> dict:
+        cells = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+                 for row in self.cells.to_dict(orient="records")]
+        return {"cells": cells, "executed": self.executed, "reused": self.reused, "executor": self.executor,
+                "summary": self.summary.to_dict(orient="records"), "out": str(self.out) if self.out else None,
+                "run": self.run_id}
+
+
+def _config(cell: Cell, grid: Grid, data: str):
+    from symalign.match.config import AlignConfig
+
+    options = {"steps": grid.steps} if grid.steps is not None else {}
+    return AlignConfig(method=cell.row.method, classes=cell.row.class_dict, data=data, seed=cell.seed, **options)
+
+
+def check_grid(grid: Grid) -> dict[str, str]:
+    """Refuse a grid with a model that does not load, a pair that cannot be aligned, or a class its
+    architecture does not admit, naming the cell, before anything runs. Returns each model's data spec."""
+    from symalign.barrier import default_data_spec
+    from symalign.data import load_data
+    from symalign.models import load_model
+    from symalign.models.compat import check_compatible
+    from symalign.runs.execute import check_classes
+
+    grid.check_options()
+    if not grid.pairs or not grid.rows:
+        raise SymalignError("the sweep has no cells (no pairs or no rows)")
+    cells = grid.cells()
+    models, data = {}, {}
+    for cell in cells:
+        try:
+            for ref in (cell.a, cell.b):
+                if ref not in models:
+                    models[ref] = load_model(ref)
+            check_compatible(models[cell.a], models[cell.b])
+            check_classes(models[cell.a], cell.row.class_dict)
+            data.setdefault(cell.a, grid.data or default_data_spec(models[cell.a]))
+        except SymalignError as exc:
+            raise SymalignError(f"{cell.describe()}: {exc}") from None
+    for spec in set(data.values()):
+        load_data(spec)  # a bad --data fails here, once, not in every cell
+    return data
+
+
+def _payload(cell: Cell, grid: Grid, data: str) -> dict:
+    return {"cell": cell_json(cell), "a": cell.a, "b": cell.b, "config": _config(cell, grid, data).to_json(),
+            "points": grid.points, "max_examples": grid.max_examples, "label": f"{grid.name}: {cell.row.name}"}
+
+
+def finished_run(store: RunStore, payload: dict) -> str | None:
+    """The id of a finished align run with exactly this cell's settings, if the history has one."""
+    for run in store.list(kind="align", state="done"):
+        s = run.settings
+        if (run.model_a, run.model_b) == (payload["a"], payload["b"]) and s.get("config") == payload["config"] \
+                and s.get("points") == payload["points"] and s.get("max_examples") == payload["max_examples"] \
+                and s.get("measure") and "barrier" in run.metrics:
+            return run.id
+    return None
+
+
+def execute_cell(payload: dict, store_path: str | None, home: str | None, threads: int | None = None) -> dict:
+    """One cell as a recorded align run; runs in this process or in a Ray worker. Never raises: a
+    failure comes back as its one-line message (and the run is recorded as failed)."""
+    import torch
+
+    from symalign.match.config import AlignConfig
+    from symalign.runs.execute import align_run, failure_message
+
+    if home:
+        os.environ["SYMALIGN_HOME"] = home  # a worker on another node writes artifacts where the driver said
+    if threads:
+        torch.set_num_threads(threads)
+    start = time.perf_counter()
+    store = RunStore(store_path) if store_path else None
+    try:
+        result = align_run(payload["a"], payload["b"], AlignConfig(**payload["config"]), points=payload["points"],
+                           max_examples=payload["max_examples"], store=store, source="sweep", label=payload["label"])
+    except Exception as exc:
+        return {"error": failure_message(exc), "seconds": time.perf_counter() - start, "run_id": None}
+    return {"barrier": result.curve.barrier, "barrier_mean": result.curve.barrier_mean, "run_id": result.run_id,
+            "seconds": time.perf_counter() - start, "error": None}
+
+
+def _check_address(address: str) -> None:
+    """One line, quickly, when no Ray cluster answers at ADDRESS (ray.init would wait and print pages)."""
+    if address in ("auto", "local"):
+        return
+    hostport = address.split("://", 1)[-1]
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        raise SymalignError(f"--address {address}: give HOST:PORT of a Ray cluster's head (e.g. 10.0.0.5:6379)")
+    try:
+        with socket.create_connection((host, int(port)), timeout=5):
+            pass
+    except OSError as exc:
+        raise SymalignError(f"--address {address}: no Ray cluster answers there ({exc.strerror or exc})") from None
+
+
+@contextmanager
+def _stderr_silenced() -> Iterator[None]:
+    """Send file descriptor 2 to /dev/null for a while (C++ libraries write there directly)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def pick_executor(executor: str) -> str:
+    if executor not in EXECUTORS:
+        raise SymalignError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        if executor == "ray":
+            raise SymalignError('the ray executor needs Ray: pip install -e ".[ray]" (or use --executor serial)') \
+                from None
+        return "serial"
+    return "ray" if executor == "auto" else executor
+
+
+def _serial(payloads: list[dict], store_path: str | None, home: str | None) -> Iterator[tuple[int, dict]]:
+    for i, payload in enumerate(payloads):
+        yield i, execute_cell(payload, store_path, home)
+
+
+def _on_ray(payloads: list[dict], store_path: str | None, home: str | None,
+            address: str | None) -> Iterator[tuple[int, dict]]:
+    """Cells as Ray tasks (one CPU and one torch thread each, so tasks do not oversubscribe cores),
+    yielded as they finish. A local cluster is started for the sweep unless one is running or named."""
+    import ray
+
+    started = False
+    if not ray.is_initialized():
+        try:
+            with _stderr_silenced():  # Ray's core prints a line a second while it retries an address
+                ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        except Exception as exc:
+            where = f"join the Ray cluster at {address}" if address else "start a local Ray cluster"
+            raise SymalignError(f"could not {where} ({' '.join(str(exc).split())[:200]})") from None
+        started = True
+    try:
+        task = ray.remote(num_cpus=1)(execute_cell)
+        pending = {task.remote(p, store_path, home, 1): i for i, p in enumerate(payloads)}
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            i = pending.pop(done[0])
+            yield i, ray.get(done[0])
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def cells_frame(cells: list[dict]) -> pd.DataFrame:
+    columns = ["row", "a", "b", "seed", "method", "classes", "barrier", "barrier_mean", "seconds", "reused",
+               "run_id", "error"]
+    return pd.DataFrame(cells, columns=columns)
+
+
+def summary_frame(cells: pd.DataFrame, grid: Grid) -> pd.DataFrame:
+    """The ablation table: a line per grid row, a column per pair (mean over matcher seeds), then the
+    mean ± std over pairs (the std of one pair is 0)."""
+    rows = []
+    for row in grid.rows:
+        mine = cells[cells["row"] == row.name]
+        line = {"row": row.name, "method": row.method}
+        per_pair = []
+        for a, b in grid.pairs:
+            values = mine[(mine["a"] == a) & (mine["b"] == b)]["barrier"].dropna().tolist()
+            line[f"{a} ↔ {b}"] = statistics.mean(values) if values else float("nan")
+            per_pair += [line[f"{a} ↔ {b}"]] if values else []
+        line["mean"] = statistics.mean(per_pair) if per_pair else float("nan")
+        line["std"] = statistics.stdev(per_pair) if len(per_pair) > 1 else 0.0
+        rows.append(line)
+    return pd.DataFrame(rows)
+
+
+def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, store: RunStore | None = None,
+              out: str | Path | None = None, source: str = "api", progress: CellProgress | None = None) -> SweepResult:
+    """Check the grid, then run every cell the history does not already hold; record the sweep."""
+    from symalign.runs.execute import recorded
+
+    executor = pick_executor(executor)
+    if address and executor != "ray":
+        raise SymalignError("--address joins a Ray cluster: use it with --executor ray or auto (with Ray installed)")
+    if address:
+        _check_address(address)
+    if out is not None:
+        out = Path(out)
+        if out.exists() and not out.is_dir():
+            raise SymalignError(f"--out {out} exists and is not a folder")
+    data = check_grid(grid)
+    cells = grid.cells()
+    payloads = [_payload(c, grid, data[c.a]) for c in cells]
+    rows: list[dict | None] = [None] * len(cells)
+    todo = []
+    for i, (cell, payload) in enumerate(zip(cells, payloads)):
+        run_id = finished_run(store, payload) if store is not None else None
+        if run_id:
+            run = store.get(run_id)
+            rows[i] = _row(cell, {"barrier": run.metrics["barrier"], "barrier_mean": run.metrics["barrier_mean"],
+                                  "run_id": run_id, "seconds": 0.0, "error": None}, reused=True)
+        else:
+            todo.append(i)
+    models = sorted({m for p in grid.pairs for m in p})
+    settings = dict(grid.to_json(), executor=executor, address=address)
+    done = len(cells) - len(todo)
+    if progress:
+        for row in rows:
+            if row is not None:
+                progress(done, len(cells), row)
+    with recorded(store, "sweep", models[0], models[1] if len(models) > 1 else "", "sweep", settings, source,
+                  grid.name, models) as run_id:
+        store_path = str(store.path) if store is not None else None
+        home = str(store.path.parent) if store is not None else None
+        mine = [payloads[i] for i in todo]
+        run = _on_ray(mine, store_path, home, address) if executor == "ray" else _serial(mine, store_path, home)
+        for k, result in run:
+            i = todo[k]
+            rows[i] = _row(cells[i], result, reused=False)
+            done += 1
+            if progress:
+                progress(done, len(cells), rows[i])
+        frame = cells_frame([r for r in rows if r is not None])
+        summary = summary_frame(frame, grid)
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            frame.to_csv(out / "cells.csv", index=False)
+            frame.astype({"classes": str}).to_parquet(out / "cells.parquet", index=False)
+            summary.to_csv(out / "summary.csv", index=False)
+        result = SweepResult(run_id, frame, summary, len(todo), len(cells) - len(todo), executor, out)
+        if store is not None:
+            failed = int(frame["error"].notna().sum())
+            store.finish(run_id, {"cells": result.to_json()["cells"], "summary": result.to_json()["summary"],
+                                  "executed": result.executed, "reused": result.reused, "failed": failed}, out)
+    return result
+
+
+def _row(cell: Cell, result: dict, reused: bool) -> dict:
+    from symalign.runs.table import classes_text
+
+    return {"row": cell.row.name, "a": cell.a, "b": cell.b, "seed": cell.seed, "method": cell.row.method,
+            "classes": classes_text(cell.row.class_dict), "barrier": result.get("barrier", float("nan")),
+            "barrier_mean": result.get("barrier_mean", float("nan")), "seconds": result["seconds"],
+            "reused": reused, "run_id": result.get("run_id"), "error": result.get("error")}

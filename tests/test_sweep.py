@@ -1,0 +1,167 @@
+"""Sweeps: every cell is the same computation as a direct alignment, a resumed sweep recomputes
+nothing that finished, Ray and the serial executor produce the same table, and a bad grid is
+refused (naming the cell) before anything runs."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pandas as pd
+import pytest
+
+from symalign.cli import main
+from symalign.data import load_data
+from symalign.errors import SymalignError
+from symalign.jobs import preset_grid, read_grid, run_sweep
+from symalign.jobs.grid import PRESETS
+from symalign.landscape.interpolation import interpolation_curve
+from symalign.match.align import align
+from symalign.match.config import AlignConfig
+from symalign.models import load_model
+from symalign.runs import RunStore
+
+A, B = "zoo:vit-digits/0", "zoo:vit-digits/1"
+SMALL = f"""
+name = "small"
+pairs = [["{A}", "{B}"]]
+points = 5
+max_examples = 64
+
+[[rows]]
+name = "vanilla"
+method = "none"
+
+[[rows]]
+name = "weight perms"
+method = "weight"
+classes = "permutations"
+"""
+
+
+def sweep_file(tmp_path, text: str = SMALL, name: str = "sweep.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def direct_barrier(method: str, classes: dict) -> float:
+    a, b = load_model(A), load_model(B)
+    aligned = align(a, b, AlignConfig(method=method, classes=classes, data="digits")).aligned
+    return interpolation_curve(a, aligned, load_data("digits"), points=5, max_examples=64).barrier
+
+
+def test_serial_sweep_is_the_direct_computation_and_resumes_without_recomputing(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    grid = read_grid(sweep_file(tmp_path))
+    seen = []
+    first = run_sweep(grid, executor="serial", store=store, progress=lambda d, t, row: seen.append((d, t)))
+    assert (first.executed, first.reused, first.executor) == (2, 0, "serial")
+    assert seen == [(1, 2), (2, 2)]
+    cells = first.cells.set_index("row")
+    assert cells.loc["vanilla", "barrier"] == pytest.approx(direct_barrier("none", {}), abs=1e-6)
+    assert cells.loc["weight perms", "barrier"] == pytest.approx(
+        direct_barrier("weight", {"mlp": "perm", "heads": "perm"}), abs=1e-6)
+    assert abs(cells.loc["vanilla", "barrier"] - cells.loc["weight perms", "barrier"]) > 0.1  # the rows differ
+
+    again = run_sweep(grid, executor="serial", store=store)
+    assert (again.executed, again.reused) == (0, 2)
+    assert again.cells["barrier"].tolist() == first.cells["barrier"].tolist()
+    assert again.cells["run_id"].tolist() == first.cells["run_id"].tolist()
+
+    grid.rows = grid.rows + read_grid(sweep_file(tmp_path, SMALL.replace('"permutations"', '"all"'))).rows[1:]
+    grid.rows[-1] = type(grid.rows[-1])("weight all", "weight", grid.rows[-1].classes)
+    grown = run_sweep(grid, executor="serial", store=store)
+    assert (grown.executed, grown.reused) == (1, 2)
+    assert len(store.list(kind="align")) == 3  # three cells computed in all, never one twice
+    sweeps = store.list(kind="sweep")
+    assert len(sweeps) == 3 and all(s.state == "done" for s in sweeps)
+    assert sweeps[0].metrics["executed"] == 1 and len(sweeps[0].metrics["cells"]) == 3
+
+
+def test_ray_executor_gives_the_serial_table(tmp_path):
+    grid = read_grid(sweep_file(tmp_path))
+    serial = run_sweep(grid, executor="serial", store=RunStore(tmp_path / "serial.sqlite"))
+    store = RunStore(tmp_path / "ray.sqlite")
+    on_ray = run_sweep(grid, executor="ray", store=store)
+    assert on_ray.executor == "ray" and on_ray.executed == 2
+    assert on_ray.cells["barrier"].tolist() == pytest.approx(serial.cells["barrier"].tolist(), abs=1e-5)
+    runs = store.list(kind="align")
+    assert len(runs) == 2 and all(r.state == "done" and r.source == "sweep" for r in runs)
+    assert all(r.pid != os.getpid() for r in runs)  # the cells ran in Ray's worker processes
+    resumed = run_sweep(grid, executor="ray", store=store)
+    assert (resumed.executed, resumed.reused) == (0, 2)
+
+
+def test_cli_sweep_writes_tables_and_json(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["sweep", str(sweep_file(tmp_path)), "--executor", "serial", "--out", str(out), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["executor"] == "serial" and printed["executed"] + printed["reused"] == 2
+    for cell in printed["cells"]:
+        assert {"a", "b", "method", "classes", "barrier", "barrier_mean", "run_id", "reused"} <= set(cell)
+    table = pd.read_parquet(out / "cells.parquet")
+    assert table["barrier"].tolist() == pytest.approx([c["barrier"] for c in printed["cells"]])
+    assert pd.read_csv(out / "cells.csv")["barrier"].tolist() == pytest.approx(table["barrier"].tolist())
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary["row"].tolist() == ["vanilla", "weight perms"]
+    assert summary["mean"].tolist() == pytest.approx(table["barrier"].tolist())  # one pair: its own barrier
+
+
+BAD = [
+    (SMALL.replace('method = "weight"', 'method = "telepathy"'), "row 2 (weight perms): unknown method 'telepathy'"),
+    (SMALL.replace('classes = "permutations"', 'classes = {mlp = "swirl"}'), "weight perms"),
+    (SMALL.replace('classes = "permutations"', 'classes = "most"'), "unknown classes 'most'"),
+    (SMALL.replace('classes = "permutations"', 'classes = {mlp = "orthogonal"}'),
+     f"cell (weight perms, {A} ↔ {B}, seed 0)"),
+    (SMALL.replace(B, "zoo:vit-digits/9"), "no zoo model 'zoo:vit-digits/9'"),
+    (SMALL.replace(B, "zoo:gpt-shakespeare/0"), f"cell (vanilla, {A} ↔ zoo:gpt-shakespeare/0, seed 0): models of different"),
+    (SMALL.replace("points = 5", "points = 1"), "points must be a positive integer"),
+    (SMALL.replace("points = 5", "colour = 5"), "unknown key(s) colour"),
+    (SMALL.replace("[[rows]]", "[[rows", 1), "is not a valid sweep file"),
+]
+
+
+@pytest.mark.parametrize("text, message", BAD)
+def test_bad_sweep_files_are_refused_in_one_line_before_anything_runs(tmp_path, capsys, monkeypatch, text, message):
+    store_path = tmp_path / "home" / "runs.sqlite"
+    monkeypatch.setenv("SYMALIGN_HOME", str(store_path.parent))
+    assert main(["sweep", str(sweep_file(tmp_path, text)), "--executor", "serial"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("symalign: error:") and "\n" not in err and message in err
+    assert RunStore(store_path).list() == []  # nothing was recorded, so nothing ran
+
+
+def test_unreachable_ray_address_and_bad_preset_are_one_line(tmp_path, capsys):
+    assert main(["sweep", str(sweep_file(tmp_path)), "--executor", "ray", "--address", "127.0.0.1:9"]) == 2
+    assert "no Ray cluster answers" in capsys.readouterr().err
+    assert main(["sweep", "--preset", "table9", "--family", "vit-digits"]) == 2
+    assert "unknown preset 'table9'" in capsys.readouterr().err
+    assert main(["sweep", "--preset", "table1"]) == 2
+    assert "needs --family" in capsys.readouterr().err
+    with pytest.raises(SymalignError, match="no sweep file"):
+        read_grid(tmp_path / "missing.toml")
+
+
+def test_presets_cover_the_table_and_the_component_ablation():
+    grid = preset_grid("table1", "vit-digits", seeds=[0, 1])
+    assert [r.name for r in grid.rows] == [name for name, _, _ in PRESETS["table1"]]
+    assert len(grid.pairs) == 3
+    cells = grid.cells()
+    learned = [c for c in cells if c.row.method == "learned"]
+    assert len(learned) == 2 * 3 * 2 and len(cells) == 4 * 3 + len(learned)  # seeds only where a seed matters
+    components = preset_grid("components", "gpt-shakespeare")
+    off = {r.name: {k for k, v in r.class_dict.items() if v == "none"} for r in components.rows}
+    assert off["all classes"] == set() and off["all but residual"] == {"residual"} and len(off) == 6
+
+
+def test_yaml_and_json_sweep_files_read_like_toml(tmp_path):
+    import tomllib
+
+    import yaml
+
+    spec = tomllib.loads(SMALL)
+    from_yaml = read_grid(sweep_file(tmp_path, yaml.safe_dump(spec), "s.yaml"))
+    from_json = read_grid(sweep_file(tmp_path, json.dumps(spec), "s.json"))
+    from_toml = read_grid(sweep_file(tmp_path))
+    assert from_yaml.to_json() == from_json.to_json() == from_toml.to_json()
