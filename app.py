@@ -1,6 +1,6 @@
 """symalign: the Streamlit app. Navigation only; each page is a thin client of the package.
 
-Sections leave room for the pages still to come (merging, ablations)."""
+Sections leave room for the pages still to come (merging, symmetries)."""
 
 import streamlit as st
 
@@ -17,6 +17,7 @@ pages = {
         st.Page("pages/align.py", title="Align", icon=":material/compare_arrows:"),
         st.Page("pages/interpolation.py", title="Interpolation", icon=":material/show_chart:"),
         st.Page("pages/compare.py", title="Compare matchers", icon=":material/balance:"),
+        st.Page("pages/ablations.py", title="Ablations", icon=":material/grid_on:"),
         st.Page("pages/runs.py", title="Run history", icon=":material/history:"),
     ],
     "Three models and corrections": [

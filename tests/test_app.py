@@ -16,7 +16,7 @@ from symalign.runs import RunStore
 from symalign.zoo import resolve_zoo
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ["home", "models", "align", "interpolation", "compare", "runs", "simplex", "spectra"]
+PAGES = ["home", "models", "align", "interpolation", "compare", "runs", "simplex", "spectra", "ablations"]
 
 
 @pytest.fixture
@@ -140,6 +140,29 @@ def test_a_sweep_from_the_cli_opens_as_its_table_in_the_history(home, tmp_path):
     summary, cells = at.dataframe[1].value, at.dataframe[2].value
     assert summary["row"].tolist() == ["vanilla", "weight"]
     assert sorted(cells["barrier"].tolist()) == pytest.approx(sorted(c["barrier"] for c in sweep.metrics["cells"]))
+
+
+def test_ablations_page_runs_a_grid_and_shows_the_matrix(home):
+    at = clean(page("ablations").run())
+    at.selectbox(key="ablations-family").set_value("vit-digits")
+    at.selectbox(key="ablations-preset").set_value("components")
+    at.slider(key="ablations-points").set_value(3)
+    at.number_input(key="ablations-examples").set_value(32)
+    at = clean(at.run())
+    at = clean(at.button(key="ablations-go").click().run())
+    (sweep,) = RunStore(home / "runs.sqlite").list(kind="sweep")
+    assert sweep.metrics["executed"] == 18 and sweep.source == "app"
+    summary = at.dataframe[0].value
+    assert summary["row"].tolist()[0] == "all classes" and len(summary) == 6
+    runs = RunStore(home / "runs.sqlite").list(kind="align")
+    for row, mean, rise in zip(summary["row"], summary["mean"], summary["rise over all classes"]):
+        mine = [r.metrics["barrier"] for r in runs if r.label.endswith(f": {row}")]
+        assert len(mine) == 3 and mean == pytest.approx(sum(mine) / 3)  # the matrix is the recorded cells
+        assert rise == pytest.approx(mean - summary["mean"].iloc[0])
+    again = clean(at.button(key="ablations-go").click().run())  # everything is reused the second time
+    latest = RunStore(home / "runs.sqlite").list(kind="sweep")[0]
+    assert (latest.metrics["executed"], latest.metrics["reused"]) == (0, 18)
+    assert again.dataframe[0].value["mean"].tolist() == pytest.approx(summary["mean"].tolist())
 
 
 def test_bad_uploads_give_a_message_and_a_good_one_is_listed(home):

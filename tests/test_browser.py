@@ -94,10 +94,19 @@ def test_guided_demo_pages_and_a_killed_app(app, browser_page, tmp_path):
     assert sorted(r.method for r in store.list(kind="simplex")) == ["learned", "none", "weight"]
     assert len(store.list(kind="spectrum")) == 1
 
+    # A small ablation grid from the Ablations page: the matrix appears and every cell is a run.
+    page.goto(f"{url}/ablations")
+    page.get_by_role("button", name="Run the grid").click()
+    page.get_by_text("Sweep: 9 cells").first.wait_for(timeout=240_000)
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(shots / "ablations.png"), full_page=True)
+    (sweep,) = store.list(kind="sweep")
+    assert sweep.source == "app" and sweep.metrics["executed"] == 9 and len(sweep.metrics["summary"]) == 3
+
     # Kill the app in the middle of a long run: the history must stay readable and intact.
     store = RunStore(home / "runs.sqlite")
     before = {r.id: r.metrics for r in store.list()}
-    assert len(before) == 3 + 3 + 1
+    assert len(before) == 3 + 3 + 1 + 9 + 1
     page.goto(url)
     steps = page.locator('input[aria-label="learned matching steps"]')
     steps.fill("20000")

@@ -131,9 +131,12 @@ def show_sweep(run: Run) -> None:
     st.subheader(f"Sweep: {len(m.get('cells', []))} cells ({m.get('executed', 0)} executed, "
                  f"{m.get('reused', 0)} reused from the history)")
     summary = pd.DataFrame(m.get("summary", []))
+    if not summary.empty and "all classes" in summary["row"].tolist():  # the per-component ablation
+        base = float(summary.loc[summary["row"] == "all classes", "mean"].iloc[0])
+        summary["rise over all classes"] = summary["mean"] - base
     if not summary.empty:
         numeric = [c for c in summary.columns if c not in ("row", "method")]
-        coloured = [c for c in numeric if c != "std"]
+        coloured = [c for c in numeric if c not in ("std", "rise over all classes")]
         top = max(float(summary[coloured].max().max()), 1e-9)
         st.dataframe(summary.style.format("{:.4f}", subset=numeric, na_rep="–")
                      .map(lambda v: barrier_colour(v, top), subset=coloured), hide_index=True, width="stretch")

@@ -1,0 +1,65 @@
+"""Ablations: a grid of alignments (methods × symmetry classes × seed pairs) in one click, as a matrix."""
+
+import streamlit as st
+
+from symalign.jobs import PRESETS, preset_grid, run_sweep
+from symalign.jobs.grid import Grid
+from symalign.ui.routing import route_through_app
+from symalign.ui.runs import show_sweep
+from symalign.ui.state import run_store
+from symalign.ui.widgets import StreamlitProgress, user_errors
+from symalign.zoo import manifest
+
+route_through_app()  # opened by its own link: go through app.py's navigation
+
+PRESET_TEXT = {
+    "quick": "quick: vanilla, weight (permutations), weight (all) — no learning, about a minute",
+    "table1": "table1: Theus et al.'s rows — vanilla, activation, weight and learned (permutations / all)",
+    "components": "components: weight matching with all classes, then each component kind switched off",
+}
+
+st.title("Ablations")
+st.markdown("Run a whole grid — every pair of a family's three seeds × a preset's rows (a method and the symmetry "
+            "classes it may use) — and read it as a matrix: one line per row, one column per seed pair, then "
+            "mean ± std over the pairs. Every cell is an ordinary run in the history, so cells already computed "
+            "(here, by `symalign sweep`, or by hand) are reused, not recomputed. The same grid from a shell: "
+            "`symalign sweep --preset NAME --family RECIPE`.")
+
+families = sorted({e["recipe"] for e in manifest()["models"]})
+with user_errors():
+    if not families:
+        st.info("The zoo is empty (build it with `symalign zoo build`).")
+        st.stop()
+    c1, c2, c3 = st.columns([1, 2, 1])
+    family = c1.selectbox("zoo family", families, index=families.index("vit-digits") if "vit-digits" in families else 0,
+                          key="ablations-family")
+    presets = sorted(PRESETS, key=lambda p: list(PRESET_TEXT).index(p) if p in PRESET_TEXT else len(PRESET_TEXT))
+    preset = c2.selectbox("grid", presets, format_func=lambda p: PRESET_TEXT.get(p, p), key="ablations-preset")
+    seeds = c3.multiselect("matcher seeds (learned rows)", [0, 1, 2], default=[0], key="ablations-seeds")
+    with st.expander("evaluation options"):
+        o1, o2 = st.columns(2)
+        points = o1.slider("interpolation points per curve", 3, 41, 21, 2, key="ablations-points")
+        max_examples = o2.number_input("evaluation examples (0 = all)", 0, 1_000_000, 0, key="ablations-examples")
+    grid: Grid = preset_grid(preset, family, seeds=sorted(seeds) or [0])
+    grid.points, grid.max_examples = int(points), int(max_examples) or None
+    st.caption(f"{len(grid.cells())} cells: {len(grid.rows)} rows × {len(grid.pairs)} pairs"
+               + (f" (learned rows × {len(grid.seeds)} seeds)" if any(r.method == "learned" for r in grid.rows) else "")
+               + ". The grid runs in this page: keep the tab open until it finishes.")
+    if st.button("Run the grid", type="primary", key="ablations-go"):
+        bar = StreamlitProgress("checking the grid…")
+        result = run_sweep(grid, executor="serial", store=run_store(), source="app",
+                           progress=lambda done, total, row: bar(f"{row['row']}", done, total))
+        bar.done()
+        st.session_state["ablations-last"] = result.run_id
+
+with user_errors():
+    sweeps = [r for r in run_store().list(kind="sweep") if r.state == "done"]
+    if not sweeps:
+        st.info("No grids yet: pick a family and a grid and run it (vit-digits `quick`: about 20 s on 2 CPU cores).")
+        st.stop()
+    labels = {r.id: f"{r.label or r.method} · {r.metrics.get('executed', 0)} executed, "
+                    f"{r.metrics.get('reused', 0)} reused [{r.id[-6:]}]" for r in sweeps}
+    last = st.session_state.get("ablations-last")
+    chosen = st.selectbox("grid to show", list(labels), index=list(labels).index(last) if last in labels else 0,
+                          format_func=labels.get, key="ablations-shown")
+    show_sweep(next(r for r in sweeps if r.id == chosen))
