@@ -44,7 +44,7 @@ def claims(family: str, table: dict, components: dict) -> list[str]:
     order = ["vanilla", "activation (all)", "weight (all)", "learned (all)"]
     held = [f"{a} > {b}" for a, b in zip(order, order[1:]) if m[a] > m[b]]
     broken = [f"{a} ≤ {b}" for a, b in zip(order, order[1:]) if m[a] <= m[b]]
-    out.append(f"**The ordering vanilla > activation > weight > learned (Theus et al., Table 1).** "
+    out.append("**The ordering vanilla > activation > weight > learned (Theus et al., Table 1).** "
                + ("It holds throughout." if not broken else
                   f"It holds only in part: {', '.join(held) or 'none of the steps'} hold(s), but {', '.join(broken)}."))
     perms_w, perms_l = m["weight (permutations)"], m["learned (permutations)"]
