@@ -1,7 +1,8 @@
 """Does learned matching converge to the same barrier whatever the seed and the thread count?
 
     python benchmarks/learned_convergence.py [--recipes vit-digits gpt-shakespeare] [--pairs 0,1 0,2 1,2]
-                                             [--seeds 0 1 2] [--threads 1 2] [--json FILE]
+                                             [--seeds 0 1 2] [--threads 1 2] [--steps 300] [--patience 3]
+                                             [--json FILE]
 
 For each zoo family, pair, matcher seed and thread count: learned matching with all classes
 (what `symalign align A B --method learned --classes all --data D` does, default settings), the
@@ -32,9 +33,12 @@ def main() -> None:
     parser.add_argument("--pairs", nargs="*", default=["0,1", "0,2", "1,2"])
     parser.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
     parser.add_argument("--threads", nargs="*", type=int, default=[1, 2])
+    parser.add_argument("--steps", type=int, default=300, help="most learned steps (the matcher's default: 300)")
+    parser.add_argument("--patience", type=int, default=3, help="stale checks before stopping (default: 3)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     rows = []
+    print(f"steps {args.steps}, patience {args.patience}")
     print("| recipe | pair | seed | threads | barrier | seconds | steps | last flip |")
     print("|---|---|---|---|---|---|---|---|")
     for recipe in args.recipes:
@@ -46,7 +50,8 @@ def main() -> None:
                     start = time.perf_counter()
                     a, b = load_model(f"zoo:{recipe}/{i}"), load_model(f"zoo:{recipe}/{j}")
                     spec = default_data_spec(a)
-                    config = AlignConfig(method="learned", classes=CLASS_PRESETS["all"], data=spec, seed=seed)
+                    config = AlignConfig(method="learned", classes=CLASS_PRESETS["all"], data=spec, seed=seed,
+                                         steps=args.steps, patience=args.patience)
                     result = align(a, b, config)
                     seconds = time.perf_counter() - start
                     curve = interpolation_curve(a, result.aligned, load_data(spec))

@@ -48,6 +48,9 @@ def _add_learned_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--steps", type=int, default=None, help="learned/soft: most optimisation steps (default 300)")
     p.add_argument("--lr", type=float, default=None, help="learned/soft: learning rate (default 0.01)")
     p.add_argument("--batch-size", type=int, default=None, help="learned/soft: examples per step")
+    p.add_argument("--patience", type=int, default=None,
+                   help="learned/soft: checks (every 25 steps) without improvement before stopping (default 3; "
+                        "a value above steps/25 runs every step)")
     p.add_argument("--alpha", type=float, default=None,
                    help="learned, three or more models: Dirichlet(α·1) mixing weights per step "
                         "(default 1: uniform over the simplex; Theus et al. use 0.1)")
@@ -244,7 +247,7 @@ def _align_config(args, data: str | None = None):
     from symalign.match.config import AlignConfig
 
     options = {name: getattr(args, name) for name in ("head_cost", "max_sweeps", "steps", "lr", "lambdas", "alpha",
-                                                      "rounds", "batch_size", "residual_strategy", "head_strategy",
+                                                      "rounds", "batch_size", "patience", "residual_strategy", "head_strategy",
                                                       "max_examples") if getattr(args, name, None) is not None}
     return AlignConfig(method=args.method, classes=_parse_classes(args), data=data or args.data, device=args.device,
                        seed=args.seed, **options)

@@ -56,6 +56,10 @@ def test_the_stopping_rule_stops_at_once_on_a_planted_pair():
     assert summary["stopped"].startswith("check stalled") and summary["steps"] <= 75
     assert summary["best_step"] == 0  # nothing beat the exact start
     assert interpolation_curve(a, result.aligned, load_data("digits"), points=5).barrier < 1e-3
+    # the stopping rule is the user's to loosen: with patience beyond the run, every step runs
+    patient = align(a, b, AlignConfig(method="learned", classes=ALL, data="digits", steps=100, patience=100))
+    assert patient.report["learned_summary"]["steps"] == 100 and patient.report["learned_summary"]["stopped"] != \
+        summary["stopped"]
 
 
 def test_flips_stop_before_the_end_and_the_history_is_complete():

@@ -26,6 +26,7 @@ class AlignConfig:
     seed: int = 0
     max_sweeps: int = 30
     steps: int = 300  # learned / soft: most optimisation steps (the stopping rule may end sooner)
+    patience: int = 3  # learned / soft: checks without improvement before the stopping rule ends the run
     lr: float = 0.01
     batch_size: int = 64
     lambdas: str = "uniform_mid"  # uniform_mid | half | uniform | normal
@@ -54,4 +55,4 @@ class AlignConfig:
         from symalign.match.learned import LearnedOptions
 
         return LearnedOptions(steps=self.steps, lr=self.lr, batch_size=self.batch_size, lambdas=self.lambdas,
-                              alpha=self.alpha, seed=self.seed, soft=self.method == "soft")
+                              alpha=self.alpha, seed=self.seed, soft=self.method == "soft", patience=self.patience)
