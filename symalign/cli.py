@@ -382,13 +382,14 @@ def cmd_spectrum(args) -> None:
 
 def cmd_sweep(args) -> None:
     from symalign.jobs import preset_grid, read_grid, run_sweep
+    from symalign.jobs.grid import OPTION_KEYS
 
     if bool(args.file) == bool(args.preset):
         raise SymalignError("sweep takes a sweep file or --preset NAME --family RECIPE (one of the two)")
     if args.file and args.family:
         raise SymalignError("--family goes with --preset; a sweep file names its own models")
     grid = read_grid(args.file) if args.file else preset_grid(args.preset, args.family or "", args.seeds)
-    for key in ("data", "points", "max_examples", "steps"):
+    for key in OPTION_KEYS:
         if getattr(args, key) is not None:
             setattr(grid, key, getattr(args, key))
     if args.seeds and args.file:

@@ -209,10 +209,3 @@ def read_grid(path: str | Path) -> Grid:
     if not isinstance(spec, dict):
         raise SymalignError(f"{path}: a sweep file is a table of keys (models, rows, seeds, ...)")
     return grid_from_dict(spec, str(path))
-
-
-def cell_json(cell: Cell) -> dict:
-    return {"a": cell.a, "b": cell.b, "row": cell.row.name, "method": cell.row.method,
-            "classes": cell.row.class_dict, "seed": cell.seed}
-
-

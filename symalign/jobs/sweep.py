@@ -8,6 +8,7 @@ counts too."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import socket
@@ -22,8 +23,9 @@ from typing import Callable, Iterator
 import pandas as pd
 
 from symalign.errors import SymalignError
-from symalign.jobs.grid import Cell, Grid, cell_json
-from symalign.runs.store import RunStore
+from symalign.jobs.grid import Cell, Grid
+from symalign.runs.store import Run, RunStore
+from symalign.workspace import home as workspace_home
 
 EXECUTORS = ("auto", "ray", "serial")
 CellProgress = Callable[[int, int, dict], None]  # done, total, the finished cell's row
@@ -84,19 +86,23 @@ def check_grid(grid: Grid) -> dict[str, str]:
 
 
 def _payload(cell: Cell, grid: Grid, data: str) -> dict:
-    return {"cell": cell_json(cell), "a": cell.a, "b": cell.b, "config": _config(cell, grid, data).to_json(),
-            "points": grid.points, "max_examples": grid.max_examples, "label": f"{grid.name}: {cell.row.name}"}
+    return {"a": cell.a, "b": cell.b, "config": _config(cell, grid, data).to_json(), "points": grid.points,
+            "max_examples": grid.max_examples, "label": f"{grid.name}: {cell.row.name}"}
 
 
-def finished_run(store: RunStore, payload: dict) -> str | None:
-    """The id of a finished align run with exactly this cell's settings, if the history has one."""
-    for run in store.list(kind="align", state="done"):
+def _settings_key(a: str, b: str, config: dict, points, max_examples) -> str:
+    return json.dumps([a, b, config, points, max_examples], sort_keys=True)
+
+
+def finished_runs(store: RunStore) -> dict[str, Run]:
+    """Finished align runs that measured a barrier, by their settings (newest wins): read once per
+    sweep, so looking a cell up costs no database read."""
+    index: dict[str, Run] = {}
+    for run in reversed(store.list(kind="align", state="done")):  # oldest first, so the newest overwrites
         s = run.settings
-        if (run.model_a, run.model_b) == (payload["a"], payload["b"]) and s.get("config") == payload["config"] \
-                and s.get("points") == payload["points"] and s.get("max_examples") == payload["max_examples"] \
-                and s.get("measure") and "barrier" in run.metrics:
-            return run.id
-    return None
+        if s.get("measure") and "barrier" in run.metrics and "config" in s:
+            index[_settings_key(run.model_a, run.model_b, s["config"], s.get("points"), s.get("max_examples"))] = run
+    return index
 
 
 def execute_cell(payload: dict, store_path: str | None, home: str | None, threads: int | None = None) -> dict:
@@ -108,7 +114,7 @@ def execute_cell(payload: dict, store_path: str | None, home: str | None, thread
     from symalign.runs.execute import align_run, failure_message
 
     if home:
-        os.environ["SYMALIGN_HOME"] = home  # a worker on another node writes artifacts where the driver said
+        os.environ["SYMALIGN_HOME"] = home  # a Ray worker (maybe on another node) writes where the driver does
     if threads:
         torch.set_num_threads(threads)
     start = time.perf_counter()
@@ -164,13 +170,13 @@ def pick_executor(executor: str) -> str:
     return "ray" if executor == "auto" else executor
 
 
-def _serial(payloads: list[dict], store_path: str | None, home: str | None) -> Iterator[tuple[int, dict]]:
+def _serial(payloads: list[dict], store_path: str | None) -> Iterator[tuple[int, dict]]:
+    """Cells one after another in this process (its own data folder and thread count)."""
     for i, payload in enumerate(payloads):
-        yield i, execute_cell(payload, store_path, home)
+        yield i, execute_cell(payload, store_path, home=None)
 
 
-def _on_ray(payloads: list[dict], store_path: str | None, home: str | None,
-            address: str | None) -> Iterator[tuple[int, dict]]:
+def _on_ray(payloads: list[dict], store_path: str | None, address: str | None) -> Iterator[tuple[int, dict]]:
     """Cells as Ray tasks (one CPU and one torch thread each, so tasks do not oversubscribe cores),
     yielded as they finish. A local cluster is started for the sweep unless one is running or named."""
     import ray
@@ -186,6 +192,7 @@ def _on_ray(payloads: list[dict], store_path: str | None, home: str | None,
         started = True
     try:
         task = ray.remote(num_cpus=1)(execute_cell)
+        home = str(workspace_home())
         pending = {task.remote(p, store_path, home, 1): i for i, p in enumerate(payloads)}
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
@@ -239,27 +246,26 @@ def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, st
     payloads = [_payload(c, grid, data[c.a]) for c in cells]
     rows: list[dict | None] = [None] * len(cells)
     todo = []
+    finished = finished_runs(store) if store is not None else {}
+    done = 0
     for i, (cell, payload) in enumerate(zip(cells, payloads)):
-        run_id = finished_run(store, payload) if store is not None else None
-        if run_id:
-            run = store.get(run_id)
-            rows[i] = _row(cell, {"barrier": run.metrics["barrier"], "barrier_mean": run.metrics["barrier_mean"],
-                                  "run_id": run_id, "seconds": 0.0, "error": None}, reused=True)
-        else:
+        run = finished.get(_settings_key(payload["a"], payload["b"], payload["config"], payload["points"],
+                                         payload["max_examples"]))
+        if run is None:
             todo.append(i)
+            continue
+        rows[i] = _row(cell, {"barrier": run.metrics["barrier"], "barrier_mean": run.metrics["barrier_mean"],
+                              "run_id": run.id, "seconds": 0.0, "error": None}, reused=True)
+        done += 1
+        if progress:
+            progress(done, len(cells), rows[i])
     models = sorted({m for p in grid.pairs for m in p})
     settings = dict(grid.to_json(), executor=executor, address=address)
-    done = len(cells) - len(todo)
-    if progress:
-        for row in rows:
-            if row is not None:
-                progress(done, len(cells), row)
     with recorded(store, "sweep", models[0], models[1] if len(models) > 1 else "", "sweep", settings, source,
                   grid.name, models) as run_id:
         store_path = str(store.path) if store is not None else None
-        home = str(store.path.parent) if store is not None else None
         mine = [payloads[i] for i in todo]
-        run = _on_ray(mine, store_path, home, address) if executor == "ray" else _serial(mine, store_path, home)
+        run = _on_ray(mine, store_path, address) if executor == "ray" else _serial(mine, store_path)
         for k, result in run:
             i = todo[k]
             rows[i] = _row(cells[i], result, reused=False)
@@ -275,9 +281,10 @@ def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, st
             summary.to_csv(out / "summary.csv", index=False)
         result = SweepResult(run_id, frame, summary, len(todo), len(cells) - len(todo), executor, out)
         if store is not None:
-            failed = int(frame["error"].notna().sum())
-            store.finish(run_id, {"cells": result.to_json()["cells"], "summary": result.to_json()["summary"],
-                                  "executed": result.executed, "reused": result.reused, "failed": failed}, out)
+            recorded_json = result.to_json()
+            store.finish(run_id, {"cells": recorded_json["cells"], "summary": recorded_json["summary"],
+                                  "executed": result.executed, "reused": result.reused,
+                                  "failed": int(frame["error"].notna().sum())}, out)
     return result
 
 

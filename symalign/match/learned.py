@@ -219,8 +219,9 @@ def learn_transforms(models: list[TransformerModel], starts: list[Transform], sp
     previous = [m.permutations() for m in movers]
     stopped = "reached --steps"
     for step in range(1, options.steps + 1):
+        rate = _rate("continuous", step, freeze_step, options)
         if optimizer is not None:
-            optimizer.param_groups[0]["lr"] = _rate("continuous", step, freeze_step, options)
+            optimizer.param_groups[0]["lr"] = rate
         if perm_optimizer is not None:
             perm_optimizer.lr = _rate("perm", step, freeze_step, options)
         if step == freeze_step + 1 and perms:
@@ -249,7 +250,7 @@ def learn_transforms(models: list[TransformerModel], starts: list[Transform], sp
         flips = sum(int((current[i][k] != previous[i][k]).sum()) for i in range(len(movers)) for k in current[i])
         previous = current
         entry = {"step": step, "weights": [round(w, 6) for w in weights], "loss": loss.item(), "flips": flips,
-                 "lr": _rate("continuous", step, freeze_step, options), "seconds": time.perf_counter() - begin}
+                 "lr": rate if optimizer is not None else perm_optimizer.lr, "seconds": time.perf_counter() - begin}
         if step % options.check_every == 0 or step == options.steps:
             value = check()
             entry["check"] = value

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+
 import streamlit as st
 
 from symalign.runs.store import Run
@@ -94,7 +96,7 @@ def show_spectrum(result: dict, key: str) -> None:
     with c1:
         st.markdown("**per component**")
         rows = [{"component": c["space"] + (f" (model {c['model']})" if "model" in c else ""), "kind": c["kind"],
-                 "layer": "—" if c["layer"] is None else str(c["layer"]), "median θ": _median(c["angles"]),
+                 "layer": "—" if c["layer"] is None else str(c["layer"]), "median θ": statistics.median(c["angles"]),
                  "max θ": max(c["angles"])}
                 for c in result["components"]]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
@@ -107,12 +109,6 @@ def show_spectrum(result: dict, key: str) -> None:
             st.dataframe(stab, hide_index=True, width="stretch",
                          column_config={"unchanged": st.column_config.ProgressColumn(format="percent", min_value=0,
                                                                                      max_value=1)})
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])
 
 
 def barrier_colour(value: float, top: float) -> str:
