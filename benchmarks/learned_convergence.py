@@ -33,12 +33,14 @@ def main() -> None:
     parser.add_argument("--pairs", nargs="*", default=["0,1", "0,2", "1,2"])
     parser.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
     parser.add_argument("--threads", nargs="*", type=int, default=[1, 2])
-    parser.add_argument("--steps", type=int, default=300, help="most learned steps (the matcher's default: 300)")
+    parser.add_argument("--steps", type=int, default=None, help="most learned steps (default: the data's, 600 images / 300 text)")
     parser.add_argument("--patience", type=int, default=3, help="stale checks before stopping (default: 3)")
+    parser.add_argument("--input-noise", type=float, default=None, help="noise on training images (default: the data's, 0.3)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     rows = []
-    print(f"steps {args.steps}, patience {args.patience}")
+    print(f"steps {args.steps or 'data default'}, patience {args.patience}, input noise "
+          f"{'data default' if args.input_noise is None else args.input_noise}")
     print("| recipe | pair | seed | threads | barrier | seconds | steps | last flip |")
     print("|---|---|---|---|---|---|---|---|")
     for recipe in args.recipes:
@@ -51,7 +53,7 @@ def main() -> None:
                     a, b = load_model(f"zoo:{recipe}/{i}"), load_model(f"zoo:{recipe}/{j}")
                     spec = default_data_spec(a)
                     config = AlignConfig(method="learned", classes=CLASS_PRESETS["all"], data=spec, seed=seed,
-                                         steps=args.steps, patience=args.patience)
+                                         steps=args.steps, patience=args.patience, input_noise=args.input_noise)
                     result = align(a, b, config)
                     seconds = time.perf_counter() - start
                     curve = interpolation_curve(a, result.aligned, load_data(spec))

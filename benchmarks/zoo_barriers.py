@@ -1,7 +1,7 @@
 """Barriers between zoo seeds for each matcher setting: the table in the README.
 
     python benchmarks/zoo_barriers.py [--recipes vit-digits gpt-shakespeare] [--pairs 0,1 0,2 1,2]
-                                      [--steps 300] [--threads 2] [--json FILE]
+                                      [--steps N] [--threads 2] [--json FILE]
 
 Prints a markdown row per recipe, pair and setting (barrier, barrier above the mean endpoint loss,
 loss at λ = 0.5, seconds of alignment), then the summary the README shows: mean ± std over the
@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("--recipes", nargs="*", default=["vit-digits", "gpt-shakespeare"])
     parser.add_argument("--pairs", nargs="*", default=["0,1", "0,2", "1,2"])
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--steps", type=int, default=None, help="learned: most steps (default: the data's, 600 images / 300 text)")
     parser.add_argument("--json", default=None, help="also write the rows to this file")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from symalign.data import learned_defaults
 from symalign.demo import DEMO_DATA, planted_demo, seeds_demo
 from symalign.plots import curves_figure
 from symalign.runs.table import run_label
@@ -34,8 +35,10 @@ st.header("Guided demo")
 left, right = st.columns([2, 1])
 recipe = left.selectbox("zoo recipe", list(DEMO_DATA), key="demo-recipe",
                         help="vit-digits: ViT on 8×8 digits; gpt-shakespeare: character GPT-2 on the plays")
-steps = right.number_input("learned matching steps", 10, 20_000, 300, step=50, key="demo-steps",
-                           help="the learned matcher's optimisation steps (300: ~20 s for vit-digits on 2 CPU cores)")
+steps = right.number_input("learned matching steps", 10, 20_000, learned_defaults(DEMO_DATA[recipe])["steps"], step=50,
+                           key=f"demo-steps-{recipe}",
+                           help="the learned matcher's optimisation steps; the default is the CLI's for this data "
+                                "(600 for images: ~25 s for vit-digits on 2 CPU cores; 300 for text: ~1 min)")
 
 if st.button("Run the guided demo", type="primary", key="demo-run"):
     with user_errors():

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from symalign.barrier import default_data_spec
+from symalign.data import learned_defaults
 from symalign.errors import SymalignError
 from symalign.match.config import AlignConfig
 from symalign.models.compat import check_compatible
@@ -55,7 +56,9 @@ with user_errors():
                                help="(r+1)(r+2)/2 points: 10 gives 66")
         epsilon = o2.number_input("ε of the near-zero region", 0.0, 10.0, 0.05, format="%.3f", key="simplex-epsilon")
         max_examples = o3.number_input("evaluation examples (0 = all)", 0, 1_000_000, 0, key="simplex-max-examples")
-        steps = o1.number_input("learned: steps (at most)", 1, 20_000, 300, key="simplex-steps")
+        steps = o1.number_input("learned: steps (at most)", 1, 20_000,
+                                learned_defaults(data or data_default or "")["steps"], key=f"simplex-steps-{data or data_default}",
+                                help="the default is the data's (600 images, 300 text)")
         alpha = o2.number_input("learned: Dirichlet α", 0.01, 100.0, 1.0, key="simplex-alpha",
                                 help="mixing weights per step ~ Dirichlet(α·1); 1 = uniform over the simplex")
         seed = o3.number_input("seed", 0, 1_000_000, 0, key="simplex-seed")

@@ -45,9 +45,13 @@ def _add_class_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _add_learned_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--steps", type=int, default=None, help="learned/soft: most optimisation steps (default 300)")
+    p.add_argument("--steps", type=int, default=None,
+                   help="learned/soft: most optimisation steps (default: 600 for images, 300 for text)")
     p.add_argument("--lr", type=float, default=None, help="learned/soft: learning rate (default 0.01)")
     p.add_argument("--batch-size", type=int, default=None, help="learned/soft: examples per step")
+    p.add_argument("--input-noise", type=float, default=None,
+                   help="learned/soft: std of Gaussian noise on training images, a regulariser "
+                        "(default 0.3 for images; text takes 0)")
     p.add_argument("--patience", type=int, default=None,
                    help="learned/soft: checks (every 25 steps) without improvement before stopping (default 3; "
                         "a value above steps/25 runs every step)")
@@ -247,7 +251,7 @@ def _align_config(args, data: str | None = None):
     from symalign.match.config import AlignConfig
 
     options = {name: getattr(args, name) for name in ("head_cost", "max_sweeps", "steps", "lr", "lambdas", "alpha",
-                                                      "rounds", "batch_size", "patience", "residual_strategy", "head_strategy",
+                                                      "rounds", "batch_size", "patience", "input_noise", "residual_strategy", "head_strategy",
                                                       "max_examples") if getattr(args, name, None) is not None}
     return AlignConfig(method=args.method, classes=_parse_classes(args), data=data or args.data, device=args.device,
                        seed=args.seed, **options)

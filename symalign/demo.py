@@ -51,9 +51,10 @@ def planted_demo(model: TransformerModel, data, seed: int = 0, max_examples: int
 
 
 def seeds_demo(a: TransformerModel | str, b: TransformerModel | str, data_spec: str, store: RunStore | None,
-               learned_steps: int = 300, max_examples: int | None = None, data_source=None,
+               learned_steps: int | None = None, max_examples: int | None = None, data_source=None,
                progress: PhaseProgress | None = None) -> list[str | None]:
-    """Vanilla, weight matching (all classes) and learned matching between two seeds, as runs."""
+    """Vanilla, weight matching (all classes) and learned matching between two seeds, as runs; the
+    learned run uses the same defaults as `symalign align --method learned` (the data's steps)."""
     ids = [barrier_run(a, b, data=data_spec, max_examples=max_examples, store=store, source="app",
                        label="demo: no alignment", progress=progress, data_source=data_source)[0]]
     weight = AlignConfig(method="weight", classes=FULL_CLASSES)

@@ -7,6 +7,7 @@ from symalign.data.base import ImageData
 from symalign.data.text import TextData
 from symalign.errors import SymalignError
 
+IMAGE_KINDS = ("digits", "cifar10", "cifar100", "imagefolder")
 SPECS = "digits, shakespeare, cifar10:PATH, cifar100:PATH, imagefolder:PATH, text:PATH"
 _cache: dict[str, ImageData | TextData] = {}
 
@@ -36,4 +37,11 @@ def load_data(spec: str) -> ImageData | TextData:
     return _cache[spec]
 
 
-__all__ = ["ImageData", "SPECS", "TextData", "load_data"]
+def learned_defaults(spec: str) -> dict:
+    """The learned matcher's data-dependent defaults (steps, input noise) for a data spec, read
+    without loading the data, so a page or the CLI can show them before anything runs."""
+    kind = spec.partition(":")[0]
+    return dict(ImageData.LEARNED_DEFAULTS if kind in IMAGE_KINDS else TextData.LEARNED_DEFAULTS)
+
+
+__all__ = ["IMAGE_KINDS", "ImageData", "SPECS", "TextData", "learned_defaults", "load_data"]

@@ -70,6 +70,16 @@ def cifar_augment(generator: torch.Generator):
     return augment
 
 
+def gaussian_noise(sigma: float, generator: torch.Generator):
+    """Input noise for the learned matcher's training batches, drawn from the matcher's own generator
+    (so a seed gives one result); a regulariser against fitting the transform to the training images."""
+
+    def augment(x: torch.Tensor) -> torch.Tensor:
+        return x + sigma * torch.randn(x.shape, generator=generator, dtype=x.dtype)
+
+    return augment
+
+
 def imagefolder(path: str, image_size: int = 32) -> ImageData:
     """An ImageFolder tree; PATH/train and PATH/val (or test) when present, else a fixed 90/10 split."""
     from torchvision import datasets

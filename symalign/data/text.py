@@ -107,6 +107,10 @@ def encode(tokenizer, text: str) -> torch.Tensor:
 
 @dataclass
 class TextData:
+    # Learned matching on text: tokens take no input noise; 300 steps already fit the budget of a
+    # minute on 2 cores for gpt-shakespeare (docs/matching.md).
+    LEARNED_DEFAULTS = {"steps": 300, "input_noise": 0.0}
+
     name: str
     text: str
     _cache: dict = field(default_factory=dict, repr=False)

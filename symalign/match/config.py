@@ -25,9 +25,10 @@ class AlignConfig:
     device: str = "auto"
     seed: int = 0
     max_sweeps: int = 30
-    steps: int = 300  # learned / soft: most optimisation steps (the stopping rule may end sooner)
+    steps: int | None = None  # learned / soft: most optimisation steps; None: the data's default (600 images, 300 text)
     patience: int = 3  # learned / soft: checks without improvement before the stopping rule ends the run
     lr: float = 0.01
+    input_noise: float | None = None  # learned / soft: Gaussian noise on training images; None: the data's default (0.3)
     batch_size: int = 64
     lambdas: str = "uniform_mid"  # uniform_mid | half | uniform | normal
     alpha: float = 1.0  # learned, three or more models: Dirichlet(α·1) mixing weights per step
@@ -51,8 +52,14 @@ class AlignConfig:
         return asdict(self)
 
     def learned_options(self):
-        """The learned optimiser's settings (the stopping rule's defaults live in LearnedOptions)."""
+        """The learned optimiser's settings: what the user set, else the data's defaults (steps, input
+        noise: `symalign.data.learned_defaults`); the stopping rule's defaults live in LearnedOptions."""
+        from symalign.data import learned_defaults
         from symalign.match.learned import LearnedOptions
 
-        return LearnedOptions(steps=self.steps, lr=self.lr, batch_size=self.batch_size, lambdas=self.lambdas,
-                              alpha=self.alpha, seed=self.seed, soft=self.method == "soft", patience=self.patience)
+        defaults = learned_defaults(self.data or "")
+        steps = self.steps if self.steps is not None else defaults["steps"]
+        noise = self.input_noise if self.input_noise is not None else defaults["input_noise"]
+        return LearnedOptions(steps=steps, lr=self.lr, batch_size=self.batch_size, lambdas=self.lambdas,
+                              alpha=self.alpha, seed=self.seed, soft=self.method == "soft", patience=self.patience,
+                              input_noise=noise)
