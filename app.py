@@ -4,7 +4,7 @@ Sections leave room for the pages still to come (merging, symmetries)."""
 
 import streamlit as st
 
-from symalign.ui.widgets import sidebar
+from symalign.ui.widgets import resume_once, sidebar
 
 st.set_page_config(page_title="symalign", page_icon=":material/compare_arrows:", layout="wide")
 
@@ -19,6 +19,7 @@ pages = {
         st.Page("pages/compare.py", title="Compare matchers", icon=":material/balance:"),
         st.Page("pages/ablations.py", title="Ablations", icon=":material/grid_on:"),
         st.Page("pages/runs.py", title="Run history", icon=":material/history:"),
+        st.Page("pages/jobs.py", title="Jobs", icon=":material/pending_actions:"),
     ],
     "Three models and corrections": [
         st.Page("pages/simplex.py", title="Simplex", icon=":material/change_history:"),
@@ -27,4 +28,5 @@ pages = {
 }
 navigation = st.navigation(pages)
 sidebar()
+resume_once()
 navigation.run()

@@ -6,6 +6,7 @@ from dataclasses import replace
 import streamlit as st
 
 from symalign.barrier import default_data_spec
+from symalign.data import learned_defaults
 from symalign.errors import SymalignError
 from symalign.match.config import METHODS, AlignConfig
 from symalign.match.universe import UNIVERSE_METHODS
@@ -14,6 +15,7 @@ from symalign.plots import curves_figure
 from symalign.runs.execute import align_many_run, align_run, barrier_run
 from symalign.runs.table import run_label
 from symalign.ui.routing import route_through_app
+from symalign.ui.jobs import follow_job, submit_job
 from symalign.ui.runs import show_universe
 from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
 from symalign.ui.widgets import StreamlitProgress, device_choice, model_picker, toggle_grid, user_errors
@@ -69,7 +71,8 @@ with user_errors():
 
     with st.expander("method options and measurement"):
         o1, o2, o3 = st.columns(3)
-        steps = o1.number_input("learned/soft steps (at most)", 1, 20_000, 300, key="align-steps")
+        steps = o1.number_input("learned/soft steps (at most)", 1, 20_000, learned_defaults(data or "")["steps"],
+                                key=f"align-steps-{data}", help="the default is the data's (600 images, 300 text)")
         lr = o2.number_input("learned/soft learning rate", 1e-5, 1.0, 0.01, format="%.4f", key="align-lr")
         lambdas = o3.selectbox("λ per step", ("uniform_mid", "half", "uniform", "normal"), key="align-lambdas")
         head_cost = o1.selectbox("weight: head cost", ("circuit", "spectral"), key="align-head-cost")
@@ -89,7 +92,22 @@ with user_errors():
     with st.expander("run configuration"):
         st.json(config.to_json())
 
-    if st.button("Align", type="primary", key="align-go"):
+    background = st.checkbox("run in the background", key="align-background",
+                             help="a job in a worker process: it goes on when you leave this page (see Jobs)")
+    if st.button("Align", type="primary", key="align-go") and background:
+        n = int(max_examples) or None
+        if third:
+            kind, request = "align-many", {"models": [ref_a, ref_b, ref_c], "points": int(points), "max_examples": n,
+                                           "config": replace(config, data=data or data_default).to_json()}
+        else:
+            kind, request = "align", {"a": ref_a, "b": ref_b, "points": int(points), "max_examples": n,
+                                      "config": config.to_json(), "with_vanilla": bool(with_vanilla)}
+        st.session_state["align-last-job"] = submit_job(kind, request, label=f"{config.method}: {ref_a} ↔ {ref_b}"
+                                                        + (f" ↔ {ref_c}" if third else ""))
+        st.session_state.pop("align-last", None)
+        if third:
+            st.session_state["align-last-refs"] = [ref_a, ref_b, ref_c]
+    elif st.session_state.get("align-go") and not background:
         store = run_store()
         data_source = cached_data(data or data_default)
         bar = StreamlitProgress("aligning…")
@@ -111,6 +129,10 @@ with user_errors():
                                    data_source=data_source)[0])
         bar.done()
         st.session_state["align-last"] = ids
+
+if "align-last-job" in st.session_state:
+    with user_errors():
+        follow_job(st.session_state["align-last-job"], "align-last")
 
 if "align-last" in st.session_state:
     with user_errors():

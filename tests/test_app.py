@@ -16,7 +16,7 @@ from symalign.runs import RunStore
 from symalign.zoo import resolve_zoo
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ["home", "models", "align", "interpolation", "compare", "runs", "simplex", "spectra", "ablations"]
+PAGES = ["home", "models", "align", "interpolation", "compare", "runs", "jobs", "simplex", "spectra", "ablations"]
 
 
 @pytest.fixture
@@ -192,7 +192,7 @@ def test_linking_a_path_that_is_not_a_model_says_why(home, tmp_path):
 
 def test_guided_demo_plants_a_symmetry_and_removes_it(home):
     at = clean(page("home", timeout=300).run())
-    at.number_input(key="demo-steps").set_value(20)
+    at.number_input(key="demo-steps-vit-digits").set_value(20)
     at.button(key="demo-run").click().run()
     clean(at)
     assert not at.error, [e.value for e in at.error]
@@ -287,3 +287,61 @@ def test_orthogonal_corrections_page_explains_a_learned_run(home):
     assert len(components) == 1 + 2 * 4 and set(components["kind"]) == {"residual", "qk", "vo"}
     clean(page("spectra").run())  # reopened: the recorded spectrum is reused, not recomputed
     assert len(store.list(kind="spectrum")) == 1
+
+
+def test_a_background_job_from_the_align_page_finishes_while_the_user_is_elsewhere(home):
+    """Submitted from Align, the job runs in a worker process; the test visits other pages (each a
+    fresh script run, as a browser would), then the Jobs page shows it done and the runs are in the
+    history; back on Align its result panel shows the recorded barrier."""
+    import time
+
+    from symalign.jobs.queue import JobQueue
+
+    at = pick_vit_pair(clean(page("align").run()))
+    at.number_input(key="align-max-examples").set_value(64)
+    at.number_input(key="align-points").set_value(5)
+    at.checkbox(key="align-background").check()
+    at.button(key="align-go").click().run()
+    clean(at)
+    job_id = at.session_state["align-last-job"]
+    queue = JobQueue(home / "runs.sqlite")
+    assert queue.get(job_id).state in ("queued", "running")
+    for name in ("runs", "compare", "models"):  # the user wanders off; the page scripts end, the job does not
+        clean(page(name).run())
+    deadline = time.monotonic() + 180
+    while queue.get(job_id).state not in ("done", "failed", "cancelled") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    job = queue.get(job_id)
+    assert job.state == "done", job.error
+    jobs = clean(page("jobs").run())
+    table = jobs.dataframe[0].value
+    assert table.loc[table["job"] == job_id, "state"].item() == "done"
+    store = RunStore(home / "runs.sqlite")
+    assert sorted(store.get(r).kind for r in job.runs) == ["align", "barrier"]
+    at.run()  # the Align page's panel sees the job done and shows its result
+    clean(at)
+    barrier = store.get(job.runs[0]).metrics["barrier"]
+    assert any(m.label == "barrier after alignment" and m.value == f"{barrier:.4f}" for m in at.metric)
+
+
+def test_the_jobs_page_cancels_a_running_job(home):
+    import time
+
+    from symalign.jobs.queue import JobQueue, ensure_worker
+
+    queue = JobQueue(home / "runs.sqlite")
+    job_id = queue.submit("align", {"a": "zoo:vit-digits/0", "b": "zoo:vit-digits/1", "points": 5, "max_examples": 64,
+                                    "config": {"method": "learned", "classes": {"residual": "orthogonal"},
+                                               "data": "digits", "steps": 100_000, "patience": 100_000}})
+    ensure_worker(queue, idle_exit=5)
+    deadline = time.monotonic() + 120
+    while queue.get(job_id).done == 0 and time.monotonic() < deadline:
+        time.sleep(0.3)
+    at = clean(page("jobs").run())
+    assert any("running · align" in p.proto.text for p in at.get("progress"))
+    at.button(key=f"cancel-{job_id}").click().run()
+    clean(at)
+    asked = time.monotonic()
+    while queue.get(job_id).state == "running" and time.monotonic() - asked < 15:
+        time.sleep(0.2)
+    assert queue.get(job_id).state == "cancelled" and time.monotonic() - asked < 10

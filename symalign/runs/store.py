@@ -45,7 +45,8 @@ CREATE INDEX IF NOT EXISTS runs_created ON runs (created);
 MIGRATIONS = {"models": "ALTER TABLE runs ADD COLUMN models TEXT NOT NULL DEFAULT '[]'"}
 
 
-def _pid_alive(pid: int | None) -> bool:
+def pid_alive(pid: int | None) -> bool:
+    """Whether a process still runs (a zombie does not)."""
     if not pid:
         return False
     try:
@@ -54,7 +55,11 @@ def _pid_alive(pid: int | None) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    try:  # a zombie (killed, not yet reaped by its parent) is gone for our purposes
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(") ", 1)[-1][:1] != "Z"
+    except OSError:
+        return True
 
 
 @dataclass
@@ -79,7 +84,7 @@ class Run:
     @property
     def state(self) -> str:
         """`interrupted` for a run still marked running whose process is gone."""
-        if self.status == "running" and not _pid_alive(self.pid):
+        if self.status == "running" and not pid_alive(self.pid):
             return "interrupted"
         return self.status
 

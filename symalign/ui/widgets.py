@@ -47,6 +47,18 @@ def sidebar() -> None:
         st.caption(f"Data folder: `{home()}` (runs, uploads; set SYMALIGN_HOME to move it)")
 
 
+def resume_once() -> bool:
+    """Once per app process and data folder: jobs queued before a restart get a worker."""
+    return _resume(str(home()))
+
+
+@st.cache_resource
+def _resume(folder: str) -> bool:
+    from symalign.jobs.queue import resume_jobs
+
+    return resume_jobs()
+
+
 def device_choice(key: str) -> str:
     info = describe_devices()
     options = ["auto", "cpu"] + (["cuda"] if info["cuda"] else []) + (["mps"] if info["mps"] else [])

@@ -1,0 +1,63 @@
+"""What a background job can be: each kind maps its JSON request onto the recorded workflow the
+CLI and the pages already use (`symalign.runs.execute`), so a job computes exactly what the same
+request would compute in the foreground. A kind returns the ids of the runs it recorded."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from symalign.runs.store import RunStore
+
+Progress = Callable[[str, int, int], None]
+
+
+def _config(request: dict):
+    from symalign.match.config import AlignConfig
+
+    return AlignConfig(**request["config"])
+
+
+def barrier_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
+    from symalign.runs.execute import barrier_run
+
+    run_id, _ = barrier_run(request["a"], request["b"], data=request.get("data"), points=request.get("points", 21),
+                            max_examples=request.get("max_examples"), store=store, source="app",
+                            label=request.get("label", ""), progress=progress)
+    return [run_id]
+
+
+def align_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
+    """An alignment and its barrier; with `with_vanilla`, then the vanilla barrier (the Align page's order)."""
+    from symalign.runs.execute import align_run, barrier_run
+
+    config = _config(request)
+    ids = [align_run(request["a"], request["b"], config, points=request.get("points", 21),
+                     max_examples=request.get("max_examples"), store=store, source="app",
+                     label=request.get("label", ""), progress=progress).run_id]
+    if request.get("with_vanilla"):
+        ids.append(barrier_run(request["a"], request["b"], data=config.data, points=request.get("points", 21),
+                               max_examples=request.get("max_examples"), device=config.device, store=store,
+                               source="app", label=request.get("label", ""), progress=progress)[0])
+    return ids
+
+
+def align_many_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
+    from symalign.runs.execute import align_many_run
+
+    run = align_many_run(request["models"], _config(request), measure=True, points=request.get("points", 21),
+                         max_examples=request.get("max_examples"), store=store, source="app",
+                         label=request.get("label", ""), progress=progress)
+    return [run.run_id]
+
+
+def simplex_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
+    from symalign.runs.execute import simplex_run
+
+    run_id, _ = simplex_run(request["models"], _config(request), resolution=request.get("resolution", 10),
+                            epsilon=request.get("epsilon", 0.05), max_examples=request.get("max_examples"),
+                            store=store, source="app", label=request.get("label", ""), progress=progress)
+    return [run_id]
+
+
+JOB_KINDS: dict[str, Callable[[dict, RunStore, Progress], list[str]]] = {
+    "barrier": barrier_job, "align": align_job, "align-many": align_many_job, "simplex": simplex_job}

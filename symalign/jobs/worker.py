@@ -1,0 +1,79 @@
+"""The background worker: `python -m symalign.jobs.worker` takes queued jobs from the data folder's
+queue one at a time and runs them through `symalign.jobs.kinds`, reporting progress and watching
+for cancellation; it exits after some idle time (the app starts a new one when work is queued)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+from symalign.jobs.queue import Job, JobCancelled, JobQueue
+
+
+class JobProgress:
+    """The progress callback a job's workflow calls: records (phase, done, total) at most every
+    `interval` seconds (and at the end of each phase), and raises JobCancelled once cancel was asked."""
+
+    def __init__(self, queue: JobQueue, job_id: str, interval: float = 0.5):
+        self.queue, self.job_id, self.interval = queue, job_id, interval
+        self.last = 0.0
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.last < self.interval and done < total:
+            return
+        self.last = now
+        if self.queue.progress(self.job_id, phase, int(done), int(total)):
+            raise JobCancelled()
+
+
+def run_job(queue: JobQueue, job: Job) -> str:
+    """Run one claimed job to its final state; returns that state."""
+    from symalign.jobs.kinds import JOB_KINDS
+    from symalign.runs.execute import failure_message
+    from symalign.runs.store import RunStore
+
+    store = RunStore(queue.path)
+    before = {r.id for r in store.list()}
+    try:
+        ids = JOB_KINDS[job.kind](job.request, store, JobProgress(queue, job.id))
+        for run_id in ids:
+            queue.add_run(job.id, run_id)
+        queue.end(job.id, "done")
+        return "done"
+    except JobCancelled:
+        state, error = "cancelled", None
+    except Exception as exc:  # a user error or a bug: one line in the queue, the worker goes on
+        state, error = "failed", failure_message(exc)
+    for run in store.list():  # runs the job started before it stopped belong to it
+        if run.id not in before and run.pid == os.getpid():
+            queue.add_run(job.id, run.id)
+    queue.end(job.id, state, error)
+    return state
+
+
+def serve(queue: JobQueue, idle_exit: float = 60.0, poll: float = 0.3) -> int:
+    """Take jobs until none has come for `idle_exit` seconds; returns how many ran."""
+    ran, idle_since = 0, time.monotonic()
+    while True:
+        queue.reap()
+        job = queue.claim(os.getpid())
+        if job is None:
+            if time.monotonic() - idle_since > idle_exit:
+                return ran
+            time.sleep(poll)
+            continue
+        run_job(queue, job)
+        ran, idle_since = ran + 1, time.monotonic()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--idle-exit", type=float, default=60.0, help="seconds without work before exiting")
+    args = parser.parse_args(argv)
+    serve(JobQueue(), args.idle_exit)
+
+
+if __name__ == "__main__":
+    main()

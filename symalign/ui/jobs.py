@@ -1,0 +1,79 @@
+"""The app's view of background jobs: a live table with cancel buttons, and a panel that follows
+one job until it ends. Both redraw themselves (`st.fragment(run_every=…)`) without rerunning the
+page, and read only the queue in the run database, so leaving the page loses nothing."""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import streamlit as st
+
+from symalign.jobs.queue import FINAL, Job, JobQueue, ensure_worker, worker_alive
+
+REFRESH_SECONDS = 1.0
+
+
+def job_queue() -> JobQueue:
+    return JobQueue()
+
+
+def submit_job(kind: str, request: dict, label: str = "") -> str:
+    """Queue a job and make sure a worker will take it."""
+    queue = job_queue()
+    job_id = queue.submit(kind, request, label)
+    ensure_worker(queue)
+    return job_id
+
+
+def _age(job: Job) -> str:
+    end = job.finished or time.time()
+    start = job.started or job.created
+    return f"{end - start:.0f} s"
+
+
+def jobs_frame(jobs: list[Job]) -> pd.DataFrame:
+    return pd.DataFrame([{"job": j.id, "what": j.title, "state": j.state, "phase": j.phase,
+                          "progress": j.fraction, "time": _age(j), "runs": len(j.runs), "error": j.error or ""}
+                         for j in jobs])
+
+
+@st.fragment(run_every=REFRESH_SECONDS)
+def jobs_board() -> None:
+    queue = job_queue()
+    jobs = queue.list(limit=50)
+    if not jobs:
+        st.info("No jobs yet: choose *run in the background* on the Align or Simplex page.")
+        return
+    alive = worker_alive(queue)
+    st.caption(f"Worker: {'running' if alive else 'idle (one starts when a job is queued)'} · "
+               f"refreshes every {REFRESH_SECONDS:.0f} s")
+    st.dataframe(jobs_frame(jobs), hide_index=True, width="stretch", key="jobs-table",
+                 column_config={"progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0)})
+    active = [j for j in jobs if j.state not in FINAL]
+    for job in active:
+        left, right = st.columns([4, 1])
+        left.progress(job.fraction, text=f"{job.title}: {job.state} · {job.phase or 'waiting'} {job.done}/{job.total}")
+        if right.button("Cancel", key=f"cancel-{job.id}", disabled=bool(job.cancel)):
+            queue.cancel(job.id)  # the worker stops at the job's next progress report
+            right.caption("cancelling…")
+
+
+def follow_job(job_id: str, on_done_key: str) -> None:
+    """A live panel for one job; when it is done its run ids go to session_state[on_done_key]."""
+
+    @st.fragment(run_every=REFRESH_SECONDS)
+    def panel() -> None:
+        job = job_queue().get(job_id)
+        if job.state == "done":
+            st.session_state[on_done_key] = job.runs
+            st.session_state.pop(f"{on_done_key}-job", None)
+            st.rerun()
+        if job.state in FINAL:
+            st.session_state.pop(f"{on_done_key}-job", None)
+            st.error(f"Job {job.id} {job.state}" + (f": {job.error}" if job.error else "."))
+            return
+        st.progress(job.fraction, text=f"job {job.id}: {job.state} · {job.phase or 'waiting'} {job.done}/{job.total} "
+                                       "(you can leave this page; see Jobs)")
+
+    panel()

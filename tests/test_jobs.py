@@ -1,0 +1,161 @@
+"""Background jobs (issue #13): work runs in a worker process, the run history is the source of
+truth, cancelling stops a running job within seconds, a killed worker leaves the database sound
+and its job marked, queued jobs survive a restart, and concurrent jobs do not mix their results."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from symalign.errors import SymalignError
+from symalign.jobs.queue import WORKER_DIED, JobQueue, ensure_worker, resume_jobs
+from symalign.jobs.worker import JobProgress
+from symalign.runs.execute import barrier_run
+from symalign.runs.store import RunStore
+
+BARRIER = {"data": "digits", "points": 5, "max_examples": 64}
+LONG_LEARNED = {"a": "zoo:vit-digits/0", "b": "zoo:vit-digits/1", "points": 5, "max_examples": 64,
+                "config": {"method": "learned", "classes": {"qk": "orthogonal", "vo": "orthogonal",
+                                                           "residual": "orthogonal"},
+                           "data": "digits", "steps": 100_000, "patience": 100_000}}
+
+
+@pytest.fixture()
+def queue(tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMALIGN_HOME", str(tmp_path))
+    q = JobQueue(tmp_path / "runs.sqlite")
+    yield q
+    for job in q.list(state="running"):  # never leave a worker behind
+        if job.pid:
+            try:
+                os.kill(job.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def wait_for(queue: JobQueue, job_id: str, states: tuple[str, ...], timeout: float = 180.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = queue.get(job_id)
+        if job.state in states:
+            return job
+        queue.reap()
+        time.sleep(0.2)
+    raise AssertionError(f"job {job_id} still {queue.get(job_id).state} after {timeout} s")
+
+
+def wait_running(queue: JobQueue, job_id: str, timeout: float = 180.0):
+    """Until the job reports progress inside the learned optimisation."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = queue.get(job_id)
+        if job.state == "running" and job.phase == "align" and job.done > 0:
+            return job
+        assert job.state in ("queued", "running"), (job.state, job.error)
+        time.sleep(0.2)
+    raise AssertionError("the job never started learning")
+
+
+def test_a_job_runs_in_a_worker_process_and_records_its_runs(queue):
+    job_id = queue.submit("barrier", {"a": "zoo:vit-digits/0", "b": "zoo:vit-digits/1", **BARRIER})
+    assert queue.get(job_id).state == "queued"
+    assert ensure_worker(queue, idle_exit=5)
+    job = wait_for(queue, job_id, ("done", "failed"))
+    assert job.state == "done", job.error
+    assert job.pid != os.getpid() and job.done == job.total > 0
+    (run,) = [RunStore(queue.path).get(r) for r in job.runs]
+    assert run.state == "done" and run.source == "app"
+    _, curve = barrier_run("zoo:vit-digits/0", "zoo:vit-digits/1", **BARRIER)
+    assert run.metrics["barrier"] == pytest.approx(curve.barrier, abs=1e-6)
+
+
+def test_cancelling_a_running_job_stops_it_within_seconds(queue):
+    job_id = queue.submit("align", LONG_LEARNED)
+    ensure_worker(queue, idle_exit=5)
+    wait_running(queue, job_id)
+    asked = time.monotonic()
+    queue.cancel(job_id)
+    job = wait_for(queue, job_id, ("cancelled", "failed", "done"), timeout=30)
+    assert job.state == "cancelled" and time.monotonic() - asked < 10
+    (run,) = [RunStore(queue.path).get(r) for r in job.runs]
+    assert run.state == "failed"  # the run it had started is closed, not left running
+
+
+def test_a_queued_job_can_be_cancelled_before_it_starts(queue):
+    job_id = queue.submit("barrier", {"a": "zoo:vit-digits/0", "b": "zoo:vit-digits/1", **BARRIER})
+    queue.cancel(job_id)
+    assert queue.get(job_id).state == "cancelled" and queue.claim(12345) is None
+
+
+def test_a_killed_worker_leaves_the_database_sound_and_the_job_marked(queue):
+    store = RunStore(queue.path)
+    earlier, _ = barrier_run("zoo:vit-digits/0", "zoo:vit-digits/2", store=store, **BARRIER)
+    before = store.get(earlier)
+    job_id = queue.submit("align", LONG_LEARNED)
+    ensure_worker(queue, idle_exit=5)
+    job = wait_running(queue, job_id)
+    os.kill(job.pid, signal.SIGKILL)
+    job = wait_for(queue, job_id, ("failed",), timeout=30)
+    assert job.error == WORKER_DIED
+    assert store.check() == "ok"
+    assert store.get(earlier).metrics == before.metrics and store.get(earlier).state == "done"
+    learned = [r for r in store.list(kind="align")]
+    assert len(learned) == 1 and learned[0].state == "interrupted"
+
+
+def test_a_queued_job_survives_a_restart(queue):
+    job_id = queue.submit("barrier", {"a": "zoo:vit-digits/1", "b": "zoo:vit-digits/2", **BARRIER}, label="later")
+    restarted = JobQueue(queue.path)  # a new app process reads the same file
+    assert [j.id for j in restarted.list(state="queued")] == [job_id]
+    assert resume_jobs(restarted)
+    assert wait_for(restarted, job_id, ("done", "failed")).state == "done"
+    assert not resume_jobs(restarted)  # nothing queued: no worker started
+
+
+def test_two_concurrent_workers_keep_their_jobs_apart(queue):
+    pairs = [("zoo:vit-digits/0", "zoo:vit-digits/1"), ("zoo:vit-digits/0", "zoo:vit-digits/2")]
+    ids = [queue.submit("barrier", {"a": a, "b": b, **BARRIER}) for a, b in pairs]
+    env = dict(os.environ, SYMALIGN_HOME=str(queue.path.parent))
+    workers = [subprocess.Popen([sys.executable, "-m", "symalign.jobs.worker", "--idle-exit", "3"], env=env)
+               for _ in range(2)]
+    try:
+        jobs = [wait_for(queue, i, ("done", "failed")) for i in ids]
+    finally:
+        for w in workers:
+            w.wait(timeout=120)
+    store = RunStore(queue.path)
+    for (a, b), job in zip(pairs, jobs):
+        assert job.state == "done", job.error
+        (run,) = [store.get(r) for r in job.runs]
+        assert (run.model_a, run.model_b) == (a, b)
+        assert run.metrics["barrier"] == pytest.approx(barrier_run(a, b, **BARRIER)[1].barrier, abs=1e-6)
+
+
+def test_progress_reports_and_raises_once_cancel_is_asked(queue):
+    from symalign.jobs.queue import JobCancelled
+
+    job_id = queue.submit("barrier", {"a": "x", "b": "y"})
+    progress = JobProgress(queue, job_id, interval=0.0)
+    progress("align", 3, 10)
+    job = queue.get(job_id)
+    assert (job.phase, job.done, job.total) == ("align", 3, 10)
+    queue.cancel(job_id)
+    with pytest.raises(JobCancelled):
+        progress("align", 4, 10)
+
+
+def test_a_failing_job_says_why_in_one_line(queue):
+    job_id = queue.submit("barrier", {"a": "zoo:vit-digits/0", "b": "zoo:gpt-shakespeare/0", **BARRIER})
+    ensure_worker(queue, idle_exit=3)
+    job = wait_for(queue, job_id, ("done", "failed"))
+    assert job.state == "failed" and "\n" not in job.error and job.error
+
+
+def test_unknown_job_kinds_are_refused(queue):
+    with pytest.raises(SymalignError, match="unknown job kind"):
+        queue.submit("train-the-world", {})
