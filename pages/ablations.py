@@ -4,6 +4,7 @@ import streamlit as st
 
 from symalign.jobs import PRESETS, preset_grid, run_sweep
 from symalign.jobs.grid import Grid
+from symalign.ui.jobs import follow_job, submit_job
 from symalign.ui.routing import route_through_app
 from symalign.ui.runs import show_sweep
 from symalign.ui.state import run_store
@@ -44,13 +45,26 @@ with user_errors():
     grid.points, grid.max_examples = int(points), int(max_examples) or None
     st.caption(f"{len(grid.cells())} cells: {len(grid.rows)} rows × {len(grid.pairs)} pairs"
                + (f" (learned rows × {len(grid.seeds)} seeds)" if any(r.method == "learned" for r in grid.rows) else "")
-               + ". The grid runs in this page: keep the tab open until it finishes.")
-    if st.button("Run the grid", type="primary", key="ablations-go"):
+               + ".")
+    background = st.checkbox("run in the background", True, key="ablations-background",
+                             help="a job in a worker process: the grid goes on when you leave this page (see Jobs); "
+                                  "off: it runs in this page (keep the tab open)")
+    clicked = st.button("Run the grid", type="primary", key="ablations-go")
+    if clicked and background:
+        request = {"preset": preset, "family": family, "seeds": sorted(seeds) or [0], "points": grid.points,
+                   "max_examples": grid.max_examples}
+        st.session_state["ablations-last-job"] = submit_job("sweep", request, label=f"{preset} grid: {family}")
+        st.session_state.pop("ablations-last", None)
+    elif clicked:
         bar = StreamlitProgress("checking the grid…")
         result = run_sweep(grid, executor="serial", store=run_store(), source="app",
                            progress=lambda done, total, row: bar(row["row"], done, total))
         bar.done()
-        st.session_state["ablations-last"] = result.run_id
+        st.session_state["ablations-last"] = [result.run_id]
+
+if "ablations-last-job" in st.session_state:
+    with user_errors():
+        follow_job(st.session_state["ablations-last-job"], "ablations-last")
 
 with user_errors():
     sweeps = [r for r in run_store().list(kind="sweep") if r.state == "done"]
@@ -59,7 +73,7 @@ with user_errors():
         st.stop()
     labels = {r.id: f"{r.label or r.method} · {r.metrics.get('executed', 0)} executed, "
                     f"{r.metrics.get('reused', 0)} reused [{r.id[-6:]}]" for r in sweeps}
-    last = st.session_state.get("ablations-last")
+    last = (st.session_state.get("ablations-last") or [None])[0]
     chosen = st.selectbox("grid to show", list(labels), index=list(labels).index(last) if last in labels else 0,
                           format_func=labels.get, key="ablations-shown")
     show_sweep(next(r for r in sweeps if r.id == chosen))

@@ -34,6 +34,18 @@ def clean(at: AppTest) -> AppTest:
     return at
 
 
+def wait_for_job(home: Path, job_id: str, timeout: float = 240):
+    import time
+
+    from symalign.jobs.queue import JobQueue
+
+    queue = JobQueue(home / "runs.sqlite")
+    deadline = time.monotonic() + timeout
+    while queue.get(job_id).state in ("queued", "running") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return queue.get(job_id)
+
+
 def pick_vit_pair(at: AppTest) -> AppTest:
     at.selectbox(key="align-a").set_value("zoo:vit-digits/0")
     at.selectbox(key="align-b").set_value("zoo:vit-digits/1")
@@ -148,6 +160,7 @@ def test_ablations_page_runs_a_grid_and_shows_the_matrix(home):
     at.selectbox(key="ablations-preset").set_value("components")
     at.slider(key="ablations-points").set_value(3)
     at.number_input(key="ablations-examples").set_value(32)
+    at.checkbox(key="ablations-background").uncheck()  # first in the page ...
     at = clean(at.run())
     at = clean(at.button(key="ablations-go").click().run())
     (sweep,) = RunStore(home / "runs.sqlite").list(kind="sweep")
@@ -159,7 +172,11 @@ def test_ablations_page_runs_a_grid_and_shows_the_matrix(home):
         mine = [r.metrics["barrier"] for r in runs if r.label.endswith(f": {row}")]
         assert len(mine) == 3 and mean == pytest.approx(sum(mine) / 3)  # the matrix is the recorded cells
         assert rise == pytest.approx(mean - summary["mean"].iloc[0])
-    again = clean(at.button(key="ablations-go").click().run())  # everything is reused the second time
+    at.checkbox(key="ablations-background").check()  # ... then as a background job, reusing every cell
+    at = clean(at.button(key="ablations-go").click().run())
+    job = wait_for_job(home, at.session_state["ablations-last-job"])
+    assert job.state == "done", job.error
+    again = clean(at.run())
     latest = RunStore(home / "runs.sqlite").list(kind="sweep")[0]
     assert (latest.metrics["executed"], latest.metrics["reused"]) == (0, 18)
     assert again.dataframe[0].value["mean"].tolist() == pytest.approx(summary["mean"].tolist())

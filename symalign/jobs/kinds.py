@@ -59,5 +59,18 @@ def simplex_job(request: dict, store: RunStore, progress: Progress) -> list[str]
     return [run_id]
 
 
+def sweep_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
+    """A preset grid over a zoo family (the Ablations page), serially in the worker."""
+    from symalign.jobs.grid import preset_grid
+    from symalign.jobs.sweep import run_sweep
+
+    grid = preset_grid(request["preset"], request["family"], seeds=request.get("seeds") or [0])
+    grid.points, grid.max_examples = request.get("points", 21), request.get("max_examples")
+    result = run_sweep(grid, executor="serial", store=store, source="app",
+                       progress=lambda done, total, row: progress(row["row"], done, total))
+    return [result.run_id]
+
+
 JOB_KINDS: dict[str, Callable[[dict, RunStore, Progress], list[str]]] = {
-    "barrier": barrier_job, "align": align_job, "align-many": align_many_job, "simplex": simplex_job}
+    "barrier": barrier_job, "align": align_job, "align-many": align_many_job, "simplex": simplex_job,
+    "sweep": sweep_job}

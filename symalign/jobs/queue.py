@@ -89,7 +89,10 @@ class JobQueue:
 
             path = home() / "runs.sqlite"
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SymalignError(f"cannot create {self.path.parent} for the job queue ({exc.strerror})") from None
         with self._connect() as db:
             db.executescript(SCHEMA)
 
@@ -214,10 +217,10 @@ def ensure_worker(queue: JobQueue, idle_exit: float = 60.0) -> bool:
     if worker_alive(queue):
         return False
     env = dict(os.environ, SYMALIGN_HOME=str(queue.path.parent))
-    log = open(queue.path.parent / "worker.log", "ab")
-    process = subprocess.Popen([sys.executable, "-m", "symalign.jobs.worker", "--idle-exit", str(idle_exit)],
-                               env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               start_new_session=True)
+    with open(queue.path.parent / "worker.log", "ab") as log:  # the child keeps its own handle
+        process = subprocess.Popen([sys.executable, "-m", "symalign.jobs.worker", "--idle-exit", str(idle_exit)],
+                                   env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True)
     worker_pidfile(queue.path).write_text(str(process.pid))
     return True
 
