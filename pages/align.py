@@ -14,8 +14,8 @@ from symalign.models.compat import check_compatible
 from symalign.plots import curves_figure
 from symalign.runs.execute import align_many_run, align_run, barrier_run
 from symalign.runs.table import run_label
-from symalign.ui.routing import route_through_app
 from symalign.ui.jobs import follow_job, submit_job
+from symalign.ui.routing import route_through_app
 from symalign.ui.runs import show_universe
 from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
 from symalign.ui.widgets import StreamlitProgress, device_choice, model_picker, toggle_grid, user_errors
@@ -94,7 +94,8 @@ with user_errors():
 
     background = st.checkbox("run in the background", key="align-background",
                              help="a job in a worker process: it goes on when you leave this page (see Jobs)")
-    if st.button("Align", type="primary", key="align-go") and background:
+    clicked = st.button("Align", type="primary", key="align-go")
+    if clicked and background:
         n = int(max_examples) or None
         if third:
             kind, request = "align-many", {"models": [ref_a, ref_b, ref_c], "points": int(points), "max_examples": n,
@@ -107,7 +108,7 @@ with user_errors():
         st.session_state.pop("align-last", None)
         if third:
             st.session_state["align-last-refs"] = [ref_a, ref_b, ref_c]
-    elif st.session_state.get("align-go") and not background:
+    elif clicked:
         store = run_store()
         data_source = cached_data(data or data_default)
         bar = StreamlitProgress("aligning…")

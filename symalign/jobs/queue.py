@@ -16,13 +16,11 @@ import subprocess
 import sys
 import time
 import uuid
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from symalign.errors import SymalignError
-from symalign.runs.store import pid_alive
+from symalign.runs.store import connect, database_path, pid_alive
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -84,33 +82,12 @@ class JobQueue:
     """The jobs of one data folder (the same runs.sqlite as the run history)."""
 
     def __init__(self, path: str | Path | None = None):
-        if path is None:
-            from symalign.workspace import home
-
-            path = home() / "runs.sqlite"
-        self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise SymalignError(f"cannot create {self.path.parent} for the job queue ({exc.strerror})") from None
+        self.path = database_path(path)
         with self._connect() as db:
             db.executescript(SCHEMA)
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        try:
-            db = sqlite3.connect(self.path, timeout=30)
-        except sqlite3.Error as exc:
-            raise SymalignError(f"cannot open the run database {self.path} ({exc})") from None
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.row_factory = sqlite3.Row
-            with db:
-                yield db
-        except sqlite3.DatabaseError as exc:
-            raise SymalignError(f"the run database {self.path} cannot be used ({exc})") from None
-        finally:
-            db.close()
+    def _connect(self):
+        return connect(self.path)
 
     def submit(self, kind: str, request: dict, label: str = "") -> str:
         from symalign.jobs.kinds import JOB_KINDS

@@ -35,7 +35,6 @@ def run_job(queue: JobQueue, job: Job) -> str:
     from symalign.runs.store import RunStore
 
     store = RunStore(queue.path)
-    before = {r.id for r in store.list()}
     try:
         ids = JOB_KINDS[job.kind](job.request, store, JobProgress(queue, job.id))
         for run_id in ids:
@@ -46,8 +45,8 @@ def run_job(queue: JobQueue, job: Job) -> str:
         state, error = "cancelled", None
     except Exception as exc:  # a user error or a bug: one line in the queue, the worker goes on
         state, error = "failed", failure_message(exc)
-    for run in store.list():  # runs the job started before it stopped belong to it
-        if run.id not in before and run.pid == os.getpid():
+    for run in store.list():  # runs this worker started since the job began belong to it (one job at a time)
+        if run.pid == os.getpid() and run.created >= job.started:
             queue.add_run(job.id, run.id)
     queue.end(job.id, state, error)
     return state

@@ -189,6 +189,7 @@ def learn_transforms(models: list[TransformerModel], starts: list[Transform], sp
     device = torch.device(device)
     ref = models[0]
     data.check_model(ref)
+    generator = torch.Generator().manual_seed(options.seed)
     augment = None
     if options.input_noise > 0:
         from symalign.data.base import ImageData
@@ -196,13 +197,11 @@ def learn_transforms(models: list[TransformerModel], starts: list[Transform], sp
 
         if not isinstance(data, ImageData):
             raise SymalignError(f"--input-noise applies to image data; {data.name} is text (use 0)")
-    generator = torch.Generator().manual_seed(options.seed)
+        augment = gaussian_noise(options.input_noise, generator)  # draws from the generator when called
     movers = [_Mover(s, spec, classes, options.soft, generator, device) for s in starts]
     continuous = [p for m in movers for p in m.parameters(permutations=False)]
     perms = [p for m in movers for p in m.parameters(permutations=True)]
     options = options.for_problem(bool(continuous))
-    if options.input_noise > 0:
-        augment = gaussian_noise(options.input_noise, generator)
     if not continuous and not perms:
         return LearnedResult([Transform(s) for s in starts], [], {"steps": 0, "stopped": "nothing to learn"})
     groups = ([{"params": continuous, "lr": options.lr, "name": "continuous"}] if continuous else [])

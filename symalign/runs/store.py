@@ -62,6 +62,39 @@ def pid_alive(pid: int | None) -> bool:
         return True
 
 
+def database_path(path: str | Path | None = None) -> Path:
+    """The run database's file (the data folder's runs.sqlite by default), its folder created."""
+    if path is None:
+        from symalign.workspace import home
+
+        path = home() / "runs.sqlite"
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SymalignError(f"cannot create {path.parent} for the run database ({exc.strerror})") from None
+    return path
+
+
+@contextmanager
+def connect(path: Path) -> Iterator[sqlite3.Connection]:
+    """One transaction on the run database (WAL, rows by name): committed whole or not at all; a
+    database error becomes one line. Shared by the run history and the job queue."""
+    try:
+        db = sqlite3.connect(path, timeout=30)
+    except sqlite3.Error as exc:
+        raise SymalignError(f"cannot open the run database {path} ({exc})") from None
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.row_factory = sqlite3.Row
+        with db:
+            yield db
+    except sqlite3.DatabaseError as exc:
+        raise SymalignError(f"the run database {path} cannot be used ({exc})") from None
+    finally:
+        db.close()
+
+
 @dataclass
 class Run:
     id: str
@@ -107,15 +140,7 @@ class RunStore:
     """All runs under one data folder (see `symalign.workspace.home`)."""
 
     def __init__(self, path: str | Path | None = None):
-        if path is None:
-            from symalign.workspace import home
-
-            path = home() / "runs.sqlite"
-        self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise SymalignError(f"cannot create {self.path.parent} for the run database ({exc.strerror})") from None
+        self.path = database_path(path)
         with self._connect() as db:
             db.executescript(SCHEMA)
             present = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
@@ -123,21 +148,8 @@ class RunStore:
                 if column not in present:
                     db.execute(statement)
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        try:
-            db = sqlite3.connect(self.path, timeout=30)
-        except sqlite3.Error as exc:
-            raise SymalignError(f"cannot open the run database {self.path} ({exc})") from None
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.row_factory = sqlite3.Row
-            with db:  # one transaction: committed whole or not at all
-                yield db
-        except sqlite3.DatabaseError as exc:
-            raise SymalignError(f"the run database {self.path} cannot be used ({exc})") from None
-        finally:
-            db.close()
+    def _connect(self):
+        return connect(self.path)
 
     def start(self, kind: str, model_a: str, model_b: str, method: str = "", settings: dict | None = None,
               source: str = "api", label: str = "", models: list[str] | None = None) -> str:
