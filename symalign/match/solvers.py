@@ -38,13 +38,24 @@ def slices(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str, variances=(CO
         yield unfold(a[name], axis, batch_axis), unfold(b[name], axis, batch_axis)
 
 
+def cross(ua: torch.Tensor, ub: torch.Tensor) -> torch.Tensor:
+    """[count, n, n] products of two unfolded tensors' slices: the cost matmul of every solver."""
+    return (ua @ ub.mT) if ua.dim() == 3 else (ua @ ub.T)[None]
+
+
 def correlation(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str, variances=(CO, CONTRA, DIAG)) -> torch.Tensor:
     """C [count, n, n] with C[h, i, j] = Σ ⟨a_hi, b_hj⟩ over the space's tensor axes."""
     sp = spec.spaces[space]
-    total = torch.zeros(sp.count, sp.size, sp.size, dtype=torch.float64, device=next(iter(a.values())).device)
+    total = None
     for ua, ub in slices(a, b, spec, space, variances):
-        total += (ua @ ub.mT) if ua.dim() == 3 else (ua @ ub.T)[None]
+        total = cross(ua, ub) if total is None else total.add_(cross(ua, ub))
+    if total is None:
+        return torch.zeros(sp.count, sp.size, sp.size, dtype=torch.float64, device=_device(a))
     return total
+
+
+def _device(t: Tensors) -> torch.device:
+    return next(iter(t.values())).device
 
 
 def assignment(cost: torch.Tensor) -> torch.Tensor:
@@ -78,8 +89,10 @@ def procrustes_fixing_ones(c: torch.Tensor) -> torch.Tensor:
     return basis @ torch.block_diag(one, procrustes(inner)) @ basis.T
 
 
-def solve(cls: str, a: Tensors, b: Tensors, spec: SymmetrySpec, space: str) -> GroupElement:
-    """The element of class `cls` that best maps B's space onto A's, all else held fixed."""
+def solve(cls: str, a: Tensors, b: Tensors, spec: SymmetrySpec, space: str,
+          c: torch.Tensor | None = None) -> GroupElement:
+    """The element of class `cls` that best maps B's space onto A's, all else held fixed (`c`: the
+    correlation of A and B when the caller already has it; permutations and orthogonal maps read only it)."""
     sp = spec.spaces[space]
     batched = sp.batched_by is not None
     if cls == "scaled_perm" and not batched:
@@ -88,7 +101,8 @@ def solve(cls: str, a: Tensors, b: Tensors, spec: SymmetrySpec, space: str) -> G
         return Dense(_least_squares(a, b, spec, space)[0 if not batched else slice(None)], "invertible")
     if cls == "rescale":
         return Dense(_rescale(a, b, spec, space), "rescale")
-    c = correlation(a, b, spec, space)
+    if c is None:
+        c = correlation(a, b, spec, space)
     if cls == "perm" and not batched:
         return Permutation(assignment(c[0]))
     if cls == "perm":
@@ -123,15 +137,14 @@ def _least_squares(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str) -> to
     """Invertible G minimising Σ_co ‖A − G B‖² (the contravariant side is left out: it is not linear
     in G). Exact when B is A under an invertible map and B's co-slices have full row rank."""
     sp = spec.spaces[space]
-    cross = torch.zeros(sp.count, sp.size, sp.size, dtype=torch.float64, device=next(iter(a.values())).device)
-    gram = torch.zeros_like(cross)
+    ab = torch.zeros(sp.count, sp.size, sp.size, dtype=torch.float64, device=_device(a))
+    gram = torch.zeros_like(ab)
     for ua, ub in slices(a, b, spec, space, (CO,)):
-        ua, ub = (ua, ub) if ua.dim() == 3 else (ua[None], ub[None])
-        cross += ua @ ub.mT
-        gram += ub @ ub.mT
+        ab += cross(ua, ub)
+        gram += cross(ub, ub)
     eye = torch.eye(sp.size, dtype=torch.float64, device=gram.device)
     ridge = 1e-10 * gram.diagonal(dim1=-2, dim2=-1).mean(-1)[:, None, None] * eye
-    return torch.linalg.solve(gram + ridge, cross.mT).mT
+    return torch.linalg.solve(gram + ridge, ab.mT).mT
 
 
 def _rescale(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str) -> torch.Tensor:

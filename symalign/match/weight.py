@@ -8,21 +8,24 @@ the new head order. Sweeps run in random order until the distance stops improvin
 
 The residual starts from Procrustes (or assignment) on the boundary tensors only (token and
 position embeddings, the head's rows, patch embedding): their rows correspond across models
-without knowing any other space, unlike interior weights (the data-free trap in DESIGN.md)."""
+without knowing any other space, unlike interior weights (the data-free trap in DESIGN.md).
+
+B under the transform so far lives in a `MappedModel`: a step touches only its space's tensors."""
 
 from __future__ import annotations
 
 import random
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
 from symalign.match.heads import head_cost
+from symalign.match.mapped import MappedModel, squared_distance
 from symalign.match.solvers import assignment, solve
 from symalign.symmetry.groups import Permutation
 from symalign.symmetry.spec import SymmetrySpec
-from symalign.symmetry.transform import Transform, apply_unchecked
+from symalign.symmetry.transform import Transform
 
 Tensors = dict[str, torch.Tensor]
 Progress = Callable[[int, int], None]
@@ -30,24 +33,8 @@ Progress = Callable[[int, int], None]
 
 def distance(a: Tensors, b: Tensors) -> float:
     """Relative distance ‖A − B‖ / ‖A‖ over all tensors."""
-    num = sum(float((a[k].double() - b[k].double()).pow(2).sum()) for k in a)
-    return (num / sum(float(a[k].double().pow(2).sum()) for k in a)) ** 0.5
-
-
-def _touching(spec: SymmetrySpec, spaces: list[str]) -> list[str]:
-    return sorted({name for s in spaces for name, _, _ in spec.axes_of(s)})
-
-
-def _mapped(b: Tensors, spec: SymmetrySpec, transform: Transform, spaces: list[str], drop: set[str]) -> Tensors:
-    """The tensors touching `spaces`, with every element except those in `drop` applied."""
-    others = Transform({k: v for k, v in transform.items() if k not in drop})
-    return apply_unchecked({n: b[n] for n in _touching(spec, spaces)}, spec, others)
-
-
-def boundary_start(a: Tensors, b: Tensors, spec: SymmetrySpec, cls: str, boundary: list[str]):
-    """Residual element from the boundary tensors alone (their rows correspond across models)."""
-    sub = SymmetrySpec(spec.family, spec.spaces, {n: spec.tensors[n] for n in boundary}, spec.canonical)
-    return solve(cls, a, b, sub, "residual")
+    num = sum(squared_distance(a[k], b[k]) for k in a)
+    return (num / sum(float(torch.linalg.vector_norm(t.double())) ** 2 for t in a.values())) ** 0.5
 
 
 def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, str], boundary: list[str],
@@ -56,20 +43,27 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     """Transform T with T(B) ≈ A, and the per-sweep history (distance, seconds)."""
     rng = random.Random(seed)
     transform = Transform()
-    history = [{"sweep": 0, "distance": distance(a, b), "seconds": 0.0}]
     start = time.perf_counter()
+    mapped = MappedModel(a, b, spec, classes)
+    history = [{"sweep": 0, "distance": mapped.distance(transform), "seconds": 0.0}]
     res_cls = classes.get("residual", "none")
-    if res_cls != "none":
-        transform["residual"] = boundary_start(a, b, spec, res_cls, boundary)
-        history.append({"sweep": 0, "distance": distance(a, apply_unchecked(b, spec, transform)),
+    if res_cls != "none":  # from the boundary tensors alone: their rows correspond across models
+        c = mapped.correlation("residual", None, names=boundary)
+        transform["residual"] = solve(res_cls, mapped.a, mapped.touching("residual"), mapped.spec, "residual", c)
+        mapped.act({"residual": transform["residual"]})
+        history.append({"sweep": 0, "distance": mapped.distance(transform),
                         "seconds": time.perf_counter() - start, "step": "residual from boundary tensors"})
     units = _units(spec, classes)
     best = history[-1]["distance"]
     for sweep in range(1, max_sweeps + 1):
         rng.shuffle(units)
         for unit in units:
-            _update(unit, a, b, spec, classes, transform, head_cost_kind)
-        current = distance(a, apply_unchecked(b, spec, transform))
+            for space in unit:
+                if spec.spaces[space].kind == "heads":
+                    _update_heads(space, mapped, transform, head_cost_kind)
+                else:
+                    _update_space(space, classes[spec.spaces[space].kind], mapped, transform)
+        current = mapped.distance(transform)
         history.append({"sweep": sweep, "distance": current, "seconds": time.perf_counter() - start})
         if progress:
             progress(sweep, max_sweeps)
@@ -94,17 +88,37 @@ def _units(spec: SymmetrySpec, classes: dict[str, str]) -> list[tuple[str, ...]]
     return units
 
 
-def _update(unit: tuple[str, ...], a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, str],
-            transform: Transform, head_cost_kind: str) -> None:
-    for space in unit:
-        kind = spec.spaces[space].kind
-        if kind == "heads":
-            layer = int(space.split(".")[1])
-            inner = {f"layer.{layer}.qk", f"layer.{layer}.vo"}
-            mapped = _mapped(b, spec, transform, [space], drop={space} | inner)
-            transform[space] = Permutation(assignment(head_cost(a, mapped, layer, head_cost_kind)))
-            for name in inner:  # stale: they were solved for the old head order
-                transform.pop(name, None)
+def _update_space(space: str, cls: str, mapped: MappedModel, transform: Transform) -> None:
+    """Re-solve one space with every other one held; B moves by the change of its element only.
+
+    Permutations are solved against B as it is (the assignment of a column-permuted cost is the
+    column-permuted assignment); orthogonal maps against B before their old element (C·G), so the
+    Procrustes tie-break still leans towards the identity, not towards the old element."""
+    old = transform.get(space)
+    if cls in ("perm", "orthogonal") and (old is None or isinstance(old, Permutation) or old.kind == "orthogonal"):
+        c = mapped.correlation(space, old)
+        if old is not None and not isinstance(old, Permutation):
+            c = c @ old.dense().to(c.device)
+        new = solve(cls, mapped.a, mapped.touching(space), mapped.spec, space, c)
+        if isinstance(old, Permutation):
+            new, delta = new.compose(old), new
         else:
-            mapped = _mapped(b, spec, transform, [space], drop={space})
-            transform[space] = solve(classes[kind], a, mapped, spec, space)
+            delta = new if old is None else new.compose(old.inverse())
+        mapped.act({space: delta})
+    else:  # invertible, rescaled or scaled elements: undo the old one, then solve as if fresh
+        before = mapped.touching(space) if old is None else mapped.act({space: old.inverse()})
+        new = solve(cls, mapped.a, before, mapped.spec, space)
+        mapped.act({space: new})
+    transform[space] = new
+
+
+def _update_heads(space: str, mapped: MappedModel, transform: Transform, head_cost_kind: str) -> None:
+    """Match whole heads by a cost no per-head map changes, then drop the per-head maps (they were
+    solved for the old head order; the unit's next steps solve them again)."""
+    layer = int(space.split(".")[1])
+    inner = [n for n in (f"layer.{layer}.qk", f"layer.{layer}.vo") if n in transform]
+    current = mapped.act({n: transform.pop(n).inverse() for n in inner}, mapped.touching(space))
+    delta = Permutation(assignment(head_cost(mapped.a, current, layer, head_cost_kind)))  # against heads as they are
+    old = transform.get(space)
+    transform[space] = delta if old is None else delta.compose(old)
+    mapped.act({space: delta}, current)

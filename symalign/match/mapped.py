@@ -1,0 +1,125 @@
+"""B as weight matching sees it: B under the transform found so far, updated one space at a time.
+
+Two economies keep a coordinate-descent step near the cost of its own solve:
+- a step reads and rewrites only the tensors its space touches, by applying the *change* of that
+  space's element (never the whole transform); they are held in float64, converted once;
+- a tensor that a single permutation or orthogonal space acts on, and that is larger than that
+  space's correlation (token embeddings, an untied LM head), is never transformed at all: its
+  correlation with A, M = A·Bᵀ, is computed once; under G it is M·Gᵀ, and its share of ‖A − G·B‖²
+  is ‖A‖² + ‖B‖² − 2⟨G, M⟩ (G orthogonal)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from symalign.match.solvers import correlation, cross, unfold
+from symalign.symmetry.groups import CO, CONTRA, GroupElement, Permutation
+from symalign.symmetry.spec import SymmetrySpec
+from symalign.symmetry.transform import Transform, apply_unchecked
+
+Tensors = dict[str, torch.Tensor]
+CHUNK = 1 << 20  # elements per slice when summing squared differences (no full-size temporary)
+FOLD_RATIO = 4  # fold a tensor once it holds this many times the elements of its space's correlation
+
+
+def squared_distance(a: torch.Tensor, b: torch.Tensor) -> float:
+    """‖a − b‖² in float64, slice by slice: a full-size difference would cost an allocation as large
+    as the tensor (and torch.dist is several times slower than a dot product here)."""
+    fa, fb = a.reshape(-1).double(), b.reshape(-1).double()
+    total = torch.zeros((), dtype=torch.float64, device=fa.device)
+    for i in range(0, fa.numel(), CHUNK):
+        d = fa[i:i + CHUNK] - fb[i:i + CHUNK]
+        total += d @ d
+    return float(total)
+
+
+def squared_norm(t: torch.Tensor) -> float:
+    """‖t‖² in float64, converting slice by slice."""
+    flat = t.reshape(-1)
+    total = torch.zeros((), dtype=torch.float64, device=flat.device)
+    for i in range(0, flat.numel(), CHUNK):
+        piece = flat[i:i + CHUNK].double()
+        total += piece @ piece
+    return float(total)
+
+
+def _static_space(spec: SymmetrySpec, name: str, classes: dict[str, str]) -> str | None:
+    """The one space a tensor could be folded into (see the module docstring), or None."""
+    tags = [t for t in spec.tensors[name] if t is not None]
+    if len(tags) != 1 or tags[0].variance not in (CO, CONTRA):
+        return None
+    space = spec.spaces[tags[0].space]
+    if space.batched_by is not None or classes.get(space.kind, "none") not in ("perm", "orthogonal"):
+        return None
+    return space.name
+
+
+class MappedModel:
+    """A (float64, the tensors weight matching reads) and B under the current transform."""
+
+    def __init__(self, a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, str]):
+        self.static: dict[str, tuple[str, torch.Tensor]] = {}  # tensor -> (space, M = A·Bᵀ [1, n, n])
+        self.static_norms = 0.0  # Σ ‖A‖² + ‖B‖² over the static tensors
+        norm_a = 0.0
+        for name in spec.tensors:
+            space = _static_space(spec, name, classes)
+            if space is None or a[name].numel() < FOLD_RATIO * spec.spaces[space].size ** 2:
+                continue
+            axis = next(i for i, t in enumerate(spec.tensors[name]) if t is not None)
+            ua, ub = unfold(a[name], axis, None), unfold(b[name], axis, None)
+            self.static[name] = (space, cross(ua, ub))
+            norm_a += squared_norm(a[name])
+            self.static_norms += squared_norm(a[name]) + squared_norm(b[name])
+        dynamic = [n for n in spec.tensors if n not in self.static]
+        self.spec = SymmetrySpec(spec.family, spec.spaces, {n: spec.tensors[n] for n in dynamic}, spec.canonical)
+        self.a = {n: a[n].to(torch.float64) for n in dynamic}
+        self.b = {n: b[n].to(torch.float64) for n in dynamic}
+        self.norm_a = math.sqrt(norm_a + sum(squared_norm(t) for t in self.a.values()))
+        self._touching = {s: sorted({n for n, _, _ in self.spec.axes_of(s)}) for s in spec.spaces}
+
+    def touching(self, space: str) -> Tensors:
+        """The transformed tensors `space` acts on, as they are now."""
+        return {n: self.b[n] for n in self._touching[space]}
+
+    def act(self, elements: dict[str, GroupElement], tensors: Tensors | None = None) -> Tensors:
+        """Apply `elements` (each in the current head order) to `tensors` (default: those the
+        elements' spaces touch, as they are now) and keep the result as the current B."""
+        if tensors is None:
+            tensors = {n: self.b[n] for space in elements for n in self._touching[space]}
+        out = apply_unchecked(tensors, self.spec, Transform(elements)) if elements else dict(tensors)
+        self.b.update(out)
+        return out
+
+    def correlation(self, space: str, element: GroupElement | None, names: list[str] | None = None) -> torch.Tensor:
+        """C(A, B now) on `space`, where `element` is the space's current element (it reaches the
+        static tensors only here); `names` restricts the sum to those tensors."""
+        tensors, spec = self.touching(space), self.spec
+        if names is not None:
+            tensors = {n: t for n, t in tensors.items() if n in names}
+            spec = SymmetrySpec(spec.family, spec.spaces, {n: spec.tensors[n] for n in tensors}, spec.canonical)
+        c = correlation(self.a, tensors, spec, space)
+        for name, (s, m) in self.static.items():
+            if s != space or (names is not None and name not in names):
+                continue
+            if element is None:
+                c = c + m
+            elif isinstance(element, Permutation):
+                c = c + m.index_select(-1, element.perm.to(m.device))  # M·Pᵀ: column j is M's column perm[j]
+            else:
+                c = c + m @ element.dense().to(m.device).mT
+        return c
+
+    def distance(self, transform: Transform) -> float:
+        """‖A − T(B)‖ / ‖A‖ over all tensors, static ones included."""
+        total = sum(squared_distance(self.a[n], self.b[n]) for n in self.b) + self.static_norms
+        for space, m in self.static.values():
+            g = transform.get(space)
+            if g is None:
+                total -= 2 * float(m.diagonal(dim1=-2, dim2=-1).sum())
+            elif isinstance(g, Permutation):
+                total -= 2 * float(m[0][torch.arange(g.size, device=m.device), g.perm.to(m.device)].sum())
+            else:
+                total -= 2 * float((g.dense().to(m.device) * m[0]).sum())
+        return math.sqrt(max(total, 0.0)) / self.norm_a
