@@ -4,7 +4,7 @@ Sections leave room for the pages still to come (merging, symmetries)."""
 
 import streamlit as st
 
-from symalign.ui.widgets import resume_once, sidebar
+from symalign.ui.widgets import resume_once, show_devices, sidebar
 
 st.set_page_config(page_title="symalign", page_icon=":material/compare_arrows:", layout="wide")
 
@@ -27,6 +27,9 @@ pages = {
     ],
 }
 navigation = st.navigation(pages)
-sidebar()
-resume_once()
-navigation.run()
+device_slot = sidebar()
+try:
+    navigation.run()
+finally:  # after the page (also when it stops early): neither delays Home's first paint
+    show_devices(device_slot)
+    resume_once()

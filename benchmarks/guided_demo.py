@@ -14,7 +14,8 @@ import time
 import torch
 
 from symalign.data import load_data
-from symalign.demo import DEMO_DATA, planted_demo, seeds_demo
+from symalign.demo import planted_demo, seeds_demo
+from symalign.train.recipes import DEMO_DATA
 from symalign.models import load_model
 from symalign.runs import RunStore
 

@@ -3,12 +3,12 @@
 import streamlit as st
 
 from symalign.data import learned_defaults
-from symalign.demo import DEMO_DATA, planted_demo, seeds_demo
-from symalign.plots import curves_figure
-from symalign.runs.table import run_label
+from symalign.train.recipes import DEMO_DATA
 from symalign.ui.routing import route_through_app
-from symalign.ui.state import cached_data, cached_model, run_store
 from symalign.ui.widgets import StreamlitProgress, user_errors
+
+# Home is the first page a visitor sees: torch, plotly and pandas load only once the demo runs or
+# its results are shown (benchmarks/first_paint.py).
 
 route_through_app()  # opened by its own link: go through app.py's navigation
 
@@ -41,6 +41,9 @@ steps = right.number_input("learned matching steps", 10, 20_000, learned_default
                                 "(600 for images: ~25 s for vit-digits on 2 CPU cores; 300 for text: ~1 min)")
 
 if st.button("Run the guided demo", type="primary", key="demo-run"):
+    from symalign.demo import planted_demo, seeds_demo
+    from symalign.ui.state import cached_data, cached_model, run_store
+
     with user_errors():
         data = cached_data(DEMO_DATA[recipe])
         a, b = cached_model(f"zoo:{recipe}/0"), cached_model(f"zoo:{recipe}/1")
@@ -55,6 +58,11 @@ if st.button("Run the guided demo", type="primary", key="demo-run"):
                                                        data_source=data, progress=bar)
             bar.done()
             status.update(label="2 · two real seeds: done", state="complete", expanded=False)
+
+if "demo-planted" in st.session_state or "demo-runs" in st.session_state:
+    from symalign.plots import curves_figure
+    from symalign.runs.table import run_label
+    from symalign.ui.state import run_store
 
 if "demo-planted" in st.session_state:
     recipe_done, planted = st.session_state["demo-planted"]

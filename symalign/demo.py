@@ -21,7 +21,6 @@ from symalign.runs.store import RunStore
 from symalign.symmetry.random import random_transform
 
 FULL_CLASSES = CLASS_PRESETS["all"]
-DEMO_DATA = {"vit-digits": "digits", "gpt-shakespeare": "shakespeare"}  # the recipes the demo offers
 
 
 @dataclass

@@ -1,13 +1,21 @@
-"""Choose the compute device once: `auto` means CUDA, then MPS, then CPU."""
+"""Choose the compute device once: `auto` means CUDA, then MPS, then CPU.
+
+torch is imported inside the functions: the app's pages import this module, and Home must paint
+before torch (1.5 s) is loaded."""
 
 from __future__ import annotations
 
-import torch
+from typing import TYPE_CHECKING
 
 from symalign.errors import SymalignError
 
+if TYPE_CHECKING:
+    import torch
+
 
 def pick_device(name: str = "auto") -> torch.device:
+    import torch
+
     if name == "auto":
         if torch.cuda.is_available():
             return torch.device("cuda")
@@ -25,6 +33,8 @@ def pick_device(name: str = "auto") -> torch.device:
 
 def describe_devices() -> dict[str, str | bool]:
     """What the machine offers, for the app's sidebar and `symalign` reports."""
+    import torch
+
     info: dict[str, str | bool] = {"cpu": True, "cuda": torch.cuda.is_available(), "mps": False}
     if info["cuda"]:
         info["cuda_name"] = torch.cuda.get_device_name(0)

@@ -1,13 +1,19 @@
 """Evaluation and training data, named by a spec string: digits, shakespeare, cifar10:PATH,
-cifar100:PATH, imagefolder:PATH, text:PATH."""
+cifar100:PATH, imagefolder:PATH, text:PATH.
+
+The data classes (and torch) load on first use, so that `learned_defaults` stays light."""
 
 from __future__ import annotations
 
-from symalign.data.base import ImageData
-from symalign.data.text import TextData
+from typing import TYPE_CHECKING
+
+from symalign.data.defaults import IMAGE_KINDS, learned_defaults
 from symalign.errors import SymalignError
 
-IMAGE_KINDS = ("digits", "cifar10", "cifar100", "imagefolder")
+if TYPE_CHECKING:
+    from symalign.data.base import ImageData
+    from symalign.data.text import TextData
+
 SPECS = "digits, shakespeare, cifar10:PATH, cifar100:PATH, imagefolder:PATH, text:PATH"
 _cache: dict[str, ImageData | TextData] = {}
 
@@ -17,6 +23,7 @@ def load_data(spec: str) -> ImageData | TextData:
     if spec in _cache:
         return _cache[spec]
     from symalign.data import images, text
+    from symalign.data.text import TextData
 
     kind, _, path = spec.partition(":")
     if kind in ("digits", "shakespeare") and path:
@@ -37,11 +44,17 @@ def load_data(spec: str) -> ImageData | TextData:
     return _cache[spec]
 
 
-def learned_defaults(spec: str) -> dict:
-    """The learned matcher's data-dependent defaults (steps, input noise) for a data spec, read
-    without loading the data, so a page or the CLI can show them before anything runs."""
-    kind = spec.partition(":")[0]
-    return dict(ImageData.LEARNED_DEFAULTS if kind in IMAGE_KINDS else TextData.LEARNED_DEFAULTS)
+def __getattr__(name: str):
+    """ImageData and TextData on first use (PEP 562)."""
+    if name == "ImageData":
+        from symalign.data.base import ImageData
+
+        return ImageData
+    if name == "TextData":
+        from symalign.data.text import TextData
+
+        return TextData
+    raise AttributeError(f"module 'symalign.data' has no attribute {name!r}")
 
 
 __all__ = ["IMAGE_KINDS", "ImageData", "SPECS", "TextData", "learned_defaults", "load_data"]

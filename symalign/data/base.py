@@ -8,6 +8,8 @@ from typing import Iterator
 
 import torch
 
+from symalign.data.defaults import IMAGE_LEARNED_DEFAULTS
+
 Batch = tuple[dict[str, torch.Tensor], torch.Tensor]  # model inputs, targets
 
 
@@ -18,7 +20,7 @@ class ImageData:
     # Learned matching on images: 1,437 digits are few enough that the transform over-fits them
     # (training-path loss ≈ 0.003, evaluation barrier 0.02–0.12 by matcher seed); Gaussian input
     # noise on the training batches and a longer schedule make it generalise (docs/matching.md).
-    LEARNED_DEFAULTS = {"steps": 600, "input_noise": 0.3}
+    LEARNED_DEFAULTS = IMAGE_LEARNED_DEFAULTS
 
     name: str
     train_x: torch.Tensor

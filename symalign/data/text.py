@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from symalign.data.base import Batch
+from symalign.data.defaults import TEXT_LEARNED_DEFAULTS
 from symalign.errors import SymalignError
 
 EVAL_FRACTION = 0.05  # the last 5% of the text is the evaluation split
@@ -109,7 +110,7 @@ def encode(tokenizer, text: str) -> torch.Tensor:
 class TextData:
     # Learned matching on text: tokens take no input noise; 300 steps already fit the budget of a
     # minute on 2 cores for gpt-shakespeare (docs/matching.md).
-    LEARNED_DEFAULTS = {"steps": 300, "input_noise": 0.0}
+    LEARNED_DEFAULTS = TEXT_LEARNED_DEFAULTS
 
     name: str
     text: str

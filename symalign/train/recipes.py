@@ -46,3 +46,6 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in (
            steps=5000, batch_size=64, lr=1e-3, weight_decay=0.1, schedule="cosine", cpu=False,
            description="paper recipe (GPU): GPT-2 6×256, 4 heads, character level on the plays"),
 )}
+
+# The zoo recipes Home's guided demo offers, with their data (read without importing torch).
+DEMO_DATA = {name: RECIPES[name].data for name in ("vit-digits", "gpt-shakespeare")}

@@ -34,17 +34,25 @@ def user_errors() -> Iterator[None]:
             st.exception(exc)
 
 
-def sidebar() -> None:
-    info = describe_devices()
+def sidebar():
+    """The sidebar's captions; returns the slot `show_devices` fills once the page has painted."""
     with st.sidebar:
         st.caption("Compute")
-        if info["cuda"]:
-            st.success(f"CUDA: {info['cuda_name']} (used by default)")
-        elif info["mps"]:
-            st.success("Apple MPS (used by default)")
-        else:
-            st.info("CPU only: the zoo models are sized for it")
+        slot = st.empty()
         st.caption(f"Data folder: `{home()}` (runs, uploads; set SYMALIGN_HOME to move it)")
+    return slot
+
+
+def show_devices(slot) -> None:
+    """The compute device in the sidebar. Asking needs torch (1.5 s to import), so app.py calls
+    this after the page: Home paints first."""
+    info = describe_devices()
+    if info["cuda"]:
+        slot.success(f"CUDA: {info['cuda_name']} (used by default)")
+    elif info["mps"]:
+        slot.success("Apple MPS (used by default)")
+    else:
+        slot.info("CPU only: the zoo models are sized for it")
 
 
 def resume_once() -> bool:
