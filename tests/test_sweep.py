@@ -165,3 +165,42 @@ def test_yaml_and_json_sweep_files_read_like_toml(tmp_path):
     from_json = read_grid(sweep_file(tmp_path, json.dumps(spec), "s.json"))
     from_toml = read_grid(sweep_file(tmp_path))
     assert from_yaml.to_json() == from_json.to_json() == from_toml.to_json()
+
+
+def test_the_report_regenerates_with_its_documented_command(tmp_path):
+    """`python benchmarks/results_report.py` (shrunk by its quick-check options) writes the report from
+    sweeps recorded in the run history: its numbers are those sweeps' means ± stds, a second run
+    recomputes nothing, and every claim paragraph is there."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    home, out = tmp_path / "home", tmp_path / "docs" / "results.md"
+    command = [sys.executable, "benchmarks/results_report.py", "--families", "vit-digits", "--executor", "serial",
+               "--points", "3", "--max-examples", "48", "--steps", "3", "--out", str(out)]
+    env = dict(os.environ, SYMALIGN_HOME=str(home))
+    subprocess.run(command, cwd=root, env=env, check=True, capture_output=True, text=True)
+    report = out.read_text()
+    assert (out.parent / "results" / "vit-digits.html").is_file()
+    assert "Quick check, not the numbers to quote" in report and "## vit-digits" in report
+    assert report.count("**") >= 2 * 5  # the quick-check line and four claim paragraphs, bold-led
+    for claim in ("Learned matching closes the barrier", "The ordering vanilla > activation", "Rotations beat",
+                  "The residual stream matters"):
+        assert claim in report
+    store = RunStore(home / "runs.sqlite")
+    for preset in ("table1", "components"):
+        grid = preset_grid(preset, "vit-digits")
+        grid.points, grid.max_examples, grid.steps = 3, 48, 3
+        result = run_sweep(grid, executor="serial", store=store)
+        assert (result.executed, result.reused) == (0, len(grid.cells()))  # the report's sweeps, all recorded
+        for row in result.summary.to_dict(orient="records"):
+            shown = re.search(rf"\| {re.escape(row['row'])} \| ([\d.]+) ± ([\d.]+) \|", report)
+            assert shown, row["row"]
+            assert (float(shown.group(1)), float(shown.group(2))) == (round(row["mean"], 2), round(row["std"], 2))
+    vanilla = re.search(r"\| vanilla \| [\d.]+ ± [\d.]+ \| ([\d.]+) \|", report)
+    assert vanilla and float(vanilla.group(1)) == 1.69  # Theus et al.'s Table 1 beside the zoo
+    before = len(store.list(kind="align"))
+    subprocess.run(command, cwd=root, env=env, check=True, capture_output=True, text=True)
+    assert len(store.list(kind="align")) == before  # regenerated from the history, nothing recomputed
