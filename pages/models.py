@@ -1,5 +1,6 @@
 """Models: the shipped zoo with its metrics, your models, uploads, linked folders, training."""
 
+import json
 import shutil
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from symalign.models.upload import import_upload
 from symalign.train.loop import train
 from symalign.train.recipes import RECIPES
 from symalign.ui.catalog import user_table, zoo_table
+from symalign.ui.jobs import follow_job, submit_job
 from symalign.ui.routing import route_through_app
 from symalign.ui.state import cached_model
 from symalign.ui.widgets import StreamlitProgress, user_errors
@@ -66,11 +68,27 @@ with train_tab:
     c1, c2 = st.columns(2)
     seed = c1.number_input("seed", 0, 10_000, 3, key="train-seed")
     steps = c2.number_input("steps", 1, 100_000, RECIPES[recipe].steps, key="train-steps")
+    background = st.checkbox("train in the background", key="train-background",
+                             help="a job in a worker process: it goes on when you leave this page (see Jobs)")
     if st.button("Train", key="train-go", type="primary"):
+        out = models_dir() / f"{recipe}-seed{seed}-{steps}steps"
+        st.session_state["train-out"] = str(out)
+        st.session_state.pop("train-last", None)
+        if background:
+            st.session_state["train-last-job"] = submit_job(
+                "train", {"recipe": recipe, "seed": int(seed), "steps": int(steps), "out": str(out)},
+                label=f"train {out.name}")
+        else:
+            with user_errors():
+                bar = StreamlitProgress("training…")
+                train(recipe, int(seed), out, steps=int(steps), progress=lambda d, t, loss: bar("train", d, t))
+                bar.done()
+                st.session_state["train-last"] = []
+    if "train-last-job" in st.session_state:
         with user_errors():
-            out = models_dir() / f"{recipe}-seed{seed}-{steps}steps"
-            bar = StreamlitProgress("training…")
-            record = train(recipe, int(seed), out, steps=int(steps), progress=lambda d, t, loss: bar("train", d, t))
-            bar.done()
-            st.success(f"trained {out.name}: eval loss {record['eval_loss']:.4f}, accuracy "
-                       f"{record['eval_accuracy']:.3f} in {record['train_seconds']:.0f} s")
+            follow_job(st.session_state["train-last-job"], "train-last")
+    if "train-last" in st.session_state and (Path(st.session_state["train-out"]) / "training.json").is_file():
+        out = Path(st.session_state["train-out"])
+        record = json.loads((out / "training.json").read_text())
+        st.success(f"trained {out.name}: eval loss {record['eval_loss']:.4f}, accuracy "
+                   f"{record['eval_accuracy']:.3f} in {record['train_seconds']:.0f} s")

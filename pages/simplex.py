@@ -8,6 +8,7 @@ from symalign.errors import SymalignError
 from symalign.match.config import AlignConfig
 from symalign.models.compat import check_compatible
 from symalign.runs.execute import simplex_run
+from symalign.ui.jobs import follow_job, submit_job
 from symalign.ui.routing import route_through_app
 from symalign.ui.runs import show_simplex, simplex_runs
 from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
@@ -63,19 +64,33 @@ with user_errors():
                                 help="mixing weights per step ~ Dirichlet(α·1); 1 = uniform over the simplex")
         seed = o3.number_input("seed", 0, 1_000_000, 0, key="simplex-seed")
 
-    if st.button("Compute the surfaces", type="primary", key="simplex-go", disabled=not methods):
+    background = st.checkbox("run in the background", key="simplex-background",
+                             help="a job in a worker process: it goes on when you leave this page (see Jobs)")
+    clicked = st.button("Compute the surfaces", type="primary", key="simplex-go", disabled=not methods)
+    configs = [AlignConfig(method=method, classes=classes, data=data or data_default, device=device, seed=int(seed),
+                           steps=int(steps), alpha=float(alpha)) for method in methods]
+    if clicked and background:
+        request = {"models": refs, "configs": [c.to_json() for c in configs], "resolution": int(resolution),
+                   "epsilon": float(epsilon), "max_examples": int(max_examples) or None}
+        st.session_state["simplex-last-job"] = submit_job("simplex", request,
+                                                          label=f"simplex ({', '.join(methods)}): {' · '.join(refs)}")
+        st.session_state.pop("simplex-last", None)
+    elif clicked:
         data_source = cached_data(data or data_default)
         bar = StreamlitProgress("computing…")
         ids = []
-        for method in methods:
-            config = AlignConfig(method=method, classes=classes, data=data or data_default, device=device,
-                                 seed=int(seed), steps=int(steps), alpha=float(alpha))
+        for config in configs:
+            method = config.method
             ids.append(simplex_run(models, config, resolution=int(resolution), epsilon=float(epsilon),
                                    max_examples=int(max_examples) or None, store=run_store(), source="app",
                                    progress=lambda phase, d, t, m=method: bar(f"{m}: {phase}", d, t),
                                    data_source=data_source)[0])
         bar.done()
         st.session_state["simplex-last"] = ids
+
+if "simplex-last-job" in st.session_state:
+    with user_errors():
+        follow_job(st.session_state["simplex-last-job"], "simplex-last")
 
 with user_errors():
     recorded = simplex_runs(run_store().list(kind="simplex"))

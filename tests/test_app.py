@@ -5,10 +5,12 @@ and bad input gives a message, never an exception."""
 from __future__ import annotations
 
 import io
+import os
 import zipfile
 from pathlib import Path
 
 import pytest
+from job_support import wait_for_job
 from streamlit.testing.v1 import AppTest
 
 from symalign.cli import main
@@ -32,18 +34,6 @@ def page(name: str, timeout: float = 120) -> AppTest:
 def clean(at: AppTest) -> AppTest:
     assert not at.exception, [e.value for e in at.exception]
     return at
-
-
-def wait_for_job(home: Path, job_id: str, timeout: float = 240):
-    import time
-
-    from symalign.jobs.queue import JobQueue
-
-    queue = JobQueue(home / "runs.sqlite")
-    deadline = time.monotonic() + timeout
-    while queue.get(job_id).state in ("queued", "running") and time.monotonic() < deadline:
-        time.sleep(0.5)
-    return queue.get(job_id)
 
 
 def pick_vit_pair(at: AppTest) -> AppTest:
@@ -238,6 +228,19 @@ def test_training_a_cpu_recipe_in_the_app_adds_a_usable_model(home):
     assert "vit: 4 layers, width 64" in at.dataframe[1].value["architecture"].iloc[0]
 
 
+def test_training_in_the_background_adds_the_model_when_the_job_ends(home):
+    at = clean(page("models").run())
+    at.selectbox(key="train-recipe").set_value("vit-digits")
+    at.number_input(key="train-steps").set_value(4)
+    at.checkbox(key="train-background").check()
+    at.button(key="train-go").click().run()
+    job = wait_for_job(home, clean(at).session_state["train-last-job"])
+    assert job.state == "done" and job.kind == "train", job.error
+    at.run()  # the panel sees the job done and shows the trained model
+    assert not clean(at).error and "trained vit-digits-seed3-4steps" in at.success[0].value
+    assert "yours: vit-digits-seed3-4steps" in at.dataframe[1].value["model"].tolist()
+
+
 def pick_vit_three(at: AppTest, prefix: str) -> AppTest:
     for i in range(3):
         at.selectbox(key=f"{prefix}-{i}" if prefix == "simplex" else f"align-{'abc'[i]}").set_value(f"zoo:vit-digits/{i}")
@@ -286,6 +289,23 @@ def test_simplex_page_computes_surfaces_on_one_colour_scale(home):
     assert sorted(compare.dataframe[0].value["kind"]) == ["simplex", "simplex"]
 
 
+def test_simplex_surfaces_as_a_background_job_show_when_it_ends(home):
+    at = pick_vit_three(clean(page("simplex", timeout=300).run()), "simplex")
+    at.multiselect(key="simplex-methods").set_value(["none", "weight"])
+    at.slider(key="simplex-resolution").set_value(2)
+    at.number_input(key="simplex-max-examples").set_value(48)
+    at.checkbox(key="simplex-background").check()
+    at.button(key="simplex-go").click().run()
+    job = wait_for_job(home, clean(at).session_state["simplex-last-job"])
+    assert job.state == "done" and len(job.runs) == 2, job.error
+    at.run()
+    assert not clean(at).error, [e.value for e in at.error]
+    runs = RunStore(home / "runs.sqlite").list(kind="simplex")
+    assert sorted(r.id for r in runs) == sorted(job.runs) and all(r.pid != os.getpid() for r in runs)
+    table = at.dataframe[0].value
+    assert sorted(table["method"]) == ["none", "weight"]  # the job's runs are the ones shown
+
+
 def test_orthogonal_corrections_page_explains_a_learned_run(home):
     at = clean(page("spectra", timeout=300).run())
     assert any("No learned alignment" in i.value for i in at.info)
@@ -310,7 +330,6 @@ def test_a_background_job_from_the_align_page_finishes_while_the_user_is_elsewhe
     """Submitted from Align, the job runs in a worker process; the test visits other pages (each a
     fresh script run, as a browser would), then the Jobs page shows it done and the runs are in the
     history; back on Align its result panel shows the recorded barrier."""
-    import time
 
     from symalign.jobs.queue import JobQueue
 
@@ -325,10 +344,7 @@ def test_a_background_job_from_the_align_page_finishes_while_the_user_is_elsewhe
     assert queue.get(job_id).state in ("queued", "running")
     for name in ("runs", "compare", "models"):  # the user wanders off; the page scripts end, the job does not
         clean(page(name).run())
-    deadline = time.monotonic() + 180
-    while queue.get(job_id).state not in ("done", "failed", "cancelled") and time.monotonic() < deadline:
-        time.sleep(0.5)
-    job = queue.get(job_id)
+    job = wait_for_job(queue, job_id)
     assert job.state == "done", job.error
     jobs = clean(page("jobs").run())
     table = jobs.dataframe[0].value

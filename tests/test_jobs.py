@@ -11,6 +11,7 @@ import sys
 import time
 
 import pytest
+from job_support import wait_for_job
 
 from symalign.errors import SymalignError
 from symalign.jobs.queue import WORKER_DIED, JobQueue, ensure_worker, resume_jobs
@@ -38,17 +39,6 @@ def queue(tmp_path, monkeypatch):
                 pass
 
 
-def wait_for(queue: JobQueue, job_id: str, states: tuple[str, ...], timeout: float = 180.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        job = queue.get(job_id)
-        if job.state in states:
-            return job
-        queue.reap()
-        time.sleep(0.2)
-    raise AssertionError(f"job {job_id} still {queue.get(job_id).state} after {timeout} s")
-
-
 def wait_running(queue: JobQueue, job_id: str, timeout: float = 180.0):
     """Until the job reports progress inside the learned optimisation."""
     deadline = time.monotonic() + timeout
@@ -65,7 +55,7 @@ def test_a_job_runs_in_a_worker_process_and_records_its_runs(queue):
     job_id = queue.submit("barrier", {"a": "zoo:vit-digits/0", "b": "zoo:vit-digits/1", **BARRIER})
     assert queue.get(job_id).state == "queued"
     assert ensure_worker(queue, idle_exit=5)
-    job = wait_for(queue, job_id, ("done", "failed"))
+    job = wait_for_job(queue, job_id, ("done", "failed"))
     assert job.state == "done", job.error
     assert job.pid != os.getpid() and job.done == job.total > 0
     (run,) = [RunStore(queue.path).get(r) for r in job.runs]
@@ -80,7 +70,7 @@ def test_cancelling_a_running_job_stops_it_within_seconds(queue):
     wait_running(queue, job_id)
     asked = time.monotonic()
     queue.cancel(job_id)
-    job = wait_for(queue, job_id, ("cancelled", "failed", "done"), timeout=30)
+    job = wait_for_job(queue, job_id, ("cancelled", "failed", "done"), timeout=30)
     assert job.state == "cancelled" and time.monotonic() - asked < 10
     (run,) = [RunStore(queue.path).get(r) for r in job.runs]
     assert run.state == "failed"  # the run it had started is closed, not left running
@@ -100,7 +90,7 @@ def test_a_killed_worker_leaves_the_database_sound_and_the_job_marked(queue):
     ensure_worker(queue, idle_exit=5)
     job = wait_running(queue, job_id)
     os.kill(job.pid, signal.SIGKILL)
-    job = wait_for(queue, job_id, ("failed",), timeout=30)
+    job = wait_for_job(queue, job_id, ("failed",), timeout=30)
     assert job.error == WORKER_DIED
     assert store.check() == "ok"
     assert store.get(earlier).metrics == before.metrics and store.get(earlier).state == "done"
@@ -113,7 +103,7 @@ def test_a_queued_job_survives_a_restart(queue):
     restarted = JobQueue(queue.path)  # a new app process reads the same file
     assert [j.id for j in restarted.list(state="queued")] == [job_id]
     assert resume_jobs(restarted)
-    assert wait_for(restarted, job_id, ("done", "failed")).state == "done"
+    assert wait_for_job(restarted, job_id, ("done", "failed")).state == "done"
     assert not resume_jobs(restarted)  # nothing queued: no worker started
 
 
@@ -124,7 +114,7 @@ def test_two_concurrent_workers_keep_their_jobs_apart(queue):
     workers = [subprocess.Popen([sys.executable, "-m", "symalign.jobs.worker", "--idle-exit", "3"], env=env)
                for _ in range(2)]
     try:
-        jobs = [wait_for(queue, i, ("done", "failed")) for i in ids]
+        jobs = [wait_for_job(queue, i, ("done", "failed")) for i in ids]
     finally:
         for w in workers:
             w.wait(timeout=120)
@@ -152,10 +142,47 @@ def test_progress_reports_and_raises_once_cancel_is_asked(queue):
 def test_a_failing_job_says_why_in_one_line(queue):
     job_id = queue.submit("barrier", {"a": "zoo:vit-digits/0", "b": "zoo:gpt-shakespeare/0", **BARRIER})
     ensure_worker(queue, idle_exit=3)
-    job = wait_for(queue, job_id, ("done", "failed"))
+    job = wait_for_job(queue, job_id, ("done", "failed"))
     assert job.state == "failed" and "\n" not in job.error and job.error
 
 
 def test_unknown_job_kinds_are_refused(queue):
     with pytest.raises(SymalignError, match="unknown job kind"):
         queue.submit("train-the-world", {})
+
+
+def test_a_simplex_job_computes_each_method_as_the_foreground_does(queue):
+    from symalign.match.config import CLASS_PRESETS, AlignConfig
+    from symalign.runs.execute import simplex_run
+
+    models = [f"zoo:vit-digits/{i}" for i in range(3)]
+    configs = [AlignConfig(method=m, classes=CLASS_PRESETS["all"], data="digits") for m in ("none", "weight")]
+    request = {"models": models, "configs": [c.to_json() for c in configs], "resolution": 2, "max_examples": 48}
+    job_id = queue.submit("simplex", request)
+    ensure_worker(queue, idle_exit=5)
+    job = wait_for_job(queue, job_id)
+    assert job.state == "done", job.error
+    runs = [RunStore(queue.path).get(r) for r in job.runs]
+    assert [r.method for r in runs] == ["none", "weight"] and all(r.state == "done" for r in runs)
+    for run, config in zip(runs, configs):
+        _, surface = simplex_run(models, config, resolution=2, max_examples=48, store=RunStore(queue.path))
+        assert run.metrics["max_barrier"] == pytest.approx(surface.max_barrier, abs=1e-6)
+    assert runs[0].metrics["max_barrier"] != pytest.approx(runs[1].metrics["max_barrier"], abs=1e-3)
+
+
+def test_a_training_job_writes_the_model_and_a_cancelled_one_leaves_nothing(queue, tmp_path):
+    from symalign.models import load_model
+
+    done_out, cancelled_out = tmp_path / "models" / "short", tmp_path / "models" / "long"
+    short = queue.submit("train", {"recipe": "vit-digits", "seed": 4, "steps": 3, "out": str(done_out)})
+    long = queue.submit("train", {"recipe": "vit-digits", "seed": 4, "steps": 100_000, "out": str(cancelled_out)})
+    ensure_worker(queue, idle_exit=5)
+    assert wait_for_job(queue, short).state == "done"
+    assert load_model(done_out).family.name == "vit" and (done_out / "training.json").is_file()
+    deadline = time.monotonic() + 120
+    while queue.get(long).done == 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert queue.get(long).phase == "train" and cancelled_out.is_dir()
+    queue.cancel(long)
+    assert wait_for_job(queue, long, timeout=30).state == "cancelled"
+    assert not cancelled_out.exists()  # no half-trained model left for the Models page to list

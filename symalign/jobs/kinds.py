@@ -51,12 +51,27 @@ def align_many_job(request: dict, store: RunStore, progress: Progress) -> list[s
 
 
 def simplex_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
+    """One surface per config (`configs`, the Simplex page's methods side by side; or one `config`)."""
+    from symalign.match.config import AlignConfig
     from symalign.runs.execute import simplex_run
 
-    run_id, _ = simplex_run(request["models"], _config(request), resolution=request.get("resolution", 10),
-                            epsilon=request.get("epsilon", 0.05), max_examples=request.get("max_examples"),
-                            store=store, source="app", label=request.get("label", ""), progress=progress)
-    return [run_id]
+    configs = [AlignConfig(**c) for c in request.get("configs") or [request["config"]]]
+    ids = []
+    for config in configs:
+        ids.append(simplex_run(request["models"], config, resolution=request.get("resolution", 10),
+                               epsilon=request.get("epsilon", 0.05), max_examples=request.get("max_examples"),
+                               store=store, source="app", label=request.get("label", ""),
+                               progress=lambda phase, d, t, m=config.method: progress(f"{m}: {phase}", d, t))[0])
+    return ids
+
+
+def train_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
+    """Train a recipe into a folder (the Models page); it records no run, the folder is the result."""
+    from symalign.train.loop import train
+
+    train(request["recipe"], int(request["seed"]), request["out"], steps=request.get("steps"),
+          progress=lambda done, total, loss: progress("train", done, total))
+    return []
 
 
 def sweep_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
@@ -73,4 +88,4 @@ def sweep_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
 
 JOB_KINDS: dict[str, Callable[[dict, RunStore, Progress], list[str]]] = {
     "barrier": barrier_job, "align": align_job, "align-many": align_many_job, "simplex": simplex_job,
-    "sweep": sweep_job}
+    "sweep": sweep_job, "train": train_job}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import time
 from pathlib import Path
 from typing import Callable
@@ -50,7 +51,18 @@ def train(recipe_name: str, seed: int, out: str | Path, steps: int | None = None
         raise SymalignError(f"recipe {recipe.name} needs --data (e.g. {recipe.name.split('-')[1]}:PATH)")
     data = load_data(spec)
     out = Path(out)
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
+    try:
+        return _train(recipe, seed, out, steps, spec, data_spec, data, device, progress)
+    except BaseException:  # stopped (cancelled, diverged, interrupted): leave no half-written model behind
+        if created:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _train(recipe: Recipe, seed: int, out: Path, steps: int | None, spec: str, data_spec: str | None, data,
+           device: str, progress: Progress | None) -> dict:
     steps = recipe.steps if steps is None else steps
     dev = pick_device(device)
     torch.manual_seed(seed)
