@@ -14,7 +14,7 @@ import math
 
 import torch
 
-from symalign.match.solvers import correlation, cross, unfold
+from symalign.match.solvers import correlation, cross
 from symalign.symmetry.groups import CO, CONTRA, GroupElement, Permutation
 from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform, apply_unchecked
@@ -56,6 +56,17 @@ def _static_space(spec: SymmetrySpec, name: str, classes: dict[str, str]) -> str
     return space.name
 
 
+def _folded_cross(a: torch.Tensor, b: torch.Tensor, axis: int) -> torch.Tensor:
+    """M = A·Bᵀ along `axis` in float64, summed over slices of the other axes converted one at a time
+    (the whole tensors in float64 would be two more copies of an embedding matrix)."""
+    ua, ub = a.movedim(axis, -1).reshape(-1, a.shape[axis]), b.movedim(axis, -1).reshape(-1, b.shape[axis])
+    total = torch.zeros(1, a.shape[axis], a.shape[axis], dtype=torch.float64, device=a.device)
+    rows = max(1, CHUNK // a.shape[axis])
+    for i in range(0, ua.shape[0], rows):
+        cross(ua[i:i + rows].double().T, ub[i:i + rows].double().T, into=total)
+    return total
+
+
 class MappedModel:
     """A (float64, the tensors weight matching reads) and B under the current transform."""
 
@@ -68,8 +79,7 @@ class MappedModel:
             if space is None or a[name].numel() < FOLD_RATIO * spec.spaces[space].size ** 2:
                 continue
             axis = next(i for i, t in enumerate(spec.tensors[name]) if t is not None)
-            ua, ub = unfold(a[name], axis, None), unfold(b[name], axis, None)
-            self.static[name] = (space, cross(ua, ub))
+            self.static[name] = (space, _folded_cross(a[name], b[name], axis))
             norm_a += squared_norm(a[name])
             self.static_norms += squared_norm(a[name]) + squared_norm(b[name])
         dynamic = [n for n in spec.tensors if n not in self.static]

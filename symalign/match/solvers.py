@@ -38,9 +38,15 @@ def slices(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str, variances=(CO
         yield unfold(a[name], axis, batch_axis), unfold(b[name], axis, batch_axis)
 
 
-def cross(ua: torch.Tensor, ub: torch.Tensor) -> torch.Tensor:
-    """[count, n, n] products of two unfolded tensors' slices: the cost matmul of every solver."""
-    return (ua @ ub.mT) if ua.dim() == 3 else (ua @ ub.T)[None]
+def cross(ua: torch.Tensor, ub: torch.Tensor, into: torch.Tensor | None = None) -> torch.Tensor:
+    """[count, n, n] products of two unfolded tensors' slices: the cost matmul of every solver
+    (added in place to `into` when given: no temporary, no separate addition pass)."""
+    if into is None:
+        return (ua @ ub.mT) if ua.dim() == 3 else (ua @ ub.T)[None]
+    if ua.dim() == 3:
+        return into.baddbmm_(ua, ub.mT)
+    into[0].addmm_(ua, ub.T)
+    return into
 
 
 def correlation(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str, variances=(CO, CONTRA, DIAG)) -> torch.Tensor:
@@ -48,7 +54,7 @@ def correlation(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str, variance
     sp = spec.spaces[space]
     total = None
     for ua, ub in slices(a, b, spec, space, variances):
-        total = cross(ua, ub) if total is None else total.add_(cross(ua, ub))
+        total = cross(ua, ub, into=total)
     if total is None:
         return torch.zeros(sp.count, sp.size, sp.size, dtype=torch.float64, device=_device(a))
     return total
@@ -140,8 +146,8 @@ def _least_squares(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str) -> to
     ab = torch.zeros(sp.count, sp.size, sp.size, dtype=torch.float64, device=_device(a))
     gram = torch.zeros_like(ab)
     for ua, ub in slices(a, b, spec, space, (CO,)):
-        ab += cross(ua, ub)
-        gram += cross(ub, ub)
+        cross(ua, ub, into=ab)
+        cross(ub, ub, into=gram)
     eye = torch.eye(sp.size, dtype=torch.float64, device=gram.device)
     ridge = 1e-10 * gram.diagonal(dim1=-2, dim2=-1).mean(-1)[:, None, None] * eye
     return torch.linalg.solve(gram + ridge, ab.mT).mT
