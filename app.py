@@ -1,6 +1,6 @@
 """symalign: the Streamlit app. Navigation only; each page is a thin client of the package.
 
-Sections leave room for the pages still to come (merging, symmetries)."""
+Sections leave room for the pages still to come (merging and transport)."""
 
 import streamlit as st
 
@@ -12,6 +12,7 @@ pages = {
     "Start": [
         st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
         st.Page("pages/models.py", title="Models", icon=":material/inventory_2:"),
+        st.Page("pages/symmetries.py", title="Symmetries", icon=":material/shuffle:"),
     ],
     "Align and measure": [
         st.Page("pages/align.py", title="Align", icon=":material/compare_arrows:"),

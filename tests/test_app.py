@@ -18,7 +18,7 @@ from symalign.runs import RunStore
 from symalign.zoo import resolve_zoo
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ["home", "models", "align", "interpolation", "compare", "runs", "jobs", "simplex", "spectra", "ablations"]
+PAGES = ["home", "models", "symmetries", "align", "interpolation", "compare", "runs", "jobs", "simplex", "spectra", "ablations"]
 
 
 @pytest.fixture
@@ -378,3 +378,38 @@ def test_the_jobs_page_cancels_a_running_job(home):
     while queue.get(job_id).state == "running" and time.monotonic() - asked < 15:
         time.sleep(0.2)
     assert queue.get(job_id).state == "cancelled" and time.monotonic() - asked < 10
+
+
+def test_symmetries_page_plants_a_symmetry_and_shows_an_alignments_weights(home, tmp_path):
+    """The plant demo: different weights, identical predictions, for a permutation and a rotation;
+    after a weight-matching run, A, B and aligned B as heat maps, aligned B closer to A than B is."""
+    import json
+
+    import numpy as np
+
+    at = clean(page("symmetries").run())
+    assert not at.error, [e.value for e in at.error]
+    assert any("admissible" in str(df.value.values) for df in at.dataframe)  # the class table
+    for kind, cls in (("mlp", "perm"), ("residual", "orthogonal")):
+        at.selectbox(key="sym-kind").set_value(kind).run()
+        at.selectbox(key=f"sym-class-{kind}").set_value(cls).run()
+        shown = clean(at).session_state["sym-planted"]
+        assert shown["moved"] > 0.05 and shown["function_gap"] < 1e-4 and shown["same_predictions"], (kind, shown)
+        table = at.dataframe[-1].value
+        assert table["A predicts"].tolist() == table["T(A) predicts"].tolist()
+        assert table["A's probability"].tolist() == pytest.approx(table["T(A)'s probability"].tolist(), abs=1e-5)
+        assert "target" in table.columns  # real digits from the model's own data
+    assert main(["align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--out", str(tmp_path / "aligned")]) == 0
+    at = clean(page("symmetries").run())
+    at.selectbox(key="sym-run-tensor-0").set_value("layer.0.mlp.fc.weight").run()
+    figures = [c for c in clean(at).get("plotly_chart") if "B aligned to A" in c.proto.spec]
+    assert len(figures) == 1
+
+    from symalign.models import canonicalize, load_model
+
+    panels = [np.array(trace["z"]) for trace in json.loads(figures[0].proto.spec)["data"]]
+    expected = [canonicalize(load_model(r)).tensors["layer.0.mlp.fc.weight"].double().numpy()
+                for r in ("zoo:vit-digits/0", "zoo:vit-digits/1", tmp_path / "aligned")]
+    assert all(np.allclose(p, e, atol=1e-6) for p, e in zip(panels, expected))  # A, B, aligned B, in that order
+    a, b, aligned = panels
+    assert np.linalg.norm(aligned - a) < np.linalg.norm(b - a)  # the matcher brought B's weights towards A's
