@@ -330,6 +330,30 @@ def cmd_align_many(args) -> None:
         print(f"  barrier {i}↔{j}: {c.barrier:.4f}")
 
 
+def cmd_merge(args) -> None:
+    from pathlib import Path
+
+    from symalign.barrier import default_data_spec
+    from symalign.merge import merge_models
+    from symalign.models import load_model
+
+    models = [load_model(m) for m in args.models]
+    data = args.data or default_data_spec(models[0])
+    with _Bar(f"merge ({args.how}, align {args.align})") as bar:
+        result = merge_models(models, args.align, args.how, data, examples=args.examples,
+                              max_examples=args.max_examples, seed=args.seed, progress=lambda _, d, t: bar(d, t))
+    out = result.save(Path(args.out))
+    report = result.report
+    if args.json:
+        _print_json({"inputs": report["inputs"], "merged": report["merged"], "out": str(out), "align": args.align,
+                     "how": args.how, "data": data})
+        return
+    print(f"wrote {out}: {len(models)} models merged ({args.how}, aligned by {args.align}), evaluated on {data}")
+    for row in report["inputs"]:
+        print(f"  {row['model']}: loss {row['loss']:.4f}, accuracy {row['accuracy']:.3f}")
+    print(f"  merged: loss {report['merged']['loss']:.4f}, accuracy {report['merged']['accuracy']:.3f}")
+
+
 def cmd_simplex(args) -> None:
     from symalign.runs.execute import simplex_run
 
@@ -540,6 +564,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.add_argument("--barrier", action="store_true", help="also measure the barrier of every aligned pair")
     p.set_defaults(func=cmd_align_many)
+
+    p = sub.add_parser("merge", help="merge two or more models (aligned into the first's basis) into one")
+    p.add_argument("models", nargs="+", metavar="MODEL")
+    p.add_argument("--align", default="weight", choices=("none", "weight", "learned"),
+                   help="how the models are brought into the first's basis first (all classes); none: as they are")
+    p.add_argument("--how", default="average", choices=("average", "fisher", "regmean"))
+    p.add_argument("--data", default=None, help="data for Fisher/RegMean statistics and evaluation "
+                                                "(default: the first model's own data)")
+    p.add_argument("--examples", type=int, default=64, help="training examples for Fisher or input Gram matrices")
+    p.add_argument("--max-examples", type=int, default=None, help="evaluation examples (default: all)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("simplex", help="loss over the simplex of three models (after universe alignment)")
     _add_universe_flags(p, default_method="none")

@@ -1,0 +1,45 @@
+"""Diagonal Fisher information of a model on its data, as logical tensors (for Fisher merging).
+
+The empirical Fisher F = E_x[(∂ log p(y|x) / ∂θ)²] with the data's own labels, one example at a
+time (a sequence, for text), on training examples drawn with a fixed seed. It is computed on the
+Hugging Face parameters and mapped to the logical layout by the family adapter: that mapping only
+rearranges entries, so squared gradients move with their weights."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from symalign.landscape.evaluate import batch_loss
+from symalign.models.family import TransformerModel
+
+Progress = Callable[[int, int], None]
+
+
+def diagonal_fisher(model: TransformerModel, data, examples: int = 64, seed: int = 0,
+                    progress: Progress | None = None) -> dict[str, torch.Tensor]:
+    """Per-tensor diagonal Fisher (float64, the logical layout of `model`)."""
+    data.check_model(model)
+    module = model.to_module()
+    params = dict(module.named_parameters())
+    total = {name: torch.zeros_like(p, dtype=torch.float64) for name, p in params.items()}
+    inputs, targets = data.train_batch(model, examples, torch.Generator().manual_seed(seed))
+    for i in range(len(targets)):
+        module.zero_grad(set_to_none=True)
+        logits = module(**{k: v[i:i + 1] for k, v in inputs.items()}).logits
+        y = targets[i:i + 1]
+        if logits.dim() == 3:
+            logits = logits[:, : y.shape[1]]
+        loss, _ = batch_loss(logits, y)
+        loss = loss / y.numel()
+        loss.backward()
+        for name, p in params.items():
+            if p.grad is not None:
+                total[name] += p.grad.double() ** 2
+        if progress:
+            progress(i + 1, len(targets))
+    state = {name: t / len(targets) for name, t in total.items()}
+    if "lm_head.weight" not in state and "transformer.wte.weight" in state:
+        state["lm_head.weight"] = state["transformer.wte.weight"]  # tied: one tensor, one Fisher
+    return model.family.to_logical(state, model.config)

@@ -1,0 +1,117 @@
+"""Merge N models into one: align them into the first model's basis, then combine their weights.
+
+- `average`: the mean of the (aligned) logical tensors;
+- `fisher`: Fisher-weighted mean Σ F_i θ_i / Σ F_i with each model's diagonal Fisher on its
+  training data (Matena & Raffel), ε-floored so a weight no model is sure of falls back to the mean;
+- `regmean`: per linear map, W = (Σ W_i G_i)(Σ G_i)⁻¹ with G_i the Gram matrix of model i's inputs
+  to that map (Jin et al.), everything else averaged (see symalign.merge.regmean).
+`--align none` merges the canonical forms as they are (for contrast). The merged model is exported
+as a standard Hugging Face checkpoint (canonical config), with merge.json."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from symalign.data import load_data
+from symalign.errors import SymalignError
+from symalign.landscape.evaluate import Evaluator, Metrics
+from symalign.match.align import align
+from symalign.match.config import CLASS_PRESETS, AlignConfig
+from symalign.models import canonicalize, save_model
+from symalign.models.compat import check_compatible
+from symalign.models.family import TransformerModel
+
+ALIGNS = ("none", "weight", "learned")
+HOWS = ("average", "fisher", "regmean")
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class MergeResult:
+    merged: TransformerModel
+    report: dict = field(default_factory=dict)
+
+    def save(self, out: str | Path) -> Path:
+        out = save_model(self.merged, out)
+        (out / "merge.json").write_text(json.dumps(self.report, indent=2))
+        return out
+
+
+def aligned_members(models: list[TransformerModel], how_align: str, data_spec: str | None,
+                    seed: int = 0, progress: Progress | None = None) -> list[TransformerModel]:
+    """Every model in the first one's basis (canonical forms; each the same function as before)."""
+    if how_align == "none":
+        return [canonicalize(m) for m in models]
+    config = AlignConfig(method=how_align, classes=CLASS_PRESETS["all"], data=data_spec, seed=seed)
+    if len(models) == 2:
+        result = align(models[0], models[1], config, progress=_phase(progress, "align"))
+        return [canonicalize(models[0]), result.aligned]
+    from symalign.match.universe import align_many
+
+    return align_many(models, config, progress=_phase(progress, "align")).aligned
+
+
+def combine(members: list[TransformerModel], how: str, data=None, examples: int = 64, seed: int = 0,
+            progress: Progress | None = None) -> dict[str, torch.Tensor]:
+    """The merged logical tensors of models that already share one basis."""
+    names = members[0].tensors
+    if how == "average":
+        return {n: torch.stack([m.tensors[n].double() for m in members]).mean(0).to(t.dtype) for n, t in names.items()}
+    if how == "fisher":
+        from symalign.merge.fisher import diagonal_fisher
+
+        fishers = [diagonal_fisher(m, data, examples, seed, _phase(progress, f"Fisher of model {i}"))
+                   for i, m in enumerate(members)]
+        out = {}
+        for n, t in names.items():
+            f = torch.stack([fi[n] for fi in fishers])
+            f = f + 1e-8 * f.mean().clamp_min(1e-30)  # a weight with no information falls back to the mean
+            theta = torch.stack([m.tensors[n].double() for m in members])
+            out[n] = ((f * theta).sum(0) / f.sum(0)).to(t.dtype)
+        return out
+    if how == "regmean":
+        from symalign.merge.regmean import regmean
+
+        return regmean(members, data, examples, seed, _phase(progress, "input Gram matrices"))
+    raise SymalignError(f"unknown merge --how {how!r}; choose {', '.join(HOWS)}")
+
+
+def merge_models(models: list[TransformerModel], how_align: str = "weight", how: str = "average",
+                 data_spec: str | None = None, examples: int = 64, max_examples: int | None = None, seed: int = 0,
+                 progress: Progress | None = None, members: list[TransformerModel] | None = None) -> MergeResult:
+    """Align, combine, and evaluate the inputs and the merged model on the data's evaluation split.
+    `members`: the models already aligned by `aligned_members` (several merge rules, one alignment)."""
+    if len(models) < 2:
+        raise SymalignError(f"merge needs at least two models (got {len(models)})")
+    if how_align not in ALIGNS:
+        raise SymalignError(f"unknown --align {how_align!r}; choose {', '.join(ALIGNS)}")
+    if how not in HOWS:
+        raise SymalignError(f"unknown merge --how {how!r}; choose {', '.join(HOWS)}")
+    for other in models[1:]:
+        check_compatible(models[0], other)
+    data = load_data(data_spec) if data_spec else None
+    if data is None and (how != "average" or how_align == "learned"):
+        raise SymalignError(f"--how {how} --align {how_align} needs data (--data SPEC)")
+    members = members or aligned_members(models, how_align, data_spec, seed, progress)
+    merged = members[0].with_tensors(combine(members, how, data, examples, seed, progress), source="")
+    report = {"align": how_align, "how": how, "models": [m.source for m in models], "data": data_spec,
+              "examples": examples if how != "average" else None}
+    if data is not None:
+        evaluator = Evaluator(members[0], data, max_examples)
+
+        def metrics(model: TransformerModel) -> dict:
+            m: Metrics = evaluator(evaluator.hf_params(model))
+            return {"loss": m.loss, "accuracy": m.accuracy}
+
+        report["inputs"] = [{"model": src.source, **metrics(m)} for src, m in zip(models, members)]
+        report["merged"] = metrics(merged)
+    return MergeResult(merged, report)
+
+
+def _phase(progress: Progress | None, name: str):
+    return None if progress is None else (lambda done, total: progress(name, done, total))

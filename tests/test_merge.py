@@ -1,0 +1,88 @@
+"""Merging (issue #12): two planted copies of one model merge back into that model once aligned,
+and not without alignment; Fisher and RegMean are exact on identical members; aligned merging of
+real seeds beats unaligned merging; the checkpoint loads with plain transformers; bad input is
+one line, exit 2, nothing written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from transformers import AutoModelForImageClassification
+
+from symalign.cli import main
+from symalign.data import load_data
+from symalign.match.config import CLASS_PRESETS
+from symalign.merge import merge_models
+from symalign.models import canonicalize, load_model, outputs, random_inputs, spec_of, transformed
+from symalign.symmetry.random import random_transform
+
+
+@pytest.fixture(scope="module")
+def vit():
+    return load_model("zoo:vit-digits/0")
+
+
+@pytest.fixture(scope="module")
+def planted(vit):
+    return transformed(canonicalize(vit), random_transform(spec_of(canonicalize(vit)), CLASS_PRESETS["all"], seed=7))
+
+
+def gap(a, b) -> float:
+    x = random_inputs(a, n=8)
+    return float((outputs(a, x) - outputs(b, x)).abs().max())
+
+
+@pytest.mark.parametrize("how", ["average", "fisher", "regmean"])
+def test_merging_a_planted_copy_with_alignment_returns_the_model(vit, planted, how):
+    aligned = merge_models([vit, planted], "weight", how, "digits", examples=32, max_examples=256)
+    assert gap(vit, aligned.merged) < 1e-4
+    assert aligned.report["merged"]["loss"] == pytest.approx(aligned.report["inputs"][0]["loss"], abs=1e-4)
+    unaligned = merge_models([vit, planted], "none", how, "digits", examples=32, max_examples=256)
+    assert gap(vit, unaligned.merged) > 1.0  # averaging across a symmetry breaks the function
+    assert unaligned.report["merged"]["loss"] > aligned.report["merged"]["loss"] + 0.5
+
+
+@pytest.mark.parametrize("how", ["fisher", "regmean"])
+def test_weighted_merges_of_identical_members_are_exact(vit, how):
+    merged = merge_models([vit, vit, vit], "none", how, "digits", examples=16, max_examples=64).merged
+    assert gap(vit, merged) < 1e-4
+
+
+def test_aligned_merging_of_real_seeds_beats_unaligned_merging():
+    models = [load_model(f"zoo:vit-digits/{i}") for i in (0, 1)]
+    data = "digits"
+    aligned = merge_models(models, "weight", "average", data, max_examples=512).report["merged"]["loss"]
+    unaligned = merge_models(models, "none", "average", data, max_examples=512).report["merged"]["loss"]
+    assert aligned < unaligned - 0.3, (aligned, unaligned)
+
+
+def test_cli_merge_writes_a_plain_transformers_checkpoint(tmp_path, capsys):
+    out = tmp_path / "merged"
+    assert main(["merge", "zoo:vit-digits/0", "zoo:vit-digits/1", "--how", "regmean", "--examples", "16",
+                 "--max-examples", "128", "--out", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report) >= {"inputs", "merged", "out"} and len(report["inputs"]) == 2
+    assert all(set(r) >= {"model", "loss", "accuracy"} for r in report["inputs"])
+    module = AutoModelForImageClassification.from_pretrained(out).eval()
+    merged = load_model(out)
+    x = random_inputs(merged, n=4)
+    with torch.no_grad():
+        assert torch.allclose(module(**x).logits, outputs(merged, x), atol=1e-5)
+    assert json.loads((out / "merge.json").read_text())["how"] == "regmean"
+    data = load_data("digits")
+    assert 0 <= report["merged"]["accuracy"] <= 1 and data is not None
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["zoo:vit-digits/0", "zoo:gpt-shakespeare/0"], "gpt"),
+    (["zoo:vit-digits/0"], "at least two models"),
+    (["zoo:vit-digits/0", "/no/such/model"], "/no/such/model"),
+])
+def test_bad_merges_are_one_line_and_write_nothing(tmp_path, capsys, argv, message):
+    out = tmp_path / "merged"
+    assert main(["merge", *argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err
+    assert not out.exists()
