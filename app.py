@@ -1,6 +1,6 @@
 """symalign: the Streamlit app. Navigation only; each page is a thin client of the package.
 
-Sections leave room for the pages still to come (merging and transport)."""
+Sections leave room for the pages still to come (task-vector transport)."""
 
 import streamlit as st
 
@@ -21,6 +21,9 @@ pages = {
         st.Page("pages/ablations.py", title="Ablations", icon=":material/grid_on:"),
         st.Page("pages/runs.py", title="Run history", icon=":material/history:"),
         st.Page("pages/jobs.py", title="Jobs", icon=":material/pending_actions:"),
+    ],
+    "Use the alignment": [
+        st.Page("pages/merge.py", title="Merge", icon=":material/merge:"),
     ],
     "Three models and corrections": [
         st.Page("pages/simplex.py", title="Simplex", icon=":material/change_history:"),

@@ -334,24 +334,25 @@ def cmd_merge(args) -> None:
     from pathlib import Path
 
     from symalign.barrier import default_data_spec
-    from symalign.merge import merge_models
     from symalign.models import load_model
+    from symalign.runs.execute import merge_run
 
-    models = [load_model(m) for m in args.models]
-    data = args.data or default_data_spec(models[0])
+    data = args.data or default_data_spec(load_model(args.models[0]))
     with _Bar(f"merge ({args.how}, align {args.align})") as bar:
-        result = merge_models(models, args.align, args.how, data, examples=args.examples,
-                              max_examples=args.max_examples, seed=args.seed, progress=lambda _, d, t: bar(d, t))
-    out = result.save(Path(args.out))
-    report = result.report
+        run = merge_run(args.models, args.align, args.how, data, examples=args.examples, max_examples=args.max_examples,
+                        seed=args.seed, out=Path(args.out), store=_store(args), source="cli",
+                        progress=lambda _, d, t: bar(d, t))
+    out, report = run.out, run.result.report
     if args.json:
         _print_json({"inputs": report["inputs"], "merged": report["merged"], "out": str(out), "align": args.align,
-                     "how": args.how, "data": data})
+                     "how": args.how, "data": data, "run": run.run_id})
         return
     print(f"wrote {out}: {len(models)} models merged ({args.how}, aligned by {args.align}), evaluated on {data}")
     for row in report["inputs"]:
         print(f"  {row['model']}: loss {row['loss']:.4f}, accuracy {row['accuracy']:.3f}")
     print(f"  merged: loss {report['merged']['loss']:.4f}, accuracy {report['merged']['accuracy']:.3f}")
+    if run.run_id:
+        print(f"recorded as run {run.run_id}")
 
 
 def cmd_simplex(args) -> None:
@@ -576,6 +577,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-examples", type=int, default=None, help="evaluation examples (default: all)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)
+    p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_merge)
 
@@ -629,7 +631,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("runs", help="the run history shared with the app (in $SYMALIGN_HOME)")
     p.add_argument("action", nargs="?", default="list", choices=("list", "show", "delete"))
     p.add_argument("ids", nargs="*")
-    p.add_argument("--kind", choices=("align", "barrier", "align-many", "simplex", "spectrum", "sweep"))
+    p.add_argument("--kind", choices=("align", "barrier", "align-many", "simplex", "spectrum", "sweep", "merge"))
     p.add_argument("--method")
     p.add_argument("--model", help="only runs with this text in either model reference")
     p.add_argument("--json", action="store_true")

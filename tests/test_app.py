@@ -18,7 +18,7 @@ from symalign.runs import RunStore
 from symalign.zoo import resolve_zoo
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ["home", "models", "symmetries", "align", "interpolation", "compare", "runs", "jobs", "simplex", "spectra", "ablations"]
+PAGES = ["home", "models", "symmetries", "align", "interpolation", "compare", "runs", "jobs", "simplex", "spectra", "ablations", "merge"]
 
 
 @pytest.fixture
@@ -413,3 +413,32 @@ def test_symmetries_page_plants_a_symmetry_and_shows_an_alignments_weights(home,
     assert all(np.allclose(p, e, atol=1e-6) for p, e in zip(panels, expected))  # A, B, aligned B, in that order
     a, b, aligned = panels
     assert np.linalg.norm(aligned - a) < np.linalg.norm(b - a)  # the matcher brought B's weights towards A's
+
+
+def test_merge_page_merges_records_the_run_and_offers_the_zip(home):
+    import io
+    import zipfile
+
+    from transformers import AutoModelForImageClassification
+
+    at = clean(page("merge").run())
+    at.selectbox(key="merge-how").set_value("regmean")
+    at.number_input(key="merge-examples").set_value(16)
+    at.number_input(key="merge-max-examples").set_value(128)
+    at.button(key="merge-go").click().run()
+    assert not clean(at).error, [e.value for e in at.error]
+    (run,) = RunStore(home / "runs.sqlite").list(kind="merge")
+    assert run.state == "done" and run.metrics["how"] == "regmean" and len(run.metrics["inputs"]) == 2
+    table = at.dataframe[0].value
+    assert table["model"].tolist()[-1] == "merged"
+    assert table["loss"].iloc[-1] == pytest.approx(run.metrics["merged"]["loss"])
+    assert len(at.get("download_button")) == 1
+    from symalign.models.io import checkpoint_zip
+
+    with zipfile.ZipFile(io.BytesIO(checkpoint_zip(run.artifacts))) as archive:
+        names = set(archive.namelist())
+        assert {"config.json", "model.safetensors", "merge.json"} <= names
+        archive.extractall(home / "unzipped")
+    AutoModelForImageClassification.from_pretrained(home / "unzipped")  # the download loads with plain transformers
+    history = clean(page("runs").run())
+    assert "merge" in history.dataframe[0].value["kind"].tolist()

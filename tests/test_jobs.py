@@ -186,3 +186,18 @@ def test_a_training_job_writes_the_model_and_a_cancelled_one_leaves_nothing(queu
     queue.cancel(long)
     assert wait_for_job(queue, long, timeout=30).state == "cancelled"
     assert not cancelled_out.exists()  # no half-trained model left for the Models page to list
+
+
+def test_a_merge_job_records_the_merge_the_foreground_computes(queue):
+    from symalign.merge import merge_models
+    from symalign.models import load_model
+
+    request = {"models": ["zoo:vit-digits/0", "zoo:vit-digits/1"], "align": "weight", "how": "average",
+               "data": "digits", "max_examples": 128}
+    job_id = queue.submit("merge", request)
+    ensure_worker(queue, idle_exit=5)
+    job = wait_for_job(queue, job_id)
+    assert job.state == "done", job.error
+    (run,) = [RunStore(queue.path).get(r) for r in job.runs]
+    here = merge_models([load_model(m) for m in request["models"]], "weight", "average", "digits", max_examples=128)
+    assert run.kind == "merge" and run.metrics["merged"]["loss"] == pytest.approx(here.report["merged"]["loss"], abs=1e-6)

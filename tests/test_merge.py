@@ -12,9 +12,9 @@ import torch
 from transformers import AutoModelForImageClassification
 
 from symalign.cli import main
-from symalign.data import load_data
 from symalign.match.config import CLASS_PRESETS
 from symalign.merge import merge_models
+from symalign.runs import RunStore
 from symalign.models import canonicalize, load_model, outputs, random_inputs, spec_of, transformed
 from symalign.symmetry.random import random_transform
 
@@ -58,7 +58,8 @@ def test_aligned_merging_of_real_seeds_beats_unaligned_merging():
     assert aligned < unaligned - 0.3, (aligned, unaligned)
 
 
-def test_cli_merge_writes_a_plain_transformers_checkpoint(tmp_path, capsys):
+def test_cli_merge_writes_a_plain_transformers_checkpoint_and_records_a_run(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("SYMALIGN_HOME", str(tmp_path / "home"))
     out = tmp_path / "merged"
     assert main(["merge", "zoo:vit-digits/0", "zoo:vit-digits/1", "--how", "regmean", "--examples", "16",
                  "--max-examples", "128", "--out", str(out), "--json"]) == 0
@@ -71,8 +72,9 @@ def test_cli_merge_writes_a_plain_transformers_checkpoint(tmp_path, capsys):
     with torch.no_grad():
         assert torch.allclose(module(**x).logits, outputs(merged, x), atol=1e-5)
     assert json.loads((out / "merge.json").read_text())["how"] == "regmean"
-    data = load_data("digits")
-    assert 0 <= report["merged"]["accuracy"] <= 1 and data is not None
+    (run,) = RunStore(tmp_path / "home" / "runs.sqlite").list(kind="merge")
+    assert run.id == report["run"] and run.metrics["merged"] == pytest.approx(report["merged"])
+    assert run.artifacts == str(out) and run.source == "cli"
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -80,9 +82,12 @@ def test_cli_merge_writes_a_plain_transformers_checkpoint(tmp_path, capsys):
     (["zoo:vit-digits/0"], "at least two models"),
     (["zoo:vit-digits/0", "/no/such/model"], "/no/such/model"),
 ])
-def test_bad_merges_are_one_line_and_write_nothing(tmp_path, capsys, argv, message):
+def test_bad_merges_are_one_line_and_write_nothing(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.setenv("SYMALIGN_HOME", str(tmp_path / "home"))
     out = tmp_path / "merged"
     assert main(["merge", *argv, "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err
     assert not out.exists()
+    history = tmp_path / "home" / "runs.sqlite"
+    assert not history.exists() or RunStore(history).list() == []  # no run recorded either

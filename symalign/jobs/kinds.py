@@ -65,6 +65,16 @@ def simplex_job(request: dict, store: RunStore, progress: Progress) -> list[str]
     return ids
 
 
+def merge_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
+    """Merge models (the Merge page): the checkpoint goes to the run's folder."""
+    from symalign.runs.execute import merge_run
+
+    run = merge_run(request["models"], request.get("align", "weight"), request.get("how", "average"),
+                    request.get("data"), examples=request.get("examples", 64), max_examples=request.get("max_examples"),
+                    store=store, source="app", label=request.get("label", ""), progress=progress)
+    return [run.run_id]
+
+
 def train_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     """Train a recipe into a folder (the Models page); it records no run, the folder is the result."""
     from symalign.train.loop import train
@@ -88,4 +98,4 @@ def sweep_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
 
 JOB_KINDS: dict[str, Callable[[dict, RunStore, Progress], list[str]]] = {
     "barrier": barrier_job, "align": align_job, "align-many": align_many_job, "simplex": simplex_job,
-    "sweep": sweep_job, "train": train_job}
+    "sweep": sweep_job, "train": train_job, "merge": merge_job}

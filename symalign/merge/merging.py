@@ -98,7 +98,8 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
     if data is None and (how != "average" or how_align == "learned"):
         raise SymalignError(f"--how {how} --align {how_align} needs data (--data SPEC)")
     members = members or aligned_members(models, how_align, data_spec, seed, progress)
-    merged = members[0].with_tensors(combine(members, how, data, examples, seed, progress), source="")
+    # keeps the first model's source, so its tokenizer files travel with the exported checkpoint
+    merged = members[0].with_tensors(combine(members, how, data, examples, seed, progress))
     report = {"align": how_align, "how": how, "models": [m.source for m in models], "data": data_spec,
               "examples": examples if how != "average" else None}
     if data is not None:

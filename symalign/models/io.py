@@ -130,6 +130,19 @@ def save_model(model: TransformerModel, out: str | Path) -> Path:
     return out
 
 
+def checkpoint_zip(folder: str | Path) -> bytes:
+    """A saved checkpoint folder as zip bytes (what the app offers for download; uploads accept it)."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(Path(folder).iterdir()):
+            if path.is_file():
+                archive.write(path, arcname=path.name)
+    return buffer.getvalue()
+
+
 def resolve(path: str | Path) -> Path:
     """Turn a model reference (a directory or zoo:RECIPE/SEED) into a directory path."""
     if isinstance(path, str) and path.startswith("zoo:"):

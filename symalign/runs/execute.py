@@ -24,6 +24,7 @@ from symalign.zoo import zoo_reference
 
 if TYPE_CHECKING:
     from symalign.match.universe import UniverseAlignment
+    from symalign.merge import MergeResult
 
 PhaseProgress = Callable[[str, int, int], None]  # phase, done, total
 ModelLike = TransformerModel | str
@@ -263,3 +264,41 @@ def spectrum_run(directory: str | Path, store: RunStore | None = None, source: s
         if store is not None:
             store.finish(run_id, result, directory)
     return run_id, result
+
+
+@dataclass
+class MergeRun:
+    run_id: str | None
+    result: "MergeResult"
+    out: Path
+
+
+def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "average", data: str | None = None,
+              examples: int = 64, max_examples: int | None = None, seed: int = 0, out: str | Path | None = None,
+              store: RunStore | None = None, source: str = "api", label: str = "",
+              progress: PhaseProgress | None = None) -> MergeRun:
+    """Merge models (symalign.merge), save the checkpoint and record a `merge` run with the inputs'
+    and merged model's evaluation metrics. Without `out`, the checkpoint goes to runs/<id>."""
+    from symalign.merge import merge_models
+
+    if len(refs) < 2:
+        raise SymalignError(f"merge needs at least two models (got {len(refs)})")
+    models = [_model(m) for m in refs]
+    for other in models[1:]:
+        check_compatible(models[0], other)
+    spec = data or default_data_spec(models[0])
+    names = [_ref(m) for m in refs]
+    settings = {"align": how_align, "how": how, "data": spec, "examples": examples, "max_examples": max_examples,
+                "seed": seed, "owns_artifacts": out is None}
+    with recorded(store, "merge", names[0], names[1], how_align, settings, source, label, names) as run_id:
+        result = merge_models(models, how_align, how, spec, examples=examples, max_examples=max_examples, seed=seed,
+                              progress=progress)
+        if out is None:
+            from symalign.workspace import runs_dir
+
+            out = runs_dir() / (run_id or "latest")
+        saved = result.save(out)
+        if store is not None:
+            store.finish(run_id, {"how": how, "align": how_align, "inputs": result.report["inputs"],
+                                  "merged": result.report["merged"]}, saved)
+    return MergeRun(run_id, result, saved)
