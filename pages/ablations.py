@@ -26,7 +26,8 @@ st.markdown("Run a whole grid — every pair of a family's three seeds × a pres
             "(here, by `symalign sweep`, or by hand) are reused, not recomputed. The same grid from a shell: "
             "`symalign sweep --preset NAME --family RECIPE`.")
 
-families = sorted({e["recipe"] for e in manifest()["models"]})
+seeds_of = [e["recipe"] for e in manifest()["models"]]
+families = sorted({r for r in seeds_of if seeds_of.count(r) >= 3})  # a grid pairs three seeds (fine-tunes ship one)
 with user_errors():
     if not families:
         st.info("The zoo is empty (build it with `symalign zoo build`).")

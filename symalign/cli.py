@@ -355,6 +355,32 @@ def cmd_merge(args) -> None:
         print(f"recorded as run {run.run_id}")
 
 
+def cmd_transport(args) -> None:
+    from pathlib import Path
+
+    from symalign.barrier import default_data_spec
+    from symalign.merge.transport import parse_alphas, transport
+    from symalign.models import load_model
+
+    alphas = parse_alphas(args.alpha)
+    a, a_ft, b = load_model(args.a), load_model(args.a_ft), load_model(args.b)
+    data_task = args.data_task or default_data_spec(a_ft)
+    data_base = args.data_base or default_data_spec(a)
+    with _Bar(f"transport (align {args.align})") as bar:
+        result = transport(a, a_ft, b, alphas, data_task, data_base, args.align, max_examples=args.max_examples,
+                           seed=args.seed, progress=lambda _, d, t: bar(d, t))
+    out = result.save(Path(args.out))
+    if args.json:
+        _print_json({"alpha": result.alphas, "task_loss": result.task_loss, "base_loss": result.base_loss,
+                     "task_accuracy": result.task_accuracy, "best_alpha": result.best_alpha, "out": str(out),
+                     "align": args.align, "data_task": data_task, "data_base": data_base})
+        return
+    print(f"wrote {out}: B + α·τ at the best α = {result.best_alpha:g} (task vector of {args.a_ft} aligned by "
+          f"{args.align}); task = {data_task}, original task = {data_base}")
+    for alpha, t, o in zip(result.alphas, result.task_loss, result.base_loss):
+        print(f"  α {alpha:g}: task loss {t:.4f}, original task loss {o:.4f}")
+
+
 def cmd_simplex(args) -> None:
     from symalign.runs.execute import simplex_run
 
@@ -580,6 +606,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_merge)
+
+    p = sub.add_parser("transport", help="carry a fine-tune's task vector from its base A into model B")
+    p.add_argument("a", metavar="A", help="the base model")
+    p.add_argument("a_ft", metavar="A_FT", help="A fine-tuned on a task")
+    p.add_argument("b", metavar="B", help="the model that receives the task vector")
+    p.add_argument("--align", default="weight", choices=("none", "weight", "learned"),
+                   help="how A is aligned to B (all classes) to re-express the task vector in B's basis")
+    p.add_argument("--alpha", default="0,0.25,0.5,0.75,1", help="comma-separated scales of the task vector")
+    p.add_argument("--data-task", default=None, help="the fine-tune's task data (default: A_FT's own data)")
+    p.add_argument("--data-base", default=None, help="the original task's data (default: A's own data)")
+    p.add_argument("--max-examples", type=int, default=None, help="evaluation examples (default: all)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_transport)
 
     p = sub.add_parser("simplex", help="loss over the simplex of three models (after universe alignment)")
     _add_universe_flags(p, default_method="none")

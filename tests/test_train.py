@@ -59,3 +59,15 @@ def test_learning_rate_schedule_survives_any_step_count(recipe):
             optimizer.step()
             scheduler.step()
         assert all(0 <= g["lr"] < 1 for g in optimizer.param_groups)
+
+
+def test_a_fine_tune_recipe_starts_from_its_base_model(tmp_path):
+    from symalign.models import load_model
+    from symalign.report import relative_change
+    from symalign.train.recipes import RECIPES
+
+    recipe = RECIPES["vit-digits-flipped"]
+    record = train("vit-digits-flipped", 0, tmp_path / "ft", steps=3)
+    base, tuned = load_model(recipe.init), load_model(tmp_path / "ft")
+    assert record["init"] == recipe.init and record["data"] == "digits-flipped"
+    assert 0 < relative_change(base, tuned) < 0.05  # a few small steps away from the base, not a fresh model

@@ -32,6 +32,13 @@ def digits() -> ImageData:
     return ImageData("digits", x[:cut], y[:cut], x[cut:], y[cut:], 10)
 
 
+def digits_flipped() -> ImageData:
+    """The same digits and split, mirrored left to right: a task the digits models were not trained
+    on, for fine-tuning and task-vector transport (a flipped 2 is not a 2 the model has seen)."""
+    base = digits()
+    return ImageData("digits-flipped", base.train_x.flip(-1), base.train_y, base.eval_x.flip(-1), base.eval_y, 10)
+
+
 def cifar(kind: str, path: str) -> ImageData:
     """The standard python-pickle CIFAR folders: PATH is the folder itself or its parent."""
     from torchvision import datasets

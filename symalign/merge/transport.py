@@ -1,0 +1,109 @@
+"""Task-vector transport (TransFusion): move what fine-tuning taught model A into model B.
+
+Given a base A, its fine-tune A′ and another model B of the same architecture, the task vector
+τ = A′ − A lives in A's basis; B's units, heads and residual directions are others. Aligning A to B
+gives a transform π with π(A) ≈ B; since A′ is a small step from A, the same π re-expresses A′ in
+B's basis, and B + α·(π(A′) − π(A)) carries the task over. Everything is in canonical form (the
+same function as the originals); α = 0 is B itself, exactly. `--align none` adds A′ − A as it is,
+for contrast."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from symalign.data import load_data
+from symalign.errors import SymalignError
+from symalign.landscape.evaluate import Evaluator
+from symalign.match.align import align
+from symalign.match.config import CLASS_PRESETS, AlignConfig
+from symalign.models import canonicalize, save_model, transformed
+from symalign.models.compat import check_compatible
+from symalign.models.family import TransformerModel
+
+ALIGNS = ("none", "weight", "learned")
+Progress = Callable[[str, int, int], None]
+
+
+def parse_alphas(text: str) -> list[float]:
+    """'0,0.25,0.5' → [0.0, 0.25, 0.5]; anything else is one clear error."""
+    try:
+        alphas = [float(a) for a in text.split(",") if a.strip()]
+    except ValueError:
+        raise SymalignError(f"--alpha {text!r} does not parse: give numbers separated by commas, e.g. 0,0.5,1") from None
+    if not alphas or any(a != a or abs(a) == float("inf") for a in alphas):
+        raise SymalignError(f"--alpha {text!r}: give one or more finite numbers separated by commas")
+    return alphas
+
+
+@dataclass
+class Transport:
+    alphas: list[float]
+    task_loss: list[float]
+    base_loss: list[float]
+    task_accuracy: list[float]
+    models: list[TransformerModel] = field(repr=False)  # B + α·τ for each α (canonical form)
+    report: dict = field(default_factory=dict)
+
+    @property
+    def best_alpha(self) -> float:
+        """The α with the lowest task loss."""
+        return self.alphas[min(range(len(self.alphas)), key=self.task_loss.__getitem__)]
+
+    def save(self, out: str | Path) -> Path:
+        """The checkpoint at the best α (a plain Hugging Face directory)."""
+        import json
+
+        out = save_model(self.models[self.alphas.index(self.best_alpha)], out)
+        (out / "transport.json").write_text(json.dumps(self.report, indent=2))
+        return out
+
+
+def task_vector_in(b: TransformerModel, a: TransformerModel, a_ft: TransformerModel, how_align: str,
+                   data_spec: str | None, seed: int = 0, progress: Progress | None = None) -> dict[str, torch.Tensor]:
+    """τ = π(A′) − π(A) in B's canonical basis (π the alignment of A to B; identity for 'none')."""
+    canon_a, canon_ft = canonicalize(a), canonicalize(a_ft)
+    if how_align == "none":
+        moved_a, moved_ft = canon_a, canon_ft
+    else:
+        config = AlignConfig(method=how_align, classes=CLASS_PRESETS["all"], data=data_spec, seed=seed)
+        result = align(b, a, config, progress=None if progress is None else (lambda d, t: progress("align", d, t)))
+        moved_a, moved_ft = result.aligned, transformed(canon_ft, result.transform)
+    return {n: moved_ft.tensors[n].double() - moved_a.tensors[n].double() for n in moved_a.tensors}
+
+
+def transport(a: TransformerModel, a_ft: TransformerModel, b: TransformerModel, alphas: list[float],
+              data_task: str, data_base: str, how_align: str = "weight", align_data: str | None = None,
+              max_examples: int | None = None, seed: int = 0, progress: Progress | None = None) -> Transport:
+    """B + α·τ for every α, with the fine-tune task's and the original task's evaluation losses."""
+    if how_align not in ALIGNS:
+        raise SymalignError(f"unknown --align {how_align!r}; choose {', '.join(ALIGNS)}")
+    check_compatible(a, b)
+    try:
+        check_compatible(a, a_ft)
+    except SymalignError as exc:
+        raise type(exc)(f"the fine-tune does not match its base: {exc}") from None
+    if not alphas:
+        raise SymalignError("give at least one α")
+    task, base = load_data(data_task), load_data(data_base)
+    tau = task_vector_in(b, a, a_ft, how_align, align_data or data_base, seed, progress)
+    canon_b = canonicalize(b)
+    models = [canon_b.with_tensors({n: (t.double() + alpha * tau[n]).to(t.dtype) if alpha else t
+                                    for n, t in canon_b.tensors.items()}) for alpha in alphas]
+    task_eval, base_eval = Evaluator(canon_b, task, max_examples), Evaluator(canon_b, base, max_examples)
+    task_loss, base_loss, task_acc = [], [], []
+    for i, model in enumerate(models):
+        t = task_eval(task_eval.hf_params(model))
+        task_loss.append(t.loss)
+        task_acc.append(t.accuracy)
+        base_loss.append(base_eval(base_eval.hf_params(model)).loss)
+        if progress:
+            progress("evaluate", i + 1, len(models))
+    result = Transport(alphas, task_loss, base_loss, task_acc, models)
+    result.report = {"a": a.source, "a_ft": a_ft.source, "b": b.source, "align": how_align, "alpha": alphas,
+                     "task_loss": task_loss, "base_loss": base_loss, "task_accuracy": task_acc,
+                     "best_alpha": result.best_alpha, "data_task": data_task, "data_base": data_base}
+    return result
