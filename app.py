@@ -1,6 +1,6 @@
 """symalign: the Streamlit app. Navigation only; each page is a thin client of the package.
 
-Sections leave room for the pages still to come (task-vector transport)."""
+Pages are grouped in sections by what the user does."""
 
 import streamlit as st
 
@@ -23,7 +23,7 @@ pages = {
         st.Page("pages/jobs.py", title="Jobs", icon=":material/pending_actions:"),
     ],
     "Use the alignment": [
-        st.Page("pages/merge.py", title="Merge", icon=":material/merge:"),
+        st.Page("pages/merge.py", title="Merge & transport", icon=":material/merge:"),
     ],
     "Three models and corrections": [
         st.Page("pages/simplex.py", title="Simplex", icon=":material/change_history:"),

@@ -1,13 +1,15 @@
-"""Merge: align models into the first one's basis and combine them (average, Fisher, RegMean);
-the merged checkpoint downloads as a zip. The science is in symalign.merge."""
+"""Merge & transport: merge aligned models (average, Fisher, RegMean), or carry a fine-tune's task
+vector into another model; checkpoints download as zips. The science is in symalign.merge."""
 
 import pandas as pd
 import streamlit as st
 
 from symalign.barrier import default_data_spec
 from symalign.errors import SymalignError
+from symalign.merge.transport import parse_alphas
 from symalign.models.io import checkpoint_zip
-from symalign.runs.execute import merge_run
+from symalign.plots import transport_figure
+from symalign.runs.execute import merge_run, transport_run
 from symalign.runs.table import run_label
 from symalign.ui.jobs import follow_job, submit_job
 from symalign.ui.routing import route_through_app
@@ -17,36 +19,42 @@ from symalign.ui.widgets import StreamlitProgress, model_picker, user_errors
 route_through_app()  # opened by its own link: go through app.py's navigation
 
 ALIGN_TEXT = {"weight": "weight matching (all classes)", "learned": "learned matching (all classes)",
-              "none": "none (merge as they are)"}
+              "none": "none (as they are)"}
 HOW_TEXT = {"average": "average", "fisher": "Fisher-weighted average", "regmean": "RegMean (per linear map)"}
 
-st.title("Merge models")
-st.markdown("Bring the models into the first one's basis, then combine their weights into one model. Without "
-            "alignment, averaging mixes units and heads that do different jobs; after it, the average is a model in "
-            "its own right. Fisher merging weights each parameter by how sure each model is of it; RegMean solves, "
-            "per linear map, for the weights that best reproduce every model's outputs on its own inputs.")
 
-third = st.toggle("merge three models", key="merge-three")
-cols = st.columns(3 if third else 2)
-refs = []
-for i, col in enumerate(cols):
-    with col:
-        refs.append(model_picker(f"model {'ABC'[i]}" + (" (the reference basis)" if i == 0 else ""), f"merge-{i}", i,
-                                 default_ref=f"zoo:vit-digits/{i}"))
+def own_data(ref: str) -> str:
+    try:
+        return default_data_spec(cached_model(ref))
+    except SymalignError:
+        return ""
 
-with user_errors():
+
+def download(run, name: str, key: str) -> None:
+    st.download_button(f"download the {name} checkpoint (zip)", checkpoint_zip(run.artifacts),
+                       file_name=f"{name}-{run.id[-6:]}.zip", mime="application/zip", key=key)
+    st.caption(f"A standard Hugging Face checkpoint (canonical form) in `{run.artifacts}`; upload the zip on Models, "
+               "or load it with `transformers`. The run is in the history.")
+
+
+def merge_section() -> None:
+    st.markdown("Bring the models into the first one's basis, then combine their weights into one model. Without "
+                "alignment, averaging mixes units and heads that do different jobs; after it, the average is a model "
+                "in its own right. Fisher merging weights each parameter by how sure each model is of it; RegMean "
+                "solves, per linear map, for the weights that best reproduce every model's outputs on its own inputs.")
+    third = st.toggle("merge three models", key="merge-three")
+    refs = []
+    for i, col in enumerate(st.columns(3 if third else 2)):
+        with col:
+            refs.append(model_picker(f"model {'ABC'[i]}" + (" (the reference basis)" if i == 0 else ""), f"merge-{i}",
+                                     i, default_ref=f"zoo:vit-digits/{i}"))
     if not all(refs):
         st.info("Pick the models to merge (or type directory paths).")
-        st.stop()
-    first = cached_model(refs[0])
-    try:
-        data_default = default_data_spec(first)
-    except SymalignError:
-        data_default = ""
+        return
     c1, c2, c3 = st.columns(3)
     how_align = c1.selectbox("alignment", list(ALIGN_TEXT), key="merge-align", format_func=ALIGN_TEXT.get)
     how = c2.selectbox("merge rule", list(HOW_TEXT), key="merge-how", format_func=HOW_TEXT.get)
-    data = c3.text_input("data (statistics and evaluation)", data_default, key=f"merge-data:{refs[0]}")
+    data = c3.text_input("data (statistics and evaluation)", own_data(refs[0]), key=f"merge-data:{refs[0]}")
     o1, o2 = st.columns(2)
     examples = o1.number_input("training examples for Fisher / RegMean statistics", 1, 100_000, 64, key="merge-examples")
     max_examples = o2.number_input("evaluation examples (0 = all)", 0, 1_000_000, 0, key="merge-max-examples")
@@ -55,10 +63,10 @@ with user_errors():
     if st.button("Merge", type="primary", key="merge-go"):
         if not data:
             raise SymalignError("name the data to evaluate on (e.g. digits or shakespeare)")
-        request = {"models": refs, "align": how_align, "how": how, "data": data, "examples": int(examples),
-                   "max_examples": int(max_examples) or None}
         st.session_state.pop("merge-last", None)
         if background:
+            request = {"models": refs, "align": how_align, "how": how, "data": data, "examples": int(examples),
+                       "max_examples": int(max_examples) or None}
             st.session_state["merge-last-job"] = submit_job("merge", request, label=f"merge ({how}, {how_align})")
         else:
             bar = StreamlitProgress("merging…")
@@ -66,19 +74,54 @@ with user_errors():
                             store=run_store(), source="app", progress=bar)
             bar.done()
             st.session_state["merge-last"] = [run.run_id]
-
-if "merge-last-job" in st.session_state:
-    with user_errors():
+    if "merge-last-job" in st.session_state:
         follow_job(st.session_state["merge-last-job"], "merge-last")
-
-if st.session_state.get("merge-last"):
-    with user_errors():
+    if st.session_state.get("merge-last"):
         run = run_store().get(st.session_state["merge-last"][0])
         st.subheader(run_label(run))
         rows = [{"model": r["model"], "loss": r["loss"], "accuracy": r["accuracy"]} for r in run.metrics["inputs"]]
         rows.append({"model": "merged", **run.metrics["merged"]})
         st.dataframe(pd.DataFrame(rows), hide_index=True, key="merge-table")
-        st.download_button("download the merged checkpoint (zip)", checkpoint_zip(run.artifacts),
-                           file_name=f"merged-{run.id[-6:]}.zip", mime="application/zip", key="merge-download")
-        st.caption(f"A standard Hugging Face checkpoint (canonical form) in `{run.artifacts}`; upload the zip on "
-                   "Models, or load it with `transformers`. The run is in the history.")
+        download(run, "merged", "merge-download")
+
+
+def transport_section() -> None:
+    st.markdown("A fine-tune A′ of a base A holds a *task vector* τ = A′ − A, written in A's basis. Align A to another "
+                "model B, re-express τ in B's basis, and add α·τ to B: does B learn the task? (α = 0 is B itself.)")
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        ref_a = model_picker("A (the base)", "transport-a", 0, default_ref="zoo:vit-digits/0")
+    with c2:
+        ref_ft = model_picker("A′ (A fine-tuned)", "transport-ft", 0, default_ref="zoo:vit-digits-flipped/0")
+    with c3:
+        ref_b = model_picker("B (receives the task)", "transport-b", 1, default_ref="zoo:vit-digits/1")
+    if not (ref_a and ref_ft and ref_b):
+        st.info("Pick the base, its fine-tune and the receiving model.")
+        return
+    o1, o2, o3, o4 = st.columns(4)
+    how_align = o1.selectbox("alignment of A to B", list(ALIGN_TEXT), key="transport-align", format_func=ALIGN_TEXT.get)
+    alphas = o2.text_input("α values", "0,0.5,1,1.5,2", key="transport-alpha")
+    data_task = o3.text_input("fine-tune task data", own_data(ref_ft), key=f"transport-task:{ref_ft}")
+    data_base = o4.text_input("original task data", own_data(ref_a), key=f"transport-base:{ref_a}")
+    if st.button("Transport", type="primary", key="transport-go"):
+        bar = StreamlitProgress("transporting…")
+        run = transport_run(ref_a, ref_ft, ref_b, parse_alphas(alphas), data_task or None, data_base or None,
+                            how_align, store=run_store(), source="app", progress=bar)
+        bar.done()
+        st.session_state["transport-last"] = run.run_id
+    if st.session_state.get("transport-last"):
+        run = run_store().get(st.session_state["transport-last"])
+        m = run.metrics
+        st.subheader(run_label(run))
+        st.plotly_chart(transport_figure(m["alpha"], m["task_loss"], m["base_loss"],
+                                         title=f"best α = {m['best_alpha']:g} (lowest fine-tune task loss)"),
+                        key="transport-fig")
+        download(run, "transported", "transport-download")
+
+
+st.title("Merge & transport")
+merge_tab, transport_tab = st.tabs(["Merge models", "Carry a fine-tune over"])
+with merge_tab, user_errors():
+    merge_section()
+with transport_tab, user_errors():
+    transport_section()

@@ -358,27 +358,27 @@ def cmd_merge(args) -> None:
 def cmd_transport(args) -> None:
     from pathlib import Path
 
-    from symalign.barrier import default_data_spec
-    from symalign.merge.transport import parse_alphas, transport
-    from symalign.models import load_model
+    from symalign.merge.transport import parse_alphas
+    from symalign.runs.execute import transport_run
 
     alphas = parse_alphas(args.alpha)
-    a, a_ft, b = load_model(args.a), load_model(args.a_ft), load_model(args.b)
-    data_task = args.data_task or default_data_spec(a_ft)
-    data_base = args.data_base or default_data_spec(a)
     with _Bar(f"transport (align {args.align})") as bar:
-        result = transport(a, a_ft, b, alphas, data_task, data_base, args.align, max_examples=args.max_examples,
-                           seed=args.seed, progress=lambda _, d, t: bar(d, t))
-    out = result.save(Path(args.out))
+        run = transport_run(args.a, args.a_ft, args.b, alphas, args.data_task, args.data_base, args.align,
+                            max_examples=args.max_examples, seed=args.seed, out=Path(args.out), store=_store(args),
+                            source="cli", progress=lambda _, d, t: bar(d, t))
+    result, out = run.result, run.out
+    data_task, data_base = result.report["data_task"], result.report["data_base"]
     if args.json:
         _print_json({"alpha": result.alphas, "task_loss": result.task_loss, "base_loss": result.base_loss,
                      "task_accuracy": result.task_accuracy, "best_alpha": result.best_alpha, "out": str(out),
-                     "align": args.align, "data_task": data_task, "data_base": data_base})
+                     "align": args.align, "data_task": data_task, "data_base": data_base, "run": run.run_id})
         return
     print(f"wrote {out}: B + α·τ at the best α = {result.best_alpha:g} (task vector of {args.a_ft} aligned by "
           f"{args.align}); task = {data_task}, original task = {data_base}")
     for alpha, t, o in zip(result.alphas, result.task_loss, result.base_loss):
         print(f"  α {alpha:g}: task loss {t:.4f}, original task loss {o:.4f}")
+    if run.run_id:
+        print(f"recorded as run {run.run_id}")
 
 
 def cmd_simplex(args) -> None:
@@ -619,6 +619,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-examples", type=int, default=None, help="evaluation examples (default: all)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)
+    p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_transport)
 
@@ -672,7 +673,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("runs", help="the run history shared with the app (in $SYMALIGN_HOME)")
     p.add_argument("action", nargs="?", default="list", choices=("list", "show", "delete"))
     p.add_argument("ids", nargs="*")
-    p.add_argument("--kind", choices=("align", "barrier", "align-many", "simplex", "spectrum", "sweep", "merge"))
+    p.add_argument("--kind", choices=("align", "barrier", "align-many", "simplex", "spectrum", "sweep", "merge", "transport"))
     p.add_argument("--method")
     p.add_argument("--model", help="only runs with this text in either model reference")
     p.add_argument("--json", action="store_true")

@@ -442,3 +442,18 @@ def test_merge_page_merges_records_the_run_and_offers_the_zip(home):
     AutoModelForImageClassification.from_pretrained(home / "unzipped")  # the download loads with plain transformers
     history = clean(page("runs").run())
     assert "merge" in history.dataframe[0].value["kind"].tolist()
+
+
+def test_transport_tab_carries_the_zoo_fine_tune_and_records_the_run(home):
+    at = clean(page("merge").run())
+    at.text_input(key="transport-alpha").set_value("0,1")
+    at.button(key="transport-go").click().run()
+    assert not clean(at).error, [e.value for e in at.error]
+    (run,) = RunStore(home / "runs.sqlite").list(kind="transport")
+    assert run.models == ["zoo:vit-digits/0", "zoo:vit-digits/1", "zoo:vit-digits-flipped/0"]
+    assert run.metrics["alpha"] == [0.0, 1.0] and run.metrics["task_loss"][1] < run.metrics["task_loss"][0]
+    assert len(at.get("plotly_chart")) == 1 and len(at.get("download_button")) == 1
+    at.text_input(key="transport-alpha").set_value("0,one").run()
+    at.button(key="transport-go").click().run()
+    assert "does not parse" in clean(at).error[0].value  # one line, no traceback
+    assert len(RunStore(home / "runs.sqlite").list(kind="transport")) == 1

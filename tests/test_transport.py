@@ -57,7 +57,10 @@ def test_alpha_zero_is_b_exactly_and_the_aligned_vector_carries_the_fine_tune(tr
     assert gap(plain, a_ft) > 100 * gap(one, a_ft)  # added in the wrong basis it is not the fine-tune
 
 
-def test_cli_transport_writes_the_best_alpha_checkpoint(trio, tmp_path, capsys):
+def test_cli_transport_writes_the_best_alpha_checkpoint_and_records_a_run(trio, tmp_path, capsys, monkeypatch):
+    from symalign.runs import RunStore
+
+    monkeypatch.setenv("SYMALIGN_HOME", str(tmp_path / "home"))
     a, a_ft, b = trio
     paths = {}
     for name, model in (("a", a), ("a_ft", a_ft), ("b", b)):
@@ -70,6 +73,8 @@ def test_cli_transport_writes_the_best_alpha_checkpoint(trio, tmp_path, capsys):
     assert set(report) >= {"alpha", "task_loss", "base_loss", "best_alpha", "out"}
     assert report["alpha"] == [0.0, 0.5, 1.0] and len(report["task_loss"]) == 3
     assert report["best_alpha"] == report["alpha"][report["task_loss"].index(min(report["task_loss"]))]
+    (run,) = RunStore(tmp_path / "home" / "runs.sqlite").list(kind="transport")
+    assert run.id == report["run"] and run.metrics["best_alpha"] == report["best_alpha"] and run.artifacts == str(out)
     module = AutoModelForImageClassification.from_pretrained(out).eval()
     saved = load_model(out)
     x = random_inputs(saved, n=3)
@@ -81,7 +86,10 @@ def test_cli_transport_writes_the_best_alpha_checkpoint(trio, tmp_path, capsys):
     (["--alpha", "0,zero"], "does not parse"),
     (["--wide-fine-tune"], "does not match its base"),
 ])
-def test_bad_transports_are_one_line_and_write_nothing(trio, tmp_path, capsys, argv, message):
+def test_bad_transports_are_one_line_and_write_nothing(trio, tmp_path, capsys, monkeypatch, argv, message):
+    from symalign.runs import RunStore
+
+    monkeypatch.setenv("SYMALIGN_HOME", str(tmp_path / "home"))
     a, a_ft, b = trio
     if argv == ["--wide-fine-tune"]:
         a_ft, argv = canonicalize(random_model(tiny_config("vit", layers=2, width=48, heads=4), seed=5)), []
@@ -92,6 +100,8 @@ def test_bad_transports_are_one_line_and_write_nothing(trio, tmp_path, capsys, a
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err
     assert not out.exists()
+    history = tmp_path / "home" / "runs.sqlite"
+    assert not history.exists() or RunStore(history).list() == []
 
 
 def test_on_the_zoo_the_transported_task_vector_teaches_b_the_fine_tunes_task():

@@ -9,6 +9,7 @@ for contrast."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,9 +35,23 @@ def parse_alphas(text: str) -> list[float]:
         alphas = [float(a) for a in text.split(",") if a.strip()]
     except ValueError:
         raise SymalignError(f"--alpha {text!r} does not parse: give numbers separated by commas, e.g. 0,0.5,1") from None
-    if not alphas or any(a != a or abs(a) == float("inf") for a in alphas):
+    if not alphas or not all(math.isfinite(a) for a in alphas):
         raise SymalignError(f"--alpha {text!r}: give one or more finite numbers separated by commas")
     return alphas
+
+
+def check_transport(a: TransformerModel, a_ft: TransformerModel, b: TransformerModel, alphas: list[float],
+                    how_align: str) -> None:
+    """Refuse what cannot be transported, before anything runs or is recorded."""
+    if how_align not in ALIGNS:
+        raise SymalignError(f"unknown --align {how_align!r}; choose {', '.join(ALIGNS)}")
+    check_compatible(a, b)
+    try:
+        check_compatible(a, a_ft)
+    except SymalignError as exc:
+        raise type(exc)(f"the fine-tune does not match its base: {exc}") from None
+    if not alphas:
+        raise SymalignError("give at least one α")
 
 
 @dataclass
@@ -79,15 +94,7 @@ def transport(a: TransformerModel, a_ft: TransformerModel, b: TransformerModel, 
               data_task: str, data_base: str, how_align: str = "weight", align_data: str | None = None,
               max_examples: int | None = None, seed: int = 0, progress: Progress | None = None) -> Transport:
     """B + α·τ for every α, with the fine-tune task's and the original task's evaluation losses."""
-    if how_align not in ALIGNS:
-        raise SymalignError(f"unknown --align {how_align!r}; choose {', '.join(ALIGNS)}")
-    check_compatible(a, b)
-    try:
-        check_compatible(a, a_ft)
-    except SymalignError as exc:
-        raise type(exc)(f"the fine-tune does not match its base: {exc}") from None
-    if not alphas:
-        raise SymalignError("give at least one α")
+    check_transport(a, a_ft, b, alphas, how_align)
     task, base = load_data(data_task), load_data(data_base)
     tau = task_vector_in(b, a, a_ft, how_align, align_data or data_base, seed, progress)
     canon_b = canonicalize(b)

@@ -42,3 +42,12 @@ def barrier_bars(table: pd.DataFrame, label_column: str = "run") -> go.Figure:
     fig.update_layout(barmode="group", height=380, yaxis_title="loss above reference",
                       margin=dict(l=40, r=20, t=30, b=40), legend=dict(orientation="h", y=1.1))
     return fig
+
+
+def transport_figure(alpha: list[float], task_loss: list[float], base_loss: list[float], title: str = "") -> go.Figure:
+    """Task-vector transport: the fine-tune task's and the original task's loss against α."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=alpha, y=task_loss, mode="lines+markers", name="fine-tune task"))
+    fig.add_trace(go.Scatter(x=alpha, y=base_loss, mode="lines+markers", name="original task"))
+    fig.update_layout(title=title, xaxis_title="α (0 = B as it is)", yaxis_title="evaluation loss", height=380)
+    return fig

@@ -24,7 +24,7 @@ from symalign.zoo import zoo_reference
 
 if TYPE_CHECKING:
     from symalign.match.universe import UniverseAlignment
-    from symalign.merge import MergeResult
+    from symalign.merge import MergeResult, Transport
 
 PhaseProgress = Callable[[str, int, int], None]  # phase, done, total
 ModelLike = TransformerModel | str
@@ -302,3 +302,39 @@ def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "aver
             store.finish(run_id, {"how": how, "align": how_align, "inputs": result.report["inputs"],
                                   "merged": result.report["merged"]}, saved)
     return MergeRun(run_id, result, saved)
+
+
+@dataclass
+class TransportRun:
+    run_id: str | None
+    result: "Transport"
+    out: Path
+
+
+def transport_run(a: ModelLike, a_ft: ModelLike, b: ModelLike, alphas: list[float], data_task: str | None = None,
+                  data_base: str | None = None, how_align: str = "weight", max_examples: int | None = None,
+                  seed: int = 0, out: str | Path | None = None, store: RunStore | None = None, source: str = "api",
+                  label: str = "", progress: PhaseProgress | None = None) -> TransportRun:
+    """Task-vector transport (symalign.merge.transport), the best-α checkpoint saved, recorded as a
+    `transport` run (α, both losses, best α). Without `out`, the checkpoint goes to runs/<id>."""
+    from symalign.merge.transport import check_transport, transport
+
+    model_a, model_ft, model_b = _model(a), _model(a_ft), _model(b)
+    check_transport(model_a, model_ft, model_b, alphas, how_align)
+    data_task = data_task or default_data_spec(model_ft)
+    data_base = data_base or default_data_spec(model_a)
+    settings = {"a_ft": _ref(a_ft), "align": how_align, "alpha": alphas, "data_task": data_task,
+                "data_base": data_base, "max_examples": max_examples, "seed": seed, "owns_artifacts": out is None}
+    names = [_ref(a), _ref(b), _ref(a_ft)]
+    with recorded(store, "transport", names[0], names[1], how_align, settings, source, label, names) as run_id:
+        result = transport(model_a, model_ft, model_b, alphas, data_task, data_base, how_align,
+                           max_examples=max_examples, seed=seed, progress=progress)
+        if out is None:
+            from symalign.workspace import runs_dir
+
+            out = runs_dir() / (run_id or "latest")
+        saved = result.save(out)
+        if store is not None:
+            store.finish(run_id, {k: result.report[k] for k in ("alpha", "task_loss", "base_loss", "task_accuracy",
+                                                                "best_alpha")}, saved)
+    return TransportRun(run_id, result, saved)
