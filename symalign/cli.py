@@ -70,6 +70,15 @@ def _add_universe_flags(p: argparse.ArgumentParser, default_method: str) -> None
                    help="weight: refinement rounds, each model matched to the mean of the others")
 
 
+def _add_model_output_flags(p: argparse.ArgumentParser) -> None:
+    """The flags of a workflow that evaluates and writes one model (merge, transport)."""
+    p.add_argument("--max-examples", type=int, default=None, help="evaluation examples (default: all)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+    p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
+    p.add_argument("--json", action="store_true")
+
+
 def _add_run_flags(p: argparse.ArgumentParser, data_help: str) -> None:
     """The flags every recorded multi-model workflow takes."""
     p.add_argument("--data", default=None, help=data_help)
@@ -600,11 +609,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", default=None, help="data for Fisher/RegMean statistics and evaluation "
                                                 "(default: the first model's own data)")
     p.add_argument("--examples", type=int, default=64, help="training examples for Fisher or input Gram matrices")
-    p.add_argument("--max-examples", type=int, default=None, help="evaluation examples (default: all)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", required=True)
-    p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
-    p.add_argument("--json", action="store_true")
+    _add_model_output_flags(p)
     p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("transport", help="carry a fine-tune's task vector from its base A into model B")
@@ -616,11 +621,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alpha", default="0,0.25,0.5,0.75,1", help="comma-separated scales of the task vector")
     p.add_argument("--data-task", default=None, help="the fine-tune's task data (default: A_FT's own data)")
     p.add_argument("--data-base", default=None, help="the original task's data (default: A's own data)")
-    p.add_argument("--max-examples", type=int, default=None, help="evaluation examples (default: all)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", required=True)
-    p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
-    p.add_argument("--json", action="store_true")
+    _add_model_output_flags(p)
     p.set_defaults(func=cmd_transport)
 
     p = sub.add_parser("simplex", help="loss over the simplex of three models (after universe alignment)")
