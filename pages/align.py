@@ -11,6 +11,7 @@ from symalign.errors import SymalignError
 from symalign.match.config import METHODS, AlignConfig
 from symalign.match.universe import UNIVERSE_METHODS
 from symalign.models.compat import check_compatible
+from symalign.models.widen import check_pair, same_widths, width_summary
 from symalign.plots import curves_figure
 from symalign.runs.execute import align_many_run, align_run, barrier_run
 from symalign.runs.table import run_label
@@ -47,10 +48,16 @@ with user_errors():
         st.info("Pick the models (or type directory paths).")
         st.stop()
     model_a, model_b = cached_model(ref_a), cached_model(ref_b)
-    check_compatible(model_a, model_b)
     model_c = cached_model(ref_c) if third else None
-    if model_c is not None:
+    if model_c is not None:  # a universe needs one shape
+        check_compatible(model_a, model_b)
         check_compatible(model_a, model_c)
+    else:
+        check_pair(model_a, model_b)
+        if not same_widths(model_a, model_b):
+            st.info(f"Models of different widths ({width_summary(model_a)} vs {width_summary(model_b)}): the "
+                    "narrower one is embedded in the wider one's basis first, with the same function (its new "
+                    "units and heads are empty; see docs/widths.md), then aligned and interpolated at the wide shape.")
     spec = cached_canonical_spec(ref_a)
 
     m1, m2, m3 = st.columns(3)

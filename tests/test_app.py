@@ -115,6 +115,23 @@ def test_weight_matching_run_completes_and_its_barrier_appears_everywhere(home):
     assert table["barrier"].max() == pytest.approx(metrics["vanilla barrier"], abs=1e-4)
 
 
+def test_models_of_different_widths_are_embedded_and_aligned(home):
+    at = clean(page("align").run())
+    at.selectbox(key="align-a").set_value("zoo:vit-digits-narrow/1")
+    at.selectbox(key="align-b").set_value("zoo:vit-digits/2").run()
+    clean(at)
+    assert not at.error and any("different widths" in i.value for i in at.info)
+    at.button(key="preset:all").click().run()
+    at.number_input(key="align-max-examples").set_value(100)
+    at.button(key="align-go").click().run()
+    clean(at)
+    assert not at.error, [e.value for e in at.error]
+    metrics = {m.label: float(m.value) for m in at.metric}
+    assert metrics["vanilla barrier"] > metrics["barrier after alignment"] + 1.0  # 3.26 vs 0.86 (README)
+    aligned = next(r for r in RunStore(home / "runs.sqlite").list() if r.kind == "align")
+    assert aligned.metrics["widths"]["embedded"] == "a" and aligned.metrics["widths"]["from"]["residual"] == 48
+
+
 def test_a_run_made_with_the_cli_shows_up_and_can_be_deleted(home):
     assert main(["barrier", "zoo:vit-digits/0", "zoo:vit-digits/2", "--max-examples", "32", "--points", "5"]) == 0
     (run,) = RunStore(home / "runs.sqlite").list()

@@ -120,7 +120,7 @@ def test_models_of_different_sizes_are_refused(tmp_path, capsys):
         model = random_model(tiny_config("vit", width=width), seed=i)
         paths.append(str(save_model(model, tmp_path / f"m{i}")))
     assert main(["simplex", *paths, "--data", "digits"]) == 2
-    assert "first mismatching tensor" in _error_line(capsys)
+    assert "models of different widths" in _error_line(capsys)
 
 
 def test_an_html_target_in_a_missing_folder_is_refused_before_work(tmp_path, capsys):

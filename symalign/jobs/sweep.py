@@ -62,7 +62,7 @@ def check_grid(grid: Grid) -> dict[str, str]:
     from symalign.barrier import default_data_spec
     from symalign.data import load_data
     from symalign.models import load_model
-    from symalign.models.compat import check_compatible
+    from symalign.models.widen import check_pair
     from symalign.runs.execute import check_classes
 
     grid.check_options()
@@ -75,7 +75,7 @@ def check_grid(grid: Grid) -> dict[str, str]:
             for ref in (cell.a, cell.b):
                 if ref not in models:
                     models[ref] = load_model(ref)
-            check_compatible(models[cell.a], models[cell.b])
+            check_pair(models[cell.a], models[cell.b])
             check_classes(models[cell.a], cell.row.class_dict)
             data.setdefault(cell.a, grid.data or default_data_spec(models[cell.a]))
         except SymalignError as exc:

@@ -14,7 +14,7 @@ import torch
 from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator
 from symalign.models import canonicalize
-from symalign.models.compat import check_compatible
+from symalign.models.widen import match_widths
 from symalign.models.family import TransformerModel
 
 Progress = Callable[[int, int], None]
@@ -70,7 +70,7 @@ def interpolation_curve(a: TransformerModel, b: TransformerModel, data, points: 
     """Loss and accuracy at `points` evenly spaced λ in [0, 1] (endpoints included)."""
     if points < 2:
         raise SymalignError("--points must be at least 2 (the two endpoints)")
-    check_compatible(a, b)
+    a, b, _ = match_widths(a, b)  # models of different widths: the narrower one embedded, same function
     a, b = same_form(a, b, form)
     evaluator = Evaluator(a, data, max_examples, device)
     pa, pb = evaluator.hf_params(a), evaluator.hf_params(b)

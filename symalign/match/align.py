@@ -19,8 +19,8 @@ from symalign.match.config import AlignConfig
 from symalign.match.learned import learned_match
 from symalign.match.weight import distance, weight_match
 from symalign.models import canonicalize, save_model, spec_of, transformed
-from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
+from symalign.models.widen import match_widths
 from symalign.report import function_gap
 from symalign.symmetry.transform import Transform
 
@@ -51,9 +51,9 @@ def boundary_tensors(model: TransformerModel) -> list[str]:
 
 def align(model_a: TransformerModel, model_b: TransformerModel, config: AlignConfig,
           progress: Progress | None = None) -> Alignment:
-    check_compatible(model_a, model_b)
     start = time.perf_counter()
-    a, b = canonicalize(model_a), canonicalize(model_b)
+    a, b, widths = match_widths(model_a, model_b)  # a narrower model is embedded in the wider one's basis
+    a, b = canonicalize(a), canonicalize(b)
     spec = spec_of(b)
     spec.check_classes(config.classes)
     active = {k: c for k, c in config.classes.items() if c != "none"}
@@ -82,4 +82,6 @@ def align(model_a: TransformerModel, model_b: TransformerModel, config: AlignCon
         "distance_after": distance(a.tensors, aligned.tensors),
         "function_gap_vs_b": function_gap(b, aligned), "seconds": time.perf_counter() - start,
     }
+    if widths:
+        report["widths"] = widths
     return Alignment(transform, aligned, report, start_t)

@@ -8,8 +8,8 @@ from symalign.models.family import TransformerModel
 CONFIG_FIELDS = ("vocab_size", "n_positions", "image_size", "patch_size", "num_channels", "num_labels")
 
 
-def check_compatible(a: TransformerModel, b: TransformerModel) -> None:
-    """Raise ArchitectureMismatchError naming the first mismatching family, config field or tensor."""
+def check_same_kind(a: TransformerModel, b: TransformerModel) -> None:
+    """Same family, inputs, outputs and activation: everything but the widths."""
     if a.family.name != b.family.name:
         raise ArchitectureMismatchError(f"models of different architectures: {a.family.name} vs {b.family.name}")
     for field in CONFIG_FIELDS:
@@ -18,6 +18,18 @@ def check_compatible(a: TransformerModel, b: TransformerModel) -> None:
             raise ArchitectureMismatchError(f"models differ in {field}: {va} vs {vb}")
     if a.dims.activation != b.dims.activation:
         raise ArchitectureMismatchError(f"models differ in activation: {a.dims.activation} vs {b.dims.activation}")
+
+
+def check_compatible(a: TransformerModel, b: TransformerModel) -> None:
+    """Raise ArchitectureMismatchError naming the first mismatching family, config field or tensor."""
+    check_same_kind(a, b)
+    da, db = a.dims, b.dims
+    if da.n_layer == db.n_layer and (da.d_model, da.d_mlp, da.n_head) != (db.d_model, db.d_mlp, db.n_head):
+        raise ArchitectureMismatchError(
+            f"models of different widths (residual {da.d_model} vs {db.d_model}, mlp {da.d_mlp} vs {db.d_mlp}, "
+            f"heads {da.n_head} vs {db.n_head}): this needs one shape; `symalign align` and `barrier` embed "
+            "the narrower model in the wider one's basis"
+        )
     for name in sorted(set(a.tensors) | set(b.tensors)):
         if name not in a.tensors or name not in b.tensors:
             raise ArchitectureMismatchError(f"tensor {name} exists in only one model (different depth?)")

@@ -18,6 +18,7 @@ from symalign.match.align import Alignment, align
 from symalign.match.config import AlignConfig
 from symalign.models import load_model
 from symalign.models.compat import check_compatible
+from symalign.models.widen import check_pair
 from symalign.models.family import TransformerModel
 from symalign.runs.store import RunStore
 from symalign.zoo import zoo_reference
@@ -112,9 +113,12 @@ def barrier_run(a: ModelLike, b: ModelLike, data: str | None = None, points: int
 
 def align_summary(alignment: Alignment) -> dict:
     r = alignment.report
-    return {"distance_before": r["distance_before"], "distance_after": r["distance_after"],
-            "sweeps": max([h["sweep"] for h in r["sweeps"]] or [0]), "learned_steps": len(r["learned"]),
-            "function_gap_vs_b": r["function_gap_vs_b"], "seconds": r["seconds"]}
+    out = {"distance_before": r["distance_before"], "distance_after": r["distance_after"],
+           "sweeps": max([h["sweep"] for h in r["sweeps"]] or [0]), "learned_steps": len(r["learned"]),
+           "function_gap_vs_b": r["function_gap_vs_b"], "seconds": r["seconds"]}
+    if r.get("widths"):  # a narrower model was embedded in the wider one's basis
+        out["widths"] = r["widths"]
+    return out
 
 
 def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path | None = None,
@@ -125,7 +129,7 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
 
     Without `out`, artifacts go to the data folder's runs/<id> (and are deleted with the run)."""
     model_a, model_b = _model(a), _model(b)
-    check_compatible(model_a, model_b)
+    check_pair(model_a, model_b)
     check_classes(model_a, config.classes)
     settings = {"config": config.to_json(), "points": points, "max_examples": max_examples, "measure": measure,
                 "owns_artifacts": out is None}

@@ -30,6 +30,11 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in (
            dict(layers=4, width=64, heads=4, mlp=128, image_size=8, patch=2, channels=1, labels=10),
            steps=1500, batch_size=128, lr=2e-3,
            description="ViT on scikit-learn's 8×8 digits: 4 layers, width 64, 4 heads (~1 min on 2 cores)"),
+    Recipe("vit-digits-narrow", "vit", "digits",
+           dict(layers=4, width=48, heads=3, mlp=96, image_size=8, patch=2, channels=1, labels=10),
+           steps=1500, batch_size=128, lr=2e-3,
+           description="vit-digits at width 48, 3 heads, MLP 96 (the width-heterogeneous demo: embed it in a "
+                       "width-64 model and align)"),
     Recipe("gpt-shakespeare", "gpt2", "shakespeare",
            dict(layers=2, width=128, heads=4, mlp=512, context=128, tied=False),
            steps=600, batch_size=32, lr=3e-3,
