@@ -7,6 +7,7 @@ import streamlit as st
 from symalign.barrier import default_data_spec
 from symalign.errors import SymalignError
 from symalign.models import canonicalize, load_model, random_inputs
+from symalign.models.widen import match_widths
 from symalign.plots import action_figure, heatmaps_figure
 from symalign.runs.table import run_label
 from symalign.symmetry.anatomy import (
@@ -101,7 +102,11 @@ with user_errors():
             st.stop()
         by_id = {r.id: r for r in runs}
         run = by_id[st.selectbox("alignment run", list(by_id), key="sym-run", format_func=lambda i: run_label(by_id[i]))]
-        a, b = canonicalize(cached_model(run.model_a)), canonicalize(cached_model(run.model_b))
+        a, b, widths = match_widths(cached_model(run.model_a), cached_model(run.model_b))
+        a, b = canonicalize(a), canonicalize(b)
+        if widths:
+            st.caption(f"Model {widths['embedded'].upper()} is the narrower one, shown embedded in the wider "
+                       "basis (its new units and heads are the empty rows and columns).")
         aligned = canonicalize(load_model(run.artifacts))
         a1, a2 = st.columns(2)
         run_layer = a1.selectbox("layer", sorted({int(n.split(".")[1]) for n in a.tensors if n.startswith("layer.")}),

@@ -130,6 +130,8 @@ def test_models_of_different_widths_are_embedded_and_aligned(home):
     assert metrics["vanilla barrier"] > metrics["barrier after alignment"] + 1.0  # 3.26 vs 0.86 (README)
     aligned = next(r for r in RunStore(home / "runs.sqlite").list() if r.kind == "align")
     assert aligned.metrics["widths"]["embedded"] == "a" and aligned.metrics["widths"]["from"]["residual"] == 48
+    sym = clean(page("symmetries").run())  # the alignment's heat maps show the narrow model embedded
+    assert not sym.error and any("narrower one" in c.value for c in sym.caption)
 
 
 def test_a_run_made_with_the_cli_shows_up_and_can_be_deleted(home):
