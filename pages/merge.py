@@ -6,7 +6,7 @@ import streamlit as st
 
 from symalign.barrier import default_data_spec
 from symalign.errors import SymalignError
-from symalign.merge.transport import parse_alphas
+from symalign.merge.transport import check_transport, parse_alphas
 from symalign.models.io import checkpoint_zip
 from symalign.plots import transport_figure
 from symalign.runs.execute import merge_run, transport_run
@@ -103,14 +103,27 @@ def transport_section() -> None:
     alphas = o2.text_input("α values", "0,0.5,1,1.5,2", key="transport-alpha")
     data_task = o3.text_input("fine-tune task data", own_data(ref_ft), key=f"transport-task:{ref_ft}")
     data_base = o4.text_input("original task data", own_data(ref_a), key=f"transport-base:{ref_a}")
+    background = st.checkbox("run in the background", key="transport-background",
+                             help="a job in a worker process: it goes on when you leave this page (see Jobs)")
     if st.button("Transport", type="primary", key="transport-go"):
-        bar = StreamlitProgress("transporting…")
-        run = transport_run(ref_a, ref_ft, ref_b, parse_alphas(alphas), data_task or None, data_base or None,
-                            how_align, store=run_store(), source="app", progress=bar)
-        bar.done()
-        st.session_state["transport-last"] = run.run_id
+        values = parse_alphas(alphas)
+        st.session_state.pop("transport-last", None)
+        if background:
+            check_transport(cached_model(ref_a), cached_model(ref_ft), cached_model(ref_b), values, how_align)
+            request = {"a": ref_a, "a_ft": ref_ft, "b": ref_b, "alphas": values, "align": how_align,
+                       "data_task": data_task or None, "data_base": data_base or None}
+            st.session_state["transport-last-job"] = submit_job("transport", request,
+                                                                label=f"transport ({how_align}): {ref_ft} → {ref_b}")
+        else:
+            bar = StreamlitProgress("transporting…")
+            run = transport_run(ref_a, ref_ft, ref_b, values, data_task or None, data_base or None,
+                                how_align, store=run_store(), source="app", progress=bar)
+            bar.done()
+            st.session_state["transport-last"] = [run.run_id]
+    if "transport-last-job" in st.session_state:
+        follow_job(st.session_state["transport-last-job"], "transport-last")
     if st.session_state.get("transport-last"):
-        run = run_store().get(st.session_state["transport-last"])
+        run = run_store().get(st.session_state["transport-last"][0])
         m = run.metrics
         st.subheader(run_label(run))
         st.plotly_chart(transport_figure(m["alpha"], m["task_loss"], m["base_loss"],

@@ -476,3 +476,18 @@ def test_transport_tab_carries_the_zoo_fine_tune_and_records_the_run(home):
     at.button(key="transport-go").click().run()
     assert "does not parse" in clean(at).error[0].value  # one line, no traceback
     assert len(RunStore(home / "runs.sqlite").list(kind="transport")) == 1
+
+
+def test_transport_as_a_background_job_shows_its_curve_when_it_ends(home):
+    at = clean(page("merge").run())
+    at.text_input(key="transport-alpha").set_value("0,1")
+    at.checkbox(key="transport-background").check()
+    at.button(key="transport-go").click().run()
+    clean(at)
+    job = wait_for_job(home, at.session_state["transport-last-job"])
+    assert job.state == "done", job.error
+    at.run()  # the live panel sees the job done and shows its result
+    clean(at)
+    (run,) = RunStore(home / "runs.sqlite").list(kind="transport")
+    assert job.runs == [run.id] and run.metrics["task_loss"][1] < run.metrics["task_loss"][0]
+    assert len(at.get("plotly_chart")) == 1 and len(at.get("download_button")) == 1

@@ -75,6 +75,17 @@ def merge_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     return [run.run_id]
 
 
+def transport_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
+    """Carry a fine-tune's task vector over (the Merge & transport page): checkpoint in the run's folder."""
+    from symalign.runs.execute import transport_run
+
+    run = transport_run(request["a"], request["a_ft"], request["b"], [float(x) for x in request["alphas"]],
+                        request.get("data_task"), request.get("data_base"), request.get("align", "weight"),
+                        max_examples=request.get("max_examples"), store=store, source="app",
+                        label=request.get("label", ""), progress=progress)
+    return [run.run_id]
+
+
 def train_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     """Train a recipe into a folder (the Models page); it records no run, the folder is the result."""
     from symalign.train.loop import train
@@ -98,4 +109,5 @@ def sweep_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
 
 JOB_KINDS: dict[str, Callable[[dict, RunStore, Progress], list[str]]] = {
     "barrier": barrier_job, "align": align_job, "align-many": align_many_job, "simplex": simplex_job,
-    "sweep": sweep_job, "train": train_job, "merge": merge_job}
+    "sweep": sweep_job, "train": train_job, "merge": merge_job,
+    "transport": transport_job}
