@@ -23,7 +23,7 @@ GPT_EXAMPLES = 32  # keep text curves quick in CI
 
 def test_zoo_holds_three_seeds_of_each_cpu_recipe_and_is_small():
     recipes = {(e["recipe"], e["seed"]) for e in ENTRIES}
-    assert recipes == {(r, s) for r in ("vit-digits", "gpt-shakespeare", "vit-digits-flipped", "vit-digits-narrow") for s in (0, 1, 2)}
+    assert recipes == {(r, s) for r in ("vit-digits", "gpt-shakespeare", "vit-digits-flipped", "vit-digits-narrow", "gpt-shakespeare-upper") for s in (0, 1, 2)}
     size = sum(p.stat().st_size for p in zoo_dir().rglob("*") if p.is_file())
     assert size < 30 * 2**20
 
@@ -106,4 +106,4 @@ def test_bad_barrier_input_is_one_line(argv, message, capsys):
 def test_zoo_list(capsys):
     assert main(["zoo", "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert len(listed) == len(ENTRIES) == 9 and all(Path(zoo_dir() / e["path"]).is_dir() for e in listed)
+    assert len(listed) == len(ENTRIES) == 15 and all(Path(zoo_dir() / e["path"]).is_dir() for e in listed)

@@ -111,3 +111,14 @@ def test_on_the_zoo_the_transported_task_vector_teaches_b_the_fine_tunes_task():
     result = transport(a, a_ft, b, [0.0, 0.5, 1.0], "digits-flipped", "digits", "weight")
     assert min(result.task_loss[1:]) < result.task_loss[0] - 0.5
     assert result.best_alpha > 0 and result.base_loss[0] < 0.2  # B itself still knows plain digits
+
+
+def test_on_the_zoo_a_text_fine_tune_carries_over_too():
+    """zoo:gpt-shakespeare-upper/0 is zoo:gpt-shakespeare/0 fine-tuned on the plays in capitals
+    (base loss there 3.17, fine-tune 1.87); carried into seed 1 by weight matching it lowers seed 1's
+    loss on the capitals while seed 1 keeps the plain text (README: transport table)."""
+    refs = ("zoo:gpt-shakespeare/0", "zoo:gpt-shakespeare-upper/0", "zoo:gpt-shakespeare/1")
+    a, a_ft, b = (load_model(r) for r in refs)
+    result = transport(a, a_ft, b, [0.0, 1.0], "shakespeare-upper", "shakespeare", "weight", max_examples=32)
+    assert result.task_loss[1] < result.task_loss[0] - 0.5
+    assert result.base_loss[1] < result.base_loss[0] + 1.0  # measured +0.53 on average at α = 1

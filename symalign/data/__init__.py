@@ -1,4 +1,4 @@
-"""Evaluation and training data, named by a spec string: digits, digits-flipped, shakespeare, cifar10:PATH,
+"""Evaluation and training data, named by a spec string: digits, digits-flipped, shakespeare, shakespeare-upper, cifar10:PATH,
 cifar100:PATH, imagefolder:PATH, text:PATH.
 
 The data classes (and torch) load on first use, so that `learned_defaults` stays light."""
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from symalign.data.base import ImageData
     from symalign.data.text import TextData
 
-SPECS = "digits, digits-flipped, shakespeare, cifar10:PATH, cifar100:PATH, imagefolder:PATH, text:PATH"
+SPECS = "digits, digits-flipped, shakespeare, shakespeare-upper, cifar10:PATH, cifar100:PATH, imagefolder:PATH, text:PATH"
 _cache: dict[str, ImageData | TextData] = {}
 
 
@@ -26,7 +26,7 @@ def load_data(spec: str) -> ImageData | TextData:
     from symalign.data.text import TextData
 
     kind, _, path = spec.partition(":")
-    if kind in ("digits", "digits-flipped", "shakespeare") and path:
+    if kind in ("digits", "digits-flipped", "shakespeare", "shakespeare-upper") and path:
         raise SymalignError(f"data spec {spec!r}: {kind} takes no path")
     if kind in ("cifar10", "cifar100", "imagefolder", "text") and not path:
         raise SymalignError(f"data spec {spec!r}: {kind} needs a path, as in {kind}:PATH")
@@ -34,6 +34,7 @@ def load_data(spec: str) -> ImageData | TextData:
         "digits": images.digits,
         "digits-flipped": images.digits_flipped,
         "shakespeare": lambda: TextData("shakespeare", text.shakespeare_text()),
+        "shakespeare-upper": lambda: TextData("shakespeare-upper", text.shakespeare_text().upper()),
         "cifar10": lambda: images.cifar("cifar10", path),
         "cifar100": lambda: images.cifar("cifar100", path),
         "imagefolder": lambda: images.imagefolder(path),
