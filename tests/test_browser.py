@@ -75,6 +75,19 @@ def test_guided_demo_pages_and_a_killed_app(app, browser_page, tmp_path):
         page.wait_for_timeout(1500)  # let plotly finish drawing before the picture
         page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
 
+    # Teaching and using the alignment: a planted symmetry's heat maps; a transport curve.
+    page.goto(f"{url}/symmetries")
+    page.get_by_role("tab", name="Plant a symmetry").click()
+    page.get_by_text("max |Δ logit|, A vs T(A)").first.wait_for(timeout=60_000)
+    page.wait_for_timeout(2500)
+    page.screenshot(path=str(shots / "symmetries.png"), full_page=True)
+    page.goto(f"{url}/merge")
+    page.get_by_role("tab", name="Carry a fine-tune over").click()
+    page.get_by_role("button", name="Transport").click()
+    page.get_by_text("download the transported checkpoint (zip)").first.wait_for(timeout=240_000)
+    page.wait_for_timeout(2000)
+    page.screenshot(path=str(shots / "merge-transport.png"), full_page=True)
+
     # Three models: simplex surfaces recorded from the command line show on the Simplex page, and the
     # demo's learned run on Orthogonal corrections.
     env = dict(os.environ, SYMALIGN_HOME=str(home))
@@ -106,7 +119,7 @@ def test_guided_demo_pages_and_a_killed_app(app, browser_page, tmp_path):
     # Kill the app in the middle of a long run: the history must stay readable and intact.
     store = RunStore(home / "runs.sqlite")
     before = {r.id: r.metrics for r in store.list()}
-    assert len(before) == 3 + 3 + 1 + 9 + 1
+    assert len(before) == 3 + 3 + 1 + 9 + 1 + 1  # demo, simplex, spectrum, grid cells, sweep, transport
     page.goto(url)
     steps = page.locator('input[aria-label="learned matching steps"]')
     steps.fill("20000")

@@ -15,6 +15,7 @@ from symalign.cli import main
 from symalign.match.config import CLASS_PRESETS
 from symalign.merge import merge_models
 from symalign.runs import RunStore
+from symalign.runs.table import run_label
 from symalign.models import canonicalize, load_model, outputs, random_inputs, spec_of, transformed
 from symalign.symmetry.random import random_transform
 
@@ -75,6 +76,7 @@ def test_cli_merge_writes_a_plain_transformers_checkpoint_and_records_a_run(tmp_
     (run,) = RunStore(tmp_path / "home" / "runs.sqlite").list(kind="merge")
     assert run.id == report["run"] and run.metrics["merged"] == pytest.approx(report["merged"])
     assert run.artifacts == str(out) and run.source == "cli"
+    assert run_label(run).startswith("merge regmean (weight alignment) of 2 models")
 
 
 @pytest.mark.parametrize("argv, message", [

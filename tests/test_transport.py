@@ -59,6 +59,7 @@ def test_alpha_zero_is_b_exactly_and_the_aligned_vector_carries_the_fine_tune(tr
 
 def test_cli_transport_writes_the_best_alpha_checkpoint_and_records_a_run(trio, tmp_path, capsys, monkeypatch):
     from symalign.runs import RunStore
+    from symalign.runs.table import run_label
 
     monkeypatch.setenv("SYMALIGN_HOME", str(tmp_path / "home"))
     a, a_ft, b = trio
@@ -75,6 +76,7 @@ def test_cli_transport_writes_the_best_alpha_checkpoint_and_records_a_run(trio, 
     assert report["best_alpha"] == report["alpha"][report["task_loss"].index(min(report["task_loss"]))]
     (run,) = RunStore(tmp_path / "home" / "runs.sqlite").list(kind="transport")
     assert run.id == report["run"] and run.metrics["best_alpha"] == report["best_alpha"] and run.artifacts == str(out)
+    assert run_label(run).startswith(f"transport (weight alignment): {paths['a_ft']} → {paths['b']}")
     module = AutoModelForImageClassification.from_pretrained(out).eval()
     saved = load_model(out)
     x = random_inputs(saved, n=3)

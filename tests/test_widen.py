@@ -167,3 +167,12 @@ def test_cli_refuses_a_pair_that_does_not_fit_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "neither model" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_raw_form_is_refused_for_models_of_different_widths(tmp_path, capsys):
+    save_model(random_model(tiny_config("vit", width=16, heads=2, mlp=32), seed=1), tmp_path / "a")
+    save_model(random_model(tiny_config("vit", width=32, heads=4, mlp=64), seed=1), tmp_path / "b")
+    code = main(["barrier", str(tmp_path / "a"), str(tmp_path / "b"), "--data", "digits", "--form", "raw",
+                 "--no-record"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "canonical form" in err

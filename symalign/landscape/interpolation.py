@@ -70,7 +70,10 @@ def interpolation_curve(a: TransformerModel, b: TransformerModel, data, points: 
     """Loss and accuracy at `points` evenly spaced λ in [0, 1] (endpoints included)."""
     if points < 2:
         raise SymalignError("--points must be at least 2 (the two endpoints)")
-    a, b, _ = match_widths(a, b)  # models of different widths: the narrower one embedded, same function
+    a, b, widths = match_widths(a, b)  # models of different widths: the narrower one embedded, same function
+    if widths and form != "canonical":
+        raise SymalignError("models of different widths are interpolated in canonical form (the embedding of the "
+                            "narrower one is canonical); use --form canonical")
     a, b = same_form(a, b, form)
     evaluator = Evaluator(a, data, max_examples, device)
     pa, pb = evaluator.hf_params(a), evaluator.hf_params(b)

@@ -21,6 +21,10 @@ def run_label(run: Run) -> str:
     classes = run.metrics.get("classes") or run.settings.get("config", {}).get("classes")
     if run.kind == "barrier":
         what = "vanilla"
+    elif run.kind == "merge":
+        what = f"merge {run.settings.get('how', 'average')} ({run.method} alignment) of {len(run.all_models)} models"
+    elif run.kind == "transport":
+        what = f"transport ({run.method} alignment): {run.settings.get('a_ft', '?')} → {run.model_b}"
     elif run.kind in ("simplex", "align-many", "spectrum"):
         what = f"{run.kind} {run.method}" + ("" if run.kind == "spectrum" else f": {classes_text(classes)}")
     else:
