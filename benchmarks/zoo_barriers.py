@@ -1,6 +1,6 @@
 """Barriers between zoo seeds for each matcher setting: the table in the README.
 
-    python benchmarks/zoo_barriers.py [--recipes vit-digits gpt-shakespeare] [--pairs 0,1 0,2 1,2]
+    python benchmarks/zoo_barriers.py [--recipes vit-digits gpt-shakespeare llama-shakespeare] [--pairs 0,1 0,2 1,2]
                                       [--steps N] [--threads 2] [--json FILE]
 
 Prints a markdown row per recipe, pair and setting (barrier, barrier above the mean endpoint loss,
@@ -57,7 +57,9 @@ def main() -> None:
             data = load_data(spec)
             for label, method, classes in SETTINGS:
                 start = time.perf_counter()
-                config = AlignConfig(method=method, classes=classes, data=spec, steps=args.steps)
+                # fitted to the family: under RoPE the orthogonal QK maps become rotary ones (SymmetrySpec.fit)
+                fitted = a.family.spec(a.config, canonical=True).fit(classes)
+                config = AlignConfig(method=method, classes=fitted, data=spec, steps=args.steps)
                 aligned = align(a, b, config).aligned
                 seconds = time.perf_counter() - start
                 curve = interpolation_curve(a, aligned, data)

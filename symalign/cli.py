@@ -127,11 +127,18 @@ def cmd_transform(args) -> None:
 
     if not args.random:
         raise SymalignError("transform needs --random (plant a random admissible transform)")
-    classes = _parse_classes(args) or dict(DEFAULT_RANDOM_CLASSES)
+    chosen = _parse_classes(args)
     model = load_model(args.model)
+    preset = _preset(args)
+    if preset or not chosen:  # a preset or the default: fitted to this model (RoPE: rotary QK maps)
+        from symalign.match.config import CLASS_PRESETS
+
+        chosen = model.family.spec(model.config, canonical=True).fit(
+            {kind: "none" for kind in KINDS} | CLASS_PRESETS[preset] if preset else dict(DEFAULT_RANDOM_CLASSES))
+    classes = chosen
     canonicalised = False
     if classes.get("residual") == "orthogonal" and not is_canonical(model):
-        print("note: canonicalising first (LayerNorm γ, β absorbed) so the residual admits orthogonal maps",
+        print("note: canonicalising first (norm gains absorbed) so the residual admits orthogonal maps",
               file=sys.stderr)
         model, canonicalised = canonicalize(model), True
     spec = spec_of(model)
@@ -263,7 +270,18 @@ def _align_config(args, data: str | None = None):
                                                       "rounds", "batch_size", "patience", "input_noise", "residual_strategy", "head_strategy",
                                                       "max_examples") if getattr(args, name, None) is not None}
     return AlignConfig(method=args.method, classes=_parse_classes(args), data=data or args.data, device=args.device,
-                       seed=args.seed, **options)
+                       seed=args.seed, preset=_preset(args), **options)
+
+
+def _preset(args) -> str | None:
+    """The preset named by --classes when no per-kind flag changes it: fitted to the model's spec
+    (e.g. `all` on a RoPE model uses rotary QK maps), where classes named one by one are not."""
+    from symalign.match.config import CLASS_PRESETS
+
+    name = (args.classes or "").strip()
+    if name in CLASS_PRESETS and not any(getattr(args, kind, None) for kind in KINDS):
+        return name
+    return None
 
 
 def _data_for(args, refs: list[str]) -> str | None:
@@ -292,7 +310,7 @@ def cmd_align(args) -> None:
         result = align_run(args.a, args.b, config, out=args.out, measure=args.barrier, store=_store(args),
                            source="cli", progress=lambda _, d, t: bar(d, t))
     r = result.alignment.report
-    summary = dict(align_summary(result.alignment), out=str(result.out), method=args.method, classes=config.classes,
+    summary = dict(align_summary(result.alignment), out=str(result.out), method=args.method, classes=r["config"]["classes"],
                    run=result.run_id)
     if result.curve is not None:
         summary.update(barrier=result.curve.barrier, barrier_mean=result.curve.barrier_mean)
@@ -316,7 +334,7 @@ def cmd_align_many(args) -> None:
         result = align_many_run(args.models, config, out=args.out, measure=args.barrier, store=_store(args),
                                 source="cli", progress=lambda _, d, t: bar(d, t))
     report = result.universe.report
-    summary = {"outputs": [str(o) for o in result.outputs], "method": args.method, "classes": config.classes,
+    summary = {"outputs": [str(o) for o in result.outputs], "method": args.method, "classes": report["config"]["classes"],
                "models": args.models, "alpha": config.alpha, "rounds": config.rounds, "steps": config.steps,
                "learned_steps": report["learned_summary"].get("steps", 0),
                "function_gap": [m["function_gap"] for m in report["members"]],

@@ -23,7 +23,8 @@ GPT_EXAMPLES = 32  # keep text curves quick in CI
 
 def test_zoo_holds_three_seeds_of_each_cpu_recipe_and_is_small():
     recipes = {(e["recipe"], e["seed"]) for e in ENTRIES}
-    assert recipes == {(r, s) for r in ("vit-digits", "gpt-shakespeare", "vit-digits-flipped", "vit-digits-narrow", "gpt-shakespeare-upper") for s in (0, 1, 2)}
+    assert recipes == {(r, s) for r in ("vit-digits", "gpt-shakespeare", "vit-digits-flipped", "vit-digits-narrow", "gpt-shakespeare-upper",
+                                           "llama-shakespeare") for s in (0, 1, 2)}
     size = sum(p.stat().st_size for p in zoo_dir().rglob("*") if p.is_file())
     assert size < 30 * 2**20
 
@@ -32,7 +33,7 @@ def test_zoo_holds_three_seeds_of_each_cpu_recipe_and_is_small():
 def test_shipped_model_loads_plainly_and_reproduces_its_manifest(entry):
     folder = zoo_dir() / entry["path"]
     assert file_hashes(folder) == entry["files"]
-    auto = AutoModelForCausalLM if entry["recipe"].startswith("gpt") else AutoModelForImageClassification
+    auto = AutoModelForImageClassification if entry["recipe"].startswith("vit") else AutoModelForCausalLM
     plain = auto.from_pretrained(str(folder))
     assert sum(p.numel() for p in plain.parameters()) > 10_000
     metrics = evaluate(load_model(f"zoo:{entry['recipe']}/{entry['seed']}"), load_data(entry["data"]))

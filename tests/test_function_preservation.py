@@ -25,7 +25,7 @@ def admissible_choices(spec) -> list[dict[str, str]]:
     return single + mixes
 
 
-@pytest.mark.parametrize("family", ["gpt2", "vit"])
+@pytest.mark.parametrize("family", ["gpt2", "vit", "llama"])
 @pytest.mark.parametrize("index", range(8))
 def test_random_configs_every_class(family, index):
     config = random_configs(family, 8, seed=11)[index]
@@ -43,7 +43,7 @@ def test_random_configs_every_class(family, index):
             assert moved > 1e-2, f"{classes} left the weights unchanged: the test would prove nothing"
 
 
-@pytest.mark.parametrize("family", ["gpt2", "vit"])
+@pytest.mark.parametrize("family", ["gpt2", "vit", "llama"])
 def test_non_canonical_model_keeps_function_under_its_admissible_classes(family):
     for i, config in enumerate(random_configs(family, 4, seed=5)):
         model = random_model(config, seed=i)
@@ -51,24 +51,24 @@ def test_non_canonical_model_keeps_function_under_its_admissible_classes(family)
         assert not spec.canonical
         x = random_inputs(model, n=2)
         reference = outputs(model, x)
-        classes = {"mlp": "perm", "heads": "perm", "qk": "invertible", "vo": "orthogonal", "residual": "perm"}
+        classes = spec.fit({"mlp": "perm", "heads": "perm", "qk": "invertible", "vo": "orthogonal", "residual": "perm"})
         result = transformed(model, random_transform(spec, classes, seed=i))
         assert (outputs(result, x) - reference).abs().max().item() < TOL
 
 
 def _plain_load(path, family):
-    auto = AutoModelForCausalLM if family == "gpt2" else AutoModelForImageClassification
+    auto = AutoModelForImageClassification if family == "vit" else AutoModelForCausalLM
     return auto.from_pretrained(str(path)).eval()
 
 
-@pytest.mark.parametrize("family", ["gpt2", "vit"])
+@pytest.mark.parametrize("family", ["gpt2", "vit", "llama"])
 def test_export_reload_with_plain_transformers(family, tmp_path):
     for i, config in enumerate(random_configs(family, 3, seed=23)):
         original = random_model(config, seed=i)
         model = canonicalize(original)
         classes = {"mlp": "scaled_perm" if config.to_dict().get("activation_function", config.to_dict().get("hidden_act")) == "relu" else "perm",
                    "heads": "perm", "qk": "invertible", "vo": "orthogonal", "residual": "orthogonal"}
-        result = transformed(model, random_transform(spec_of(model), classes, seed=i))
+        result = transformed(model, random_transform(spec_of(model), spec_of(model).fit(classes), seed=i))
         save_model(original, tmp_path / f"orig{i}")
         save_model(result, tmp_path / f"out{i}")
         x = random_inputs(model, n=3, seed=i)

@@ -34,7 +34,7 @@ class ImageData:
         from symalign.errors import SymalignError
 
         c = model.config
-        if model.family.name != "vit":
+        if model.family.task != "image-classification":
             raise SymalignError(f"{self.name} is image data but the model is a {model.family.name}")
         _, ch, h, w = self.eval_x.shape
         if (ch, h, w) != (c.num_channels, c.image_size, c.image_size):

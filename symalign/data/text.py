@@ -128,7 +128,7 @@ class TextData:
         return self._cache[key]
 
     def check_model(self, model) -> None:
-        if model.family.name != "gpt2":
+        if model.family.task != "causal-lm":
             raise SymalignError(f"{self.name} is text data but the model is a {model.family.name}")
         tok = model_tokenizer(model.source)
         if len(tok) > model.config.vocab_size:
@@ -141,7 +141,7 @@ class TextData:
                                 "the data does not fit this model's vocabulary")
 
     def context(self, model) -> int:
-        return min(model.config.n_positions, 128)
+        return min(model.family.context(model.config), 128)
 
     def eval_batches(self, model, max_examples: int | None = None, batch_size: int = 64) -> Iterator[Batch]:
         """Non-overlapping windows from the start of the evaluation split (first `max_examples`)."""

@@ -49,7 +49,7 @@ class Evaluator:
         total, correct, count = 0.0, 0, 0
         for inputs, y in self.batches:
             logits = functional_call(self.module, params, args=(), kwargs=inputs).logits
-            if self.family.name == "gpt2":
+            if self.family.task == "causal-lm":
                 logits = logits[:, : y.shape[1]]
             loss, right = batch_loss(logits, y)
             total += float(loss)

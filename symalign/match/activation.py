@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 
 from symalign.errors import SymalignError
-from symalign.match.solvers import assignment, procrustes, procrustes_fixing_ones
+from symalign.match.solvers import assignment, procrustes, procrustes_fixing_ones, rotary_fit
 from symalign.models.family import TransformerModel
 from symalign.symmetry.groups import Dense, Permutation, ScaledPermutation
 from symalign.symmetry.spec import SymmetrySpec
@@ -68,7 +68,7 @@ def collect(model: TransformerModel, data, max_examples: int | None = 256) -> di
     out = {k: torch.cat(v)[:MAX_ROWS].double() for k, v in store.items()}
     for key in [k for k in out if not k.startswith("residual")]:
         if not key.endswith(".mlp"):
-            out[key] = out[key].reshape(out[key].shape[0], dims.n_head, dims.d_head)
+            out[key] = out[key].reshape(out[key].shape[0], -1, dims.d_head)  # k: key/value heads only
     return out
 
 
@@ -79,7 +79,7 @@ def pearson(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return a.T @ b / a.shape[0]
 
 
-def _residual(acts_a, acts_b, cls: str, strategy: str):
+def _residual(acts_a, acts_b, cls: str, strategy: str, fixes_ones: bool = True):
     if strategy == "separate":
         raise SymalignError("residual strategy 'separate' (a different map per layer) is not a symmetry: it changes "
                             "the function, and symalign's aligned models must compute B's function; use all, first or last")
@@ -88,7 +88,7 @@ def _residual(acts_a, acts_b, cls: str, strategy: str):
     if cls == "perm":
         return Permutation(assignment(sum(pearson(acts_a[k], acts_b[k]) for k in chosen)))
     cross = sum(acts_a[k].T @ acts_b[k] for k in chosen)
-    return Dense(procrustes_fixing_ones(cross), "orthogonal")
+    return Dense(procrustes_fixing_ones(cross) if fixes_ones else procrustes(cross[None])[0], "orthogonal")
 
 
 def _heads_two_stage(qa: torch.Tensor, qb: torch.Tensor) -> torch.Tensor:
@@ -109,7 +109,7 @@ def _inner(cls: str, pairs: list[tuple[torch.Tensor, torch.Tensor]]):
         return Dense(procrustes(cross), "orthogonal")
     if cls == "perm":
         eye = torch.eye(cross.shape[-1], dtype=torch.float64)
-        return Dense(torch.stack([eye[assignment(c)] for c in cross]), "orthogonal")
+        return Dense(torch.stack([eye[assignment(c)] for c in cross]), "perm")
     if cls == "invertible":
         a, b = pairs[0]
         gram = torch.einsum("rhi,rhj->hij", b, b)
@@ -118,7 +118,25 @@ def _inner(cls: str, pairs: list[tuple[torch.Tensor, torch.Tensor]]):
         a, b = pairs[0]
         s = a.norm(dim=(0, 2)) / b.norm(dim=(0, 2)).clamp_min(1e-12)
         return Dense(s[:, None, None] * torch.eye(a.shape[-1], dtype=torch.float64), "rescale")
-    raise SymalignError(f"activation matching has no solver for {cls} inside heads; use perm, orthogonal, invertible or rescale")
+    if cls == "rotary":  # q (and head outputs) move by G, k by G^-T
+        def unfolded(x):
+            return x.permute(1, 2, 0)  # [H, dh, rows]
+        co = [(unfolded(pairs[0][0]), unfolded(pairs[0][1]))]
+        contra = [(unfolded(a), unfolded(b)) for a, b in pairs[1:]]
+        return Dense(rotary_fit(co, contra), "rotary")
+    raise SymalignError(f"activation matching has no solver for {cls} inside heads; use perm, orthogonal, invertible, "
+                        "rescale or rotary")
+
+
+def _groups(x: torch.Tensor, kv: int) -> torch.Tensor:
+    """[rows, H, dh] per query head -> [rows, H_kv, g·dh]: each key/value group as one unit."""
+    return x.reshape(x.shape[0], kv, -1)
+
+
+def _as_rows(x: torch.Tensor, kv: int) -> torch.Tensor:
+    """[rows, H, dh] per query head -> [rows·g, H_kv, dh]: a group's query heads as more samples."""
+    rows, heads, dh = x.shape
+    return x.reshape(rows, kv, heads // kv, dh).transpose(1, 2).reshape(-1, kv, dh)
 
 
 def activation_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpec, classes: dict[str, str], data,
@@ -131,7 +149,8 @@ def activation_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpe
     acts_a, acts_b = collect(a, data, max_examples), collect(b, data, max_examples)
     out = Transform()
     if classes.get("residual", "none") != "none" and residual_strategy != "identity":
-        out["residual"] = _residual(acts_a, acts_b, classes["residual"], residual_strategy)
+        out["residual"] = _residual(acts_a, acts_b, classes["residual"], residual_strategy,
+                                    spec.spaces["residual"].fixes_ones)
     for i in range(a.dims.n_layer):
         p = f"layer.{i}."
         mlp_cls = classes.get("mlp", "none")
@@ -142,12 +161,25 @@ def activation_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpe
                 out[p + "mlp"] = ScaledPermutation(perm, scale)
             else:
                 out[p + "mlp"] = Permutation(perm)
-        order = torch.arange(a.dims.n_head)
+        kv, g = a.dims.kv_heads, a.dims.group
+        order = torch.arange(kv)
+        heads_a, heads_b = acts_a[p + "heads"], acts_b[p + "heads"]
         if classes.get("heads", "none") != "none" and heads == "two-stage":
-            order = _heads_two_stage(acts_a[p + "heads"], acts_b[p + "heads"])
+            order = _heads_two_stage(_groups(heads_a, kv), _groups(heads_b, kv))
             out[p + "heads"] = Permutation(order)
-        inner = {"qk": [(acts_a[p + "q"], acts_b[p + "q"][:, order]), (acts_a[p + "k"], acts_b[p + "k"][:, order])],
-                 "vo": [(acts_a[p + "heads"], acts_b[p + "heads"][:, order])]}
+        # B's query heads in A's key/value order, then (grouped queries) each group's own order
+        qb = acts_b[p + "q"].reshape(-1, kv, g, a.dims.d_head)[:, order]
+        hb = heads_b.reshape(-1, kv, g, a.dims.d_head)[:, order]
+        if g > 1 and p + "qheads" in spec.spaces and classes.get("heads", "none") != "none" and heads == "two-stage":
+            ha = heads_a.reshape(-1, kv, g, a.dims.d_head)
+            perms = [_heads_two_stage(ha[:, h], hb[:, h]) for h in range(kv)]
+            eye = torch.eye(g, dtype=torch.float64)
+            out[p + "qheads"] = Dense(torch.stack([eye[pm] for pm in perms]), "perm")
+            qb = torch.stack([qb[:, h, pm] for h, pm in enumerate(perms)], dim=1)
+            hb = torch.stack([hb[:, h, pm] for h, pm in enumerate(perms)], dim=1)
+        qb, hb = qb.reshape(qb.shape[0], -1, a.dims.d_head), hb.reshape(hb.shape[0], -1, a.dims.d_head)
+        inner = {"qk": [(_as_rows(acts_a[p + "q"], kv), _as_rows(qb, kv)), (acts_a[p + "k"], acts_b[p + "k"][:, order])],
+                 "vo": [(_as_rows(heads_a, kv), _as_rows(hb, kv))]}
         for kind, pairs in inner.items():
             if classes.get(kind, "none") != "none":
                 out[p + kind] = _inner(classes[kind], pairs)

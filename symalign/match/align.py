@@ -55,7 +55,7 @@ def align(model_a: TransformerModel, model_b: TransformerModel, config: AlignCon
     a, b, widths = match_widths(model_a, model_b)  # a narrower model is embedded in the wider one's basis
     a, b = canonicalize(a), canonicalize(b)
     spec = spec_of(b)
-    spec.check_classes(config.classes)
+    config = config.for_spec(spec)
     active = {k: c for k, c in config.classes.items() if c != "none"}
     history: list[dict] = []
     learned: list[dict] = []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from symalign.errors import SymalignError
 
@@ -36,17 +36,35 @@ class AlignConfig:
     residual_strategy: str = "all"  # activation: all | first | last | identity
     head_strategy: str = "two-stage"  # activation: two-stage | ignore
     max_examples: int | None = 256  # activation: evaluation examples whose activations are matched
+    # A named preset (all, permutations): the classes come from it (`classes` is ignored), and on a model that refuses one
+    # of them (RoPE refuses orthogonal QK maps, post-LN orthogonal residual ones) the widest
+    # admissible class stands in (SymmetrySpec.fit). Classes chosen one by one are never changed.
+    preset: str | None = None
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise SymalignError(f"unknown method {self.method!r}; choose from {', '.join(METHODS)}")
         if self.head_cost not in ("circuit", "spectral"):
             raise SymalignError(f"unknown head cost {self.head_cost!r}; choose circuit or spectral")
+        if self.preset is not None:
+            if self.preset not in CLASS_PRESETS:
+                raise SymalignError(f"unknown class preset {self.preset!r}; choose from {', '.join(CLASS_PRESETS)}")
+            self.classes = {kind: "none" for kind in DEFAULT_CLASSES} | CLASS_PRESETS[self.preset]
         self.classes = {**DEFAULT_CLASSES, **self.classes}  # unnamed kinds: MLP and head permutations, else none
         if self.rounds < 0:
             raise SymalignError(f"--rounds must be 0 or more; got {self.rounds}")
         if self.method in ("activation", "learned", "soft") and self.data is None:
             raise SymalignError(f"--method {self.method} needs --data: it matches on activations or the task loss")
+
+    def for_spec(self, spec) -> "AlignConfig":
+        """This config on a model with this spec: a preset's refused classes replaced by the widest
+        admissible ones; then every class is checked (InadmissibleError with the spec's reason)."""
+        config = self
+        if self.preset is not None:
+            config = replace(self, classes=spec.fit(self.classes), preset=None)
+            config.preset = self.preset
+        spec.check_classes(config.classes)
+        return config
 
     def to_json(self) -> dict:
         return asdict(self)

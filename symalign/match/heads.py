@@ -11,18 +11,24 @@ import torch
 Tensors = dict[str, torch.Tensor]
 
 
-def _with_bias(w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return torch.cat([w.double(), b.double()[..., None]], dim=-1)  # [H, dh, d+1]
+def _with_bias(t: Tensors, name: str) -> torch.Tensor:
+    """A projection's weight with its bias appended as an extra column (zeros for bias-free layers)."""
+    w = t[name + ".weight"].double()
+    b = t.get(name + ".bias")
+    b = torch.zeros(w.shape[:-1], dtype=torch.float64, device=w.device) if b is None else b.double()
+    return torch.cat([w, b[..., None]], dim=-1)  # [H, dh, d+1] (grouped queries: [H_kv, g, dh, d+1])
 
 
 def circuits(t: Tensors, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per key/value head: its QK and OV circuits, summed over the query heads that share it (grouped-
+    query attention), so neither maps inside the head nor the order of its query heads change them."""
     p = f"layer.{layer}.attn."
-    q = _with_bias(t[p + "q.weight"], t[p + "q.bias"])
-    k = _with_bias(t[p + "k.weight"], t[p + "k.bias"])
-    v = _with_bias(t[p + "v.weight"], t[p + "v.bias"])
-    o = t[p + "o.weight"].double()  # [d, H, dh]
-    qk = torch.einsum("hid,hie->hde", q, k)
-    ov = torch.einsum("dhi,hie->hde", o, v)
+    q, k, v = (_with_bias(t, p + n) for n in "qkv")
+    o = t[p + "o.weight"].double()  # [d, H, dh] (grouped: [d, H_kv, g, dh])
+    if q.dim() == 3:
+        q, o = q[:, None], o[:, :, None]
+    qk = torch.einsum("hgid,hie->hde", q, k)
+    ov = torch.einsum("dhgi,hie->hde", o, v)
     return qk.flatten(1), ov.flatten(1)
 
 
@@ -35,8 +41,25 @@ def head_cost(a: Tensors, b: Tensors, layer: int, kind: str = "circuit") -> torc
         p = f"layer.{layer}.attn."
         total = 0
         for name in ("q", "k", "v"):
-            sa = torch.linalg.svdvals(_with_bias(a[p + f"{name}.weight"], a[p + f"{name}.bias"]))
-            sb = torch.linalg.svdvals(_with_bias(b[p + f"{name}.weight"], b[p + f"{name}.bias"]))
+            wa, wb = _with_bias(a, p + name), _with_bias(b, p + name)
+            sa = torch.linalg.svdvals(wa.reshape(wa.shape[0], -1, wa.shape[-1]))
+            sb = torch.linalg.svdvals(wb.reshape(wb.shape[0], -1, wb.shape[-1]))
             total = total - torch.cdist(sa, sb)
         return total
     raise ValueError(f"unknown head cost {kind!r}; choose circuit or spectral")
+
+
+def query_head_cost(a: Tensors, b: Tensors, layer: int) -> torch.Tensor:
+    """[H_kv, g, g] score of A's query head i against B's query head j inside each key/value group
+    (grouped-query attention): their own QK and OV circuits with the shared key and value head,
+    which no map inside the key/value head changes."""
+    def per_query(t: Tensors) -> torch.Tensor:
+        p = f"layer.{layer}.attn."
+        q, k, v = (_with_bias(t, p + n) for n in "qkv")
+        o = t[p + "o.weight"].double()  # [d, H_kv, g, dh]
+        qk = torch.einsum("hgid,hie->hgde", q, k)
+        ov = torch.einsum("dhgi,hie->hgde", o, v)
+        return torch.cat([qk.flatten(2), ov.flatten(2)], dim=-1)  # [H_kv, g, features]
+
+    fa, fb = per_query(a), per_query(b)
+    return fa @ fb.mT

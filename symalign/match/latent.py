@@ -2,6 +2,7 @@
 
 - orthogonal: G = G₀ · exp(S − Sᵀ) (on the residual, inside the complement of 1, so Q·1 = 1);
 - invertible: G = G₀ · (I + M); rescale: a = a₀ · e^s;
+- rotary: G = G₀ · R(e^{s + iθ}) with a log-modulus s and an angle θ per frequency pair;
 - permutation: latent Z (initialised at the one-hot P₀); the forward uses the assignment
   P = LAP(Z) with a straight-through gradient to Z, or Sinkhorn(exp(Z)) when soft;
 - scaled permutations stay at their starting value.
@@ -12,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from symalign.match.solvers import assignment
-from symalign.symmetry.groups import Dense, GroupElement, Permutation
+from symalign.symmetry.groups import Dense, GroupElement, Permutation, rotary_matrix
 from symalign.symmetry.random import ones_complement_basis
 
 
@@ -48,6 +49,8 @@ class LatentElement(torch.nn.Module):
             self.p = torch.nn.Parameter(torch.zeros_like(m))
         elif cls == "rescale":
             self.p = torch.nn.Parameter(torch.zeros(m.shape[0], dtype=torch.float64))
+        elif cls == "rotary":  # [count, pairs, 2]: log-modulus and angle
+            self.p = torch.nn.Parameter(torch.zeros(*m.shape[:-2], m.shape[-1] // 2, 2, dtype=torch.float64))
         elif cls == "perm" and isinstance(start, Permutation) and soft:
             noise = 0.01 * torch.rand(m.shape, generator=generator, dtype=torch.float64)
             self.p = torch.nn.Parameter(torch.log(m + noise))
@@ -94,6 +97,10 @@ class LatentElement(torch.nn.Module):
             return Dense(self.g0 @ (eye + self.p), "invertible")
         if self.cls == "rescale":
             return Dense(self.g0 * torch.exp(self.p)[:, None, None], "rescale")
+        if self.cls == "rotary":
+            radius = torch.exp(self.p[..., 0])
+            return Dense(self.g0 @ rotary_matrix(radius * torch.cos(self.p[..., 1]), radius * torch.sin(self.p[..., 1])),
+                         "rotary")
         if self.frozen is not None:
             return self.frozen
         if self.soft:

@@ -128,7 +128,7 @@ class _Mover:
     def __init__(self, start: Transform, spec: SymmetrySpec, classes: dict[str, str], soft: bool,
                  generator: torch.Generator, device: torch.device):
         self.spec = spec
-        self.latents = {name: LatentElement(el, classes[spec.spaces[name].kind], spec.spaces[name].kind == "residual",
+        self.latents = {name: LatentElement(el, classes[spec.spaces[name].kind], spec.spaces[name].fixes_ones,
                                             soft, generator).to(device)
                         for name, el in start.items()}
         # per-head maps are learned per *B head*: when a head permutation moves, its maps move with it

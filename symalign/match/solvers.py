@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from scipy.optimize import linear_sum_assignment
 
-from symalign.symmetry.groups import CO, CONTRA, DIAG, Dense, GroupElement, Permutation, ScaledPermutation
+from symalign.symmetry.groups import CO, CONTRA, DIAG, Dense, GroupElement, Permutation, ScaledPermutation, rotary_matrix
 from symalign.symmetry.random import ones_complement_basis
 from symalign.symmetry.spec import SymmetrySpec
 
@@ -107,19 +107,61 @@ def solve(cls: str, a: Tensors, b: Tensors, spec: SymmetrySpec, space: str,
         return Dense(_least_squares(a, b, spec, space)[0 if not batched else slice(None)], "invertible")
     if cls == "rescale":
         return Dense(_rescale(a, b, spec, space), "rescale")
+    if cls == "rotary":
+        co, contra = list(slices(a, b, spec, space, (CO,))), list(slices(a, b, spec, space, (CONTRA,)))
+        m = rotary_fit(co, contra)
+        return Dense(m if batched else m[0], "rotary")
     if c is None:
         c = correlation(a, b, spec, space)
     if cls == "perm" and not batched:
         return Permutation(assignment(c[0]))
     if cls == "perm":
         eye = torch.eye(sp.size, dtype=torch.float64)
-        return Dense(torch.stack([eye[assignment(ch)] for ch in c]).to(c.device), "orthogonal")
+        return Dense(torch.stack([eye[assignment(ch)] for ch in c]).to(c.device), "perm")
     if cls == "orthogonal":
-        if sp.kind == "residual":
+        if sp.fixes_ones:
             return Dense(procrustes_fixing_ones(c[0]), "orthogonal")
         g = procrustes(c)
         return Dense(g if batched else g[0], "orthogonal")
     raise ValueError(f"weight matching has no solver for {cls} on {space}")
+
+
+def _complex(u: torch.Tensor) -> torch.Tensor:
+    """[count, n, rest] real slices -> [count, n/2, rest] complex: pair (i, i + n/2) as x_i + i·x_{i+n/2}."""
+    u = u if u.dim() == 3 else u[None]
+    half = u.shape[1] // 2
+    return torch.complex(u[:, :half], u[:, half:])
+
+
+def rotary_fit(co: list[tuple[torch.Tensor, torch.Tensor]],
+               contra: list[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
+    """The rotary map G (a complex number z per frequency pair) with A ≈ G·B on co slices and
+    A ≈ G^-T·B on contra slices ([count, n, rest] pairs of A and B). G^-T multiplies a pair by z/|z|²,
+    so the phase of z comes from both sides' complex correlations and its modulus from the ratio of
+    norms (geometric mean of both sides, as for rescalings; least squares when one side is absent).
+    Exact when B is A under a rotary map."""
+    def side(pairs):
+        if not pairs:
+            return None
+        za = [_complex(p[0]) for p in pairs]
+        zb = [_complex(p[1]) for p in pairs]
+        corr = sum((x * y.conj()).sum(-1) for x, y in zip(za, zb))
+        na = sum((x.abs() ** 2).sum(-1) for x in za)
+        nb = sum((y.abs() ** 2).sum(-1) for y in zb)
+        return corr, na, nb
+
+    s_co, s_contra = side(co), side(contra)
+    corr = sum(s[0] for s in (s_co, s_contra) if s is not None)
+    phase = corr / corr.abs().clamp_min(1e-300)
+    phase = torch.where(corr.abs() > 0, phase, torch.ones_like(phase))
+    if s_co is not None and s_contra is not None:
+        radius = torch.sqrt(torch.sqrt(s_co[1] * s_contra[2] / (s_co[2] * s_contra[1]).clamp_min(1e-300)))
+    elif s_co is not None:  # least squares for the modulus: |z| = Re⟨b, a⟩·e^{-iφ} / ‖b‖²
+        radius = (s_co[0] * phase.conj()).real / s_co[2].clamp_min(1e-300)
+    else:
+        radius = s_contra[2].clamp_min(1e-300) / (s_contra[0] * phase.conj()).real.clamp_min(1e-300)
+    z = radius * phase
+    return rotary_matrix(z.real.contiguous(), z.imag.contiguous())
 
 
 def _scaled_permutation(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str) -> ScaledPermutation:

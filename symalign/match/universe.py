@@ -77,7 +77,7 @@ def align_many(models: list[TransformerModel], config: AlignConfig, progress: Pr
     begin = time.perf_counter()
     canon = [canonicalize(m) for m in models]
     spec = spec_of(canon[0])
-    spec.check_classes(config.classes)
+    config = config.for_spec(spec)
     active = {k: c for k, c in config.classes.items() if c != "none"}
     n = len(canon)
     transforms = [Transform() for _ in canon]

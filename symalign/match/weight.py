@@ -20,10 +20,10 @@ from collections.abc import Callable
 
 import torch
 
-from symalign.match.heads import head_cost
+from symalign.match.heads import head_cost, query_head_cost
 from symalign.match.mapped import MappedModel, squared_distance
 from symalign.match.solvers import assignment, solve
-from symalign.symmetry.groups import Permutation
+from symalign.symmetry.groups import Dense, Permutation
 from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform
 
@@ -59,7 +59,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
         rng.shuffle(units)
         for unit in units:
             for space in unit:
-                if spec.spaces[space].kind == "heads":
+                if spec.spaces[space].kind == "heads" and spec.spaces[space].batched_by is None:
                     _update_heads(space, mapped, transform, head_cost_kind)
                 else:
                     _update_space(space, classes[spec.spaces[space].kind], mapped, transform)
@@ -82,7 +82,8 @@ def _units(spec: SymmetrySpec, classes: dict[str, str]) -> list[tuple[str, ...]]
     for i in layers:
         if classes.get("mlp", "none") != "none":
             units.append((f"layer.{i}.mlp",))
-        attention = tuple(f"layer.{i}.{k}" for k in ("heads", "qk", "vo") if classes.get(k, "none") != "none")
+        attention = tuple(f"layer.{i}.{k}" for k in ("heads", "qk", "vo")  # qheads: solved with heads
+                          if f"layer.{i}.{k}" in spec.spaces and classes.get(spec.spaces[f"layer.{i}.{k}"].kind, "none") != "none")
         if attention:
             units.append(attention)
     return units
@@ -95,7 +96,7 @@ def _update_space(space: str, cls: str, mapped: MappedModel, transform: Transfor
     column-permuted assignment); orthogonal maps against B before their old element (C·G), so the
     Procrustes tie-break still leans towards the identity, not towards the old element."""
     old = transform.get(space)
-    if cls in ("perm", "orthogonal") and (old is None or isinstance(old, Permutation) or old.kind == "orthogonal"):
+    if cls in ("perm", "orthogonal") and (old is None or isinstance(old, Permutation) or old.kind in ("orthogonal", "perm")):
         c = mapped.correlation(space, old)
         if old is not None and not isinstance(old, Permutation):
             c = c @ old.dense().to(c.device)
@@ -116,9 +117,15 @@ def _update_heads(space: str, mapped: MappedModel, transform: Transform, head_co
     """Match whole heads by a cost no per-head map changes, then drop the per-head maps (they were
     solved for the old head order; the unit's next steps solve them again)."""
     layer = int(space.split(".")[1])
-    inner = [n for n in (f"layer.{layer}.qk", f"layer.{layer}.vo") if n in transform]
+    inner = [n for n in (f"layer.{layer}.qheads", f"layer.{layer}.qk", f"layer.{layer}.vo") if n in transform]
     current = mapped.act({n: transform.pop(n).inverse() for n in inner}, mapped.touching(space))
     delta = Permutation(assignment(head_cost(mapped.a, current, layer, head_cost_kind)))  # against heads as they are
     old = transform.get(space)
     transform[space] = delta if old is None else delta.compose(old)
-    mapped.act({space: delta}, current)
+    current = mapped.act({space: delta}, current)
+    qheads = f"layer.{layer}.qheads"
+    if qheads in mapped.spec.spaces:  # grouped queries: their order inside each group, by their own circuits
+        eye = torch.eye(mapped.spec.spaces[qheads].size, dtype=torch.float64)
+        cost = query_head_cost(mapped.a, current, layer)
+        transform[qheads] = Dense(torch.stack([eye[assignment(c)] for c in cost]), "perm")
+        mapped.act({qheads: transform[qheads]}, current)

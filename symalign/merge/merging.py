@@ -21,7 +21,7 @@ from symalign.data import load_data
 from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator, Metrics
 from symalign.match.align import align
-from symalign.match.config import CLASS_PRESETS, AlignConfig
+from symalign.match.config import AlignConfig
 from symalign.models import canonicalize, save_model
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
@@ -47,7 +47,7 @@ def aligned_members(models: list[TransformerModel], how_align: str, data_spec: s
     """Every model in the first one's basis (canonical forms; each the same function as before)."""
     if how_align == "none":
         return [canonicalize(m) for m in models]
-    config = AlignConfig(method=how_align, classes=CLASS_PRESETS["all"], data=data_spec, seed=seed)
+    config = AlignConfig(method=how_align, preset="all", data=data_spec, seed=seed)
     if len(models) == 2:
         result = align(models[0], models[1], config, progress=_phase(progress, "align"))
         return [canonicalize(models[0]), result.aligned]

@@ -20,7 +20,7 @@ from symalign.data import load_data
 from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator
 from symalign.match.align import align
-from symalign.match.config import CLASS_PRESETS, AlignConfig
+from symalign.match.config import AlignConfig
 from symalign.models import canonicalize, save_model, transformed
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
@@ -84,7 +84,7 @@ def task_vector_in(b: TransformerModel, a: TransformerModel, a_ft: TransformerMo
     if how_align == "none":
         moved_a, moved_ft = canon_a, canon_ft
     else:
-        config = AlignConfig(method=how_align, classes=CLASS_PRESETS["all"], data=data_spec, seed=seed)
+        config = AlignConfig(method=how_align, preset="all", data=data_spec, seed=seed)
         result = align(b, a, config, progress=None if progress is None else (lambda d, t: progress("align", d, t)))
         moved_a, moved_ft = result.aligned, transformed(canon_ft, result.transform)
     return {n: moved_ft.tensors[n].double() - moved_a.tensors[n].double() for n in moved_a.tensors}

@@ -1,5 +1,9 @@
-"""Canonical form of a pre-LN LayerNorm transformer, in which the residual stream admits
-orthogonal maps Q with Q·1 = 1.
+"""Canonical form of a pre-norm transformer, in which the residual stream admits orthogonal maps
+(with Q·1 = 1 under LayerNorm; any orthogonal Q under RMSNorm).
+
+RMSNorm(x) = γ ⊙ x / rms(x) has no mean and no bias: folding γ into its readers (W ← W diag(γ))
+leaves x / rms(x), which commutes with every orthogonal Q. A post-LN model has nothing to fold:
+its LayerNorms sit on the residual stream itself, which admits permutations only.
 
 LayerNorm(x) = γ ⊙ C x / σ(x) + β with C = I − 11ᵀ/d. We fold γ and β into the layers that read
 the norm (W ← W diag(γ), b ← b + Wβ), project every reader onto the complement of the all-ones
@@ -15,12 +19,12 @@ from __future__ import annotations
 import torch
 
 from symalign.models.family import Tensors, TransformerModel
-from symalign.models.layout import BLOCK_NORM_READERS, FINAL_NORM_READERS, layer_name
+from symalign.models.layout import FINAL_NORM_READERS, layer_name
 
 
-def _norm_groups(n_layer: int) -> list[tuple[str, tuple[str, ...]]]:
+def _norm_groups(model: TransformerModel) -> list[tuple[str, tuple[str, ...]]]:
     groups = [(layer_name(i, ln), tuple(layer_name(i, r) for r in readers))
-              for i in range(n_layer) for ln, readers in BLOCK_NORM_READERS.items()]
+              for i in range(model.dims.n_layer) for ln, readers in model.family.norm_readers.items()]
     return groups + [("norm", FINAL_NORM_READERS)]
 
 
@@ -29,12 +33,21 @@ def _center(t: torch.Tensor, axis: int) -> torch.Tensor:
 
 
 def canonicalize(model: TransformerModel) -> TransformerModel:
-    """The same function with LayerNorm γ, β absorbed and the residual stream mean-free."""
+    """The same function with the norms' γ (and β) absorbed and, under LayerNorm, the residual stream mean-free."""
+    norm_kind = model.dims.norm
+    if norm_kind == "post-layernorm":
+        return model
     spec = model.family.spec(model.config, canonical=False)
     t: Tensors = {k: v.to(torch.float64) for k, v in model.tensors.items()}
-    groups = _norm_groups(model.dims.n_layer)
+    groups = _norm_groups(model)
     for norm, readers in groups:
-        gamma, beta = t[f"{norm}.weight"], t[f"{norm}.bias"]
+        gamma = t[f"{norm}.weight"]
+        if norm_kind == "rmsnorm":
+            for reader in readers:
+                t[f"{reader}.weight"] = t[f"{reader}.weight"] * gamma
+            t[f"{norm}.weight"] = torch.ones_like(gamma)
+            continue
+        beta = t[f"{norm}.bias"]
         new_beta = torch.zeros_like(beta)
         for reader in readers:
             w = t[f"{reader}.weight"]
@@ -47,7 +60,7 @@ def canonicalize(model: TransformerModel) -> TransformerModel:
                 new_beta = torch.ones_like(beta)
         t[f"{norm}.weight"], t[f"{norm}.bias"] = torch.ones_like(gamma), new_beta
     norm_biases = {f"{norm}.bias" for norm, _ in groups}
-    for name, tags in spec.tensors.items():
+    for name, tags in spec.tensors.items() if norm_kind == "layernorm" else ():
         for axis, tag in enumerate(tags):
             if name not in norm_biases and tag is not None and tag.space == "residual" and tag.variance == "co":
                 t[name] = _center(t[name], axis)
@@ -58,10 +71,12 @@ def canonicalize(model: TransformerModel) -> TransformerModel:
 def is_canonical(model: TransformerModel, rtol: float = 1e-5) -> bool:
     """True when every LayerNorm has a constant γ and a β along 1: exactly what lets an orthogonal
     Q with Q·1 = 1 pass through all of them (canonicalize() gives γ = 1, β ∈ {0, 1})."""
-    def constant(v: torch.Tensor) -> bool:
-        return bool((v - v.mean()).abs().max() <= rtol * max(1.0, float(v.abs().max())))
+    def constant(v: torch.Tensor | None) -> bool:
+        return v is None or bool((v - v.mean()).abs().max() <= rtol * max(1.0, float(v.abs().max())))
 
+    if model.dims.norm == "post-layernorm":
+        return True  # nothing to absorb: the residual admits permutations only
     return all(
-        constant(model.tensors[f"{norm}.weight"]) and constant(model.tensors[f"{norm}.bias"])
-        for norm, _ in _norm_groups(model.dims.n_layer)
+        constant(model.tensors[f"{norm}.weight"]) and constant(model.tensors.get(f"{norm}.bias"))
+        for norm, _ in _norm_groups(model)
     )

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import torch
 
-from symalign.models.layout import Dims, build_spec
+from symalign.models.layout import BLOCK, BLOCK_NORM_READERS, FINAL_NORM, Dims, build_spec
 from symalign.symmetry.spec import SymmetrySpec
 
 Tensors = dict[str, torch.Tensor]
@@ -31,6 +31,12 @@ class Family:
     # Hugging Face module names ({i} = layer) whose *inputs* are the MLP hidden units and the
     # concatenated head outputs, and whose outputs hold q|k (activation matching hooks them).
     hook_points: dict[str, str] = field(default_factory=dict)
+    # The block's tag rows, the final norm's, and which norm feeds which readers (canonical form).
+    block: dict[str, tuple[str | None, ...]] = field(default_factory=lambda: BLOCK)
+    final_norm: dict[str, tuple[str | None, ...]] = field(default_factory=lambda: FINAL_NORM)
+    norm_readers: dict[str, tuple[str, ...]] = field(default_factory=lambda: BLOCK_NORM_READERS)
+    task: str = "causal-lm"  # causal-lm | image-classification: which data sources fit
+    context: Callable[[Any], int] = field(default=lambda config: getattr(config, "n_positions", 0))
 
     @property
     def hf_class(self):
@@ -39,7 +45,7 @@ class Family:
         return getattr(transformers, self.hf_class_name)
 
     def spec(self, config: Any, canonical: bool) -> SymmetrySpec:
-        return build_spec(self.name, self.dims(config), self.outer_tags, canonical)
+        return build_spec(self.name, self.dims(config), self.outer_tags, canonical, self.block, self.final_norm)
 
 
 @dataclass(frozen=True)

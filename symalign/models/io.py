@@ -13,9 +13,10 @@ import torch
 from symalign.errors import ModelLoadError, brief
 from symalign.models.family import Family, TransformerModel
 from symalign.models.gpt2 import GPT2
+from symalign.models.llama import LLAMA, MISTRAL
 from symalign.models.vit import VIT
 
-FAMILIES: dict[str, Family] = {f.model_type: f for f in (GPT2, VIT)}
+FAMILIES: dict[str, Family] = {f.model_type: f for f in (GPT2, VIT, LLAMA, MISTRAL)}
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
 
 

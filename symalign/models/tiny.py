@@ -1,4 +1,4 @@
-"""Tiny randomly initialised GPT-2 / ViT models: for the demo, the docs and the tests.
+"""Tiny randomly initialised GPT-2 / ViT / Llama models: for the demo, the docs and the tests.
 
 Every parameter is random (LayerNorm gains and all biases included), so symmetry and
 canonical-form checks cannot pass by accident on an all-ones gain or an all-zero bias."""
@@ -13,10 +13,11 @@ from symalign.models.io import FAMILIES, _quiet_transformers
 
 def tiny_config(family: str, *, layers: int = 2, width: int = 32, heads: int = 4, mlp: int | None = None,
                 activation: str = "gelu", tied: bool = True, qkv_bias: bool = True, vocab: int = 61,
-                image_size: int = 8, patch: int = 2, channels: int = 1, labels: int = 10, context: int = 32):
+                image_size: int = 8, patch: int = 2, channels: int = 1, labels: int = 10, context: int = 32,
+                kv_heads: int | None = None):
     """A Hugging Face config for a small model of the family."""
     _quiet_transformers()
-    from transformers import GPT2Config, ViTConfig
+    from transformers import GPT2Config, LlamaConfig, ViTConfig
 
     mlp = mlp or 4 * width
     if family == "gpt2":
@@ -27,6 +28,11 @@ def tiny_config(family: str, *, layers: int = 2, width: int = 32, heads: int = 4
         return ViTConfig(num_hidden_layers=layers, hidden_size=width, num_attention_heads=heads, intermediate_size=mlp,
                          hidden_act=activation, image_size=image_size, patch_size=patch, num_channels=channels,
                          num_labels=labels, qkv_bias=qkv_bias, architectures=["ViTForImageClassification"])
+    if family == "llama":
+        return LlamaConfig(num_hidden_layers=layers, hidden_size=width, num_attention_heads=heads,
+                           num_key_value_heads=kv_heads or heads, intermediate_size=mlp, hidden_act="silu",
+                           vocab_size=vocab, max_position_embeddings=context, tie_word_embeddings=tied, bos_token_id=0,
+                           eos_token_id=0, rope_theta=10000.0, architectures=["LlamaForCausalLM"])
     raise ValueError(f"unknown family {family!r}")
 
 
@@ -47,5 +53,6 @@ def random_model(config, seed: int = 0) -> TransformerModel:
                 fan_in = t.shape[0]  # Conv1D stores [in, out]
             state[name] = noise * (1.0 / fan_in ** 0.5 if t.dim() > 1 else 0.1)
     if getattr(config, "tie_word_embeddings", False) and "lm_head.weight" in state:
-        state["lm_head.weight"] = state["transformer.wte.weight"]
+        embedding = "model.embed_tokens.weight" if "model.embed_tokens.weight" in state else "transformer.wte.weight"
+        state["lm_head.weight"] = state[embedding]
     return TransformerModel(family, config, family.to_logical(state, config), source="")

@@ -98,6 +98,7 @@ def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch
 VIT = Family(
     name="vit",
     model_type="vit",
+    task="image-classification",
     hf_class_name="ViTForImageClassification",
     outer_tags=OUTER,
     dims=dims,

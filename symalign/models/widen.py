@@ -57,6 +57,10 @@ def check_embeddable(narrow: TransformerModel, wide: TransformerModel) -> None:
     """Refuse, in one line, a pair where `narrow` cannot be embedded in `wide` exactly."""
     check_same_kind(narrow, wide)
     wn, ww = _widths(narrow), _widths(wide)
+    if narrow.dims.norm != "layernorm" or wide.dims.norm != "layernorm" or narrow.dims.group != 1:
+        raise ArchitectureMismatchError(
+            f"models of different widths are embedded for pre-LN LayerNorm families without grouped queries "
+            f"(GPT-2, ViT); this pair is {narrow.family.name} ({narrow.dims.norm}): align models of one width")
     if wn["layers"] != ww["layers"]:
         raise ArchitectureMismatchError(f"models differ in depth ({wn['layers']} vs {ww['layers']} layers); "
                                         "only widths can differ")

@@ -130,7 +130,7 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
     Without `out`, artifacts go to the data folder's runs/<id> (and are deleted with the run)."""
     model_a, model_b = _model(a), _model(b)
     check_pair(model_a, model_b)
-    check_classes(model_a, config.classes)
+    config = fitted(model_a, config)
     settings = {"config": config.to_json(), "points": points, "max_examples": max_examples, "measure": measure,
                 "owns_artifacts": out is None}
     with recorded(store, "align", _ref(a), _ref(b), config.method, settings, source, label) as run_id:
@@ -157,6 +157,11 @@ def check_classes(model: TransformerModel, classes: dict[str, str]) -> None:
     """Refuse an inadmissible class (with the spec's reason) before a run is recorded. Matchers
     work in canonical form, so that is the spec that decides."""
     model.family.spec(model.config, canonical=True).check_classes(classes)
+
+
+def fitted(model: TransformerModel, config: AlignConfig) -> AlignConfig:
+    """The config on this model (a preset fitted to its spec, every class checked) before a run is recorded."""
+    return config.for_spec(model.family.spec(model.config, canonical=True))
 
 
 def _three_or_more(refs: list[ModelLike], what: str, exactly: int | None = None) -> list[TransformerModel]:
@@ -194,7 +199,7 @@ def align_many_run(refs: list[ModelLike], config: AlignConfig, out: str | Path |
     from symalign.match.universe import align_many
 
     models = _three_or_more(refs, "align-many")
-    check_classes(models[0], config.classes)
+    config = fitted(models[0], config)
     names = [_ref(m) for m in refs]
     settings = {"config": config.to_json(), "points": points, "max_examples": max_examples, "measure": measure,
                 "owns_artifacts": out is None}
@@ -237,7 +242,7 @@ def simplex_run(refs: list[ModelLike], config: AlignConfig, resolution: int = 10
     if not epsilon >= 0:
         raise SymalignError(f"--epsilon must be 0 or more; got {epsilon}")
     models = _three_or_more(refs, "simplex", exactly=3)
-    check_classes(models[0], config.classes)
+    config = fitted(models[0], config)
     names = [_ref(m) for m in refs]
     spec = config.data or default_data_spec(models[0])
     settings = {"config": config.to_json(), "resolution": resolution, "epsilon": epsilon, "max_examples": max_examples,

@@ -86,8 +86,8 @@ def as_matrix(t: torch.Tensor) -> torch.Tensor:
     t = t.detach().double().cpu()
     if t.dim() == 1:
         return t[None]
-    if t.dim() == 3:
-        return t.reshape(t.shape[0] * t.shape[1], -1) if t.shape[0] <= t.shape[2] else t.reshape(t.shape[0], -1)
+    if t.dim() >= 3:  # grouped queries add a group axis: [H_kv, g, d_head, d] → [H_kv·g·d_head, d]
+        return t.reshape(-1, t.shape[-1]) if t.shape[0] <= t.shape[-1] else t.reshape(t.shape[0], -1)
     return t.reshape(t.shape[0], -1)
 
 

@@ -78,11 +78,32 @@ class GroupElement:
 
 def _join_kind(a: str, b: str) -> str:
     """The class of a product of two dense elements (orthogonal maps form a group, as do rescalings)."""
+    if a == b == "perm":
+        return "perm"
     if {a, b} <= {"perm", "orthogonal"}:
         return "orthogonal"
     if a == b == "rescale":
         return "rescale"
+    if {a, b} <= {"rotary", "rescale"}:
+        return "rotary"
     return "invertible"
+
+
+def rotary_matrix(re: torch.Tensor, im: torch.Tensor) -> torch.Tensor:
+    """The map that multiplies each frequency pair (x_i, x_{i+n/2}) by the complex number re + i·im:
+    [[re, −im], [im, re]] on every pair (Hugging Face's rotate_half pairing). Such maps, and only
+    such maps among linear ones, commute with every rotary position embedding. re, im: [..., n/2]."""
+    half = re.shape[-1]
+    eye = torch.eye(half, dtype=re.dtype, device=re.device)
+    top = torch.cat([re[..., :, None] * eye, -im[..., :, None] * eye], dim=-1)
+    bottom = torch.cat([im[..., :, None] * eye, re[..., :, None] * eye], dim=-1)
+    return torch.cat([top, bottom], dim=-2)
+
+
+def rotary_parts(m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(re, im) of a rotary matrix: the inverse of `rotary_matrix`."""
+    half = m.shape[-1] // 2
+    return torch.diagonal(m[..., :half, :half], dim1=-2, dim2=-1), torch.diagonal(m[..., half:, :half], dim1=-2, dim2=-1)
 
 
 @dataclass(frozen=True)
@@ -157,7 +178,8 @@ class ScaledPermutation(GroupElement):
 
 @dataclass(frozen=True)
 class Dense(GroupElement):
-    """A general matrix map (orthogonal, invertible, or a scalar rescaling), optionally one per head."""
+    """A general matrix map (orthogonal, invertible, a scalar rescaling, a rotary map, or permutation
+    matrices), optionally one per head."""
 
     matrix: torch.Tensor
     kind: str = "invertible"
@@ -215,10 +237,12 @@ def _constant_gain(t: torch.Tensor, axis: int, kind: str) -> torch.Tensor:
 
 def element_from_tensors(kind: str, tensors: dict[str, torch.Tensor]) -> GroupElement:
     """Rebuild an element from what `GroupElement.tensors` saved."""
+    if kind == "perm" and "matrix" in tensors:  # one permutation per head, as matrices
+        return Dense(tensors["matrix"].double(), "perm")
     if kind == "perm":
         return Permutation(tensors["perm"].long())
     if kind == "scaled_perm":
         return ScaledPermutation(tensors["perm"].long(), tensors["scale"].double())
-    if kind in ("orthogonal", "invertible", "rescale"):
+    if kind in ("orthogonal", "invertible", "rescale", "rotary"):
         return Dense(tensors["matrix"].double(), kind)
     raise ValueError(f"unknown group element kind {kind!r}")

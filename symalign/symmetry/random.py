@@ -7,7 +7,7 @@ from functools import lru_cache
 
 import torch
 
-from symalign.symmetry.groups import Dense, GroupElement, Permutation, ScaledPermutation
+from symalign.symmetry.groups import Dense, GroupElement, Permutation, ScaledPermutation, rotary_matrix
 from symalign.symmetry.spec import Space, SymmetrySpec
 from symalign.symmetry.transform import Transform
 
@@ -44,12 +44,17 @@ def random_element(space: Space, cls: str, generator: torch.Generator) -> GroupE
     if cls == "scaled_perm" and batch is None:
         scale = torch.exp(torch.empty(n, dtype=torch.float64).uniform_(-1.0, 1.0, generator=generator))
         return ScaledPermutation(torch.randperm(n, generator=generator), scale)
-    if cls == "orthogonal" and space.kind == "residual":
+    if cls == "orthogonal" and space.fixes_ones:
         return Dense(orthogonal_fixing_ones(random_orthogonal(n - 1, generator)), "orthogonal")
     stack = batch or 1
     if cls == "perm":
         m = torch.stack([torch.eye(n, dtype=torch.float64)[torch.randperm(n, generator=generator)] for _ in range(stack)])
-        kind = "orthogonal"
+        kind = "perm"
+    elif cls == "rotary":  # a 2×2 rotation and scale per frequency pair
+        half = n // 2
+        angle = torch.empty(stack, half, dtype=torch.float64).uniform_(-torch.pi, torch.pi, generator=generator)
+        radius = torch.exp(torch.empty(stack, half, dtype=torch.float64).uniform_(-0.5, 0.5, generator=generator))
+        m, kind = rotary_matrix(radius * torch.cos(angle), radius * torch.sin(angle)), "rotary"
     elif cls == "orthogonal":
         m, kind = random_orthogonal(n, generator, stack), "orthogonal"
     elif cls == "rescale":

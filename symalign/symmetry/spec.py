@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 
 from symalign.errors import InadmissibleError
 
-CLASSES: tuple[str, ...] = ("perm", "scaled_perm", "orthogonal", "invertible", "rescale")
+CLASSES: tuple[str, ...] = ("perm", "scaled_perm", "orthogonal", "invertible", "rescale", "rotary")
+# When a preset asks for a class a component refuses (e.g. `all` asks for orthogonal QK maps, which
+# RoPE refuses), the widest class it admits stands in: the first admissible one in this order.
+WIDEST: tuple[str, ...] = ("orthogonal", "rotary", "rescale", "perm", "none")
 KINDS: tuple[str, ...] = ("mlp", "heads", "qk", "vo", "residual")
 POSITIVELY_HOMOGENEOUS = frozenset({"relu", "leaky_relu"})
 
@@ -36,6 +39,7 @@ class Space:
     count: int = 1
     batched_by: str | None = None
     refusals: dict[str, str] = field(default_factory=dict)  # class -> reason it is inadmissible
+    fixes_ones: bool = False  # orthogonal maps must keep the all-ones vector (a LayerNorm's mean-centring reads it)
 
     def admits(self, cls: str) -> bool:
         return cls == "none" or (cls in CLASSES and cls not in self.refusals)
@@ -82,16 +86,42 @@ class SymmetrySpec:
             for space in self.spaces_of_kind(kind):
                 space.require(cls)
 
+    def fit(self, classes: dict[str, str]) -> dict[str, str]:
+        """A preset made admissible here: each refused class replaced by the widest one the component
+        admits (`WIDEST` order), e.g. orthogonal QK maps become rotary ones under RoPE."""
+        out = {}
+        for kind, cls in classes.items():
+            spaces = self.spaces_of_kind(kind)
+            if cls == "none" or not spaces or all(s.admits(cls) for s in spaces):
+                out[kind] = cls
+                continue
+            start = WIDEST.index(cls) if cls in WIDEST else 0
+            out[kind] = next(c for c in WIDEST[start:] if all(s.admits(c) for s in spaces))
+        return out
 
-def refusals_for(kind: str, *, activation: str, canonical: bool, pre_norm: bool = True) -> dict[str, str]:
-    """Why each inadmissible class is refused for a component kind: the human-readable reasons."""
+
+NORMS = ("layernorm", "rmsnorm", "post-layernorm")
+
+
+def refusals_for(kind: str, *, activation: str, canonical: bool, norm: str = "layernorm", rope: bool = False,
+                 gated: bool = False) -> dict[str, str]:
+    """Why each inadmissible class is refused for a component kind: the human-readable reasons.
+
+    `norm`: where and which normalisation sits on the residual stream; `rope`: rotary position
+    embeddings act on q and k; `gated`: a gated MLP (SwiGLU: silu(gate·x) ⊙ up·x)."""
     if kind == "mlp":
-        homogeneous = activation in POSITIVELY_HOMOGENEOUS
+        homogeneous = activation in POSITIVELY_HOMOGENEOUS and not gated
         passes = "permutations and positive rescalings" if homogeneous else "permutations"
         rotate = f"the elementwise {activation} commutes only with {passes}; mixing units changes the function"
-        out = {"orthogonal": rotate, "invertible": rotate,
+        if gated:
+            rotate = (f"a gated unit multiplies {activation}(gate) by up elementwise: only permutations (gate and up "
+                      "rows with the down column) keep the function; mixing units changes it")
+        out = {"orthogonal": rotate, "invertible": rotate, "rotary": rotate,
                "rescale": "rescaling is a within-head attention symmetry; for MLP units use scaled_perm"}
-        if not homogeneous:
+        if gated:
+            out["scaled_perm"] = (f"{activation} is not positively homogeneous, so a gate row cannot be rescaled "
+                                  "(a scaled permutation scales gate and up rows alike)")
+        elif not homogeneous:
             out["scaled_perm"] = (
                 f"{activation} is not positively homogeneous (σ(a·x) ≠ a·σ(x) for a > 0); "
                 "scaled permutations need a ReLU MLP"
@@ -100,21 +130,34 @@ def refusals_for(kind: str, *, activation: str, canonical: bool, pre_norm: bool 
     if kind == "heads":
         reason = "heads are exchanged as whole units, so only permutations exist (maps inside a head are the qk and vo components)"
         return {c: reason for c in CLASSES if c != "perm"}
-    if kind in ("qk", "vo"):
+    if kind == "qk":
+        if not rope:
+            return {}
+        reason = ("RoPE rotates q and k by a position-dependent angle in each frequency pair: only maps that "
+                  "commute with every such rotation keep the function, i.e. a 2×2 rotation and scale per pair "
+                  "(class rotary) or a scalar per head (rescale); a general QK map mixes frequencies")
+        return {c: reason for c in ("perm", "scaled_perm", "orthogonal", "invertible")}
+    if kind == "vo":
         return {}
     if kind == "residual":
-        if not pre_norm:
+        if norm == "post-layernorm":
             reason = "post-LN: LayerNorm acts on the residual stream itself, so the residual admits permutations only"
             return {c: reason for c in CLASSES if c != "perm"}
-        norm_reason = (
-            "LayerNorm divides every token by its norm across the residual, so only maps that keep norms "
-            "and the all-ones direction pass through it: permutations, and orthogonal maps in canonical form"
-        )
-        out = {c: norm_reason for c in ("scaled_perm", "invertible", "rescale")}
+        if norm == "rmsnorm":
+            norm_reason = ("RMSNorm divides every token by its norm across the residual, so only norm-preserving "
+                           "maps pass through it: permutations, and orthogonal maps once its gains are absorbed")
+        else:
+            norm_reason = (
+                "LayerNorm divides every token by its norm across the residual, so only maps that keep norms "
+                "and the all-ones direction pass through it: permutations, and orthogonal maps in canonical form"
+            )
+        out = {c: norm_reason for c in ("scaled_perm", "invertible", "rescale", "rotary")}
         if not canonical:
+            absorbed = "RMSNorm gains are" if norm == "rmsnorm" else "LayerNorm γ and β are"
+            what = "(gains folded into the next layers)" if norm == "rmsnorm" else "(γ, β folded into the next layers, writers centred)"
             out["orthogonal"] = (
-                "LayerNorm γ and β are not absorbed yet: orthogonal residual maps need the canonical form "
-                "(γ, β folded into the next layers, writers centred); run `symalign canonicalize` first"
+                f"{absorbed} not absorbed yet: orthogonal residual maps need the canonical form "
+                f"{what}; run `symalign canonicalize` first"
             )
         return out
     raise ValueError(f"unknown component kind {kind!r}")

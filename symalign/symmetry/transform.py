@@ -16,7 +16,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
 from symalign.errors import InadmissibleError, SymalignError
-from symalign.symmetry.groups import Dense, ScaledPermutation, element_from_tensors
+from symalign.symmetry.groups import Dense, ScaledPermutation, element_from_tensors, rotary_matrix, rotary_parts
 from symalign.symmetry.spec import SymmetrySpec
 
 FORMAT = "symalign.transform/1"
@@ -113,16 +113,24 @@ def validate(transform: Transform, spec: SymmetrySpec, atol: float = 1e-4) -> No
         if isinstance(element, ScaledPermutation) and not bool((element.scale > 0).all()):
             raise InadmissibleError(f"{name}: scaled permutations need positive scales")
         if isinstance(element, Dense):
-            _check_dense(name, element, space.kind, atol)
+            _check_dense(name, element, space, atol)
 
-def _check_dense(name: str, element: Dense, kind: str, atol: float) -> None:
+
+def _check_dense(name: str, element: Dense, space, atol: float) -> None:
     m = element.dense()
     eye = torch.eye(m.shape[-1], dtype=m.dtype).expand_as(m)
     if element.kind == "orthogonal" and (m @ m.mT - eye).abs().max() > atol:
         raise InadmissibleError(f"{name}: the 'orthogonal' element is not orthogonal")
     if element.kind == "rescale" and (m - m[..., :1, :1] * eye).abs().max() > atol:
         raise InadmissibleError(f"{name}: a rescaling must be a multiple of the identity")
-    if kind == "residual":
+    if element.kind == "rotary":
+        if m.shape[-1] % 2:
+            raise InadmissibleError(f"{name}: a rotary map needs an even size (frequency pairs)")
+        if (m - rotary_matrix(*rotary_parts(m))).abs().max() > atol * max(1.0, float(m.abs().max())):
+            raise InadmissibleError(f"{name}: a rotary map must be a 2×2 rotation and scale per frequency pair")
+    if element.kind == "perm" and ((m - m.round()).abs().max() > atol or ((m.round() != 0) & (m.round() != 1)).any()):
+        raise InadmissibleError(f"{name}: per-head permutations must be permutation matrices")
+    if space.fixes_ones and element.kind == "orthogonal":
         ones = torch.ones(m.shape[-1], dtype=m.dtype)
         if (m @ ones - ones).abs().max() > atol * m.shape[-1] ** 0.5:
             raise InadmissibleError(

@@ -17,7 +17,7 @@ from symalign.workspace import available_models, home
 KIND_LABELS = {"mlp": "MLP units", "heads": "attention heads", "qk": "inside heads: QK",
                "vo": "inside heads: VO", "residual": "residual stream"}
 CLASS_LABELS = {"perm": "permutation", "scaled_perm": "scaled permutation", "orthogonal": "orthogonal",
-                "invertible": "invertible", "rescale": "QK rescaling"}
+                "invertible": "invertible", "rescale": "QK rescaling", "rotary": "rotary (per frequency pair)"}
 PRESETS = CLASS_PRESETS
 
 
@@ -99,7 +99,7 @@ def _exclusive(kind: str, cls: str, prefix: str = "") -> None:
 
 
 def apply_preset(name: str, spec: SymmetrySpec, prefix: str = "") -> None:
-    chosen = PRESETS[name]
+    chosen = spec.fit({kind: "none" for kind in KINDS} | PRESETS[name])  # e.g. RoPE: rotary QK maps for `all`
     for kind in KINDS:
         for cls in CLASSES:
             key = _toggle_key(kind, cls, prefix)

@@ -1,0 +1,156 @@
+"""Llama (LlamaForCausalLM; Mistral without a sliding window): RMSNorm, RoPE, grouped-query
+attention, SwiGLU, no biases.
+
+What differs from GPT-2 is all declarative: the block's tag rows below (query heads carry a group
+axis, the MLP a gate beside its up projection) and the Dims flags that make the spec refuse what
+RMSNorm, RoPE and SwiGLU break. Matchers, barriers and the app read the same spec as for GPT-2."""
+
+from __future__ import annotations
+
+import torch
+
+from symalign.errors import ModelLoadError
+from symalign.models.family import Family, Tensors
+from symalign.models.layout import Dims
+
+OUTER = {
+    "embed.token": (None, "residual:co"),
+    "head.weight": (None, "residual:contra"),
+}
+
+# q: [H_kv, g, d_head, d]; k, v: [H_kv, d_head, d]; o: [d, H_kv, g, d_head]. The heads space permutes
+# key/value heads (their query heads move with them), qheads the query heads inside each group.
+BLOCK = {
+    "ln1.weight": ("residual:diag",),
+    "attn.q.weight": ("heads:co", "qheads:co", "qk:co", "residual:contra"),
+    "attn.k.weight": ("heads:co", "qk:contra", "residual:contra"),
+    "attn.v.weight": ("heads:co", "vo:co", "residual:contra"),
+    "attn.o.weight": ("residual:co", "heads:contra", "qheads:contra", "vo:contra"),
+    "ln2.weight": ("residual:diag",),
+    "mlp.gate.weight": ("mlp:co", "residual:contra"),
+    "mlp.up.weight": ("mlp:co", "residual:contra"),
+    "mlp.proj.weight": ("residual:co", "mlp:contra"),
+}
+FINAL_NORM = {"norm.weight": ("residual:diag",)}
+NORM_READERS = {"ln1": ("attn.q", "attn.k", "attn.v"), "ln2": ("mlp.gate", "mlp.up")}
+MODEL_TYPES = ("llama", "mistral")
+
+
+def dims(config) -> Dims:
+    return Dims(config.num_hidden_layers, config.num_attention_heads, config.hidden_size, config.intermediate_size,
+                config.hidden_act, n_kv_head=config.num_key_value_heads or config.num_attention_heads,
+                norm="rmsnorm", rope=True, gated=True)
+
+
+def to_logical(sd: Tensors, config) -> Tensors:
+    dm = dims(config)
+    kv, g, dh, d = dm.kv_heads, dm.group, dm.d_head, dm.d_model
+    out = {
+        "embed.token": sd["model.embed_tokens.weight"],
+        "norm.weight": sd["model.norm.weight"],
+        "head.weight": sd.get("lm_head.weight", sd["model.embed_tokens.weight"]),
+    }
+    for i in range(dm.n_layer):
+        p, q = f"model.layers.{i}.", f"layer.{i}."
+        out[q + "attn.q.weight"] = sd[p + "self_attn.q_proj.weight"].reshape(kv, g, dh, d)
+        out[q + "attn.k.weight"] = sd[p + "self_attn.k_proj.weight"].reshape(kv, dh, d)
+        out[q + "attn.v.weight"] = sd[p + "self_attn.v_proj.weight"].reshape(kv, dh, d)
+        out[q + "attn.o.weight"] = sd[p + "self_attn.o_proj.weight"].reshape(d, kv, g, dh)
+        out[q + "ln1.weight"] = sd[p + "input_layernorm.weight"]
+        out[q + "ln2.weight"] = sd[p + "post_attention_layernorm.weight"]
+        out[q + "mlp.gate.weight"] = sd[p + "mlp.gate_proj.weight"]
+        out[q + "mlp.up.weight"] = sd[p + "mlp.up_proj.weight"]
+        out[q + "mlp.proj.weight"] = sd[p + "mlp.down_proj.weight"]
+    return {k: v.contiguous() for k, v in out.items()}
+
+
+def from_logical(t: Tensors, config) -> Tensors:
+    dm = dims(config)
+    d = dm.d_model
+    if config.tie_word_embeddings and not torch.equal(t["head.weight"], t["embed.token"]):
+        raise ModelLoadError("this Llama ties its LM head to the token embedding, but the two now differ; untie it")
+    sd = {
+        "model.embed_tokens.weight": t["embed.token"],
+        "model.norm.weight": t["norm.weight"],
+        "lm_head.weight": t["head.weight"],
+    }
+    for i in range(dm.n_layer):
+        p, q = f"model.layers.{i}.", f"layer.{i}."
+        sd[p + "self_attn.q_proj.weight"] = t[q + "attn.q.weight"].reshape(-1, d)
+        sd[p + "self_attn.k_proj.weight"] = t[q + "attn.k.weight"].reshape(-1, d)
+        sd[p + "self_attn.v_proj.weight"] = t[q + "attn.v.weight"].reshape(-1, d)
+        sd[p + "self_attn.o_proj.weight"] = t[q + "attn.o.weight"].reshape(d, -1)
+        sd[p + "input_layernorm.weight"] = t[q + "ln1.weight"]
+        sd[p + "post_attention_layernorm.weight"] = t[q + "ln2.weight"]
+        sd[p + "mlp.gate_proj.weight"] = t[q + "mlp.gate.weight"]
+        sd[p + "mlp.up_proj.weight"] = t[q + "mlp.up.weight"]
+        sd[p + "mlp.down_proj.weight"] = t[q + "mlp.proj.weight"]
+    return {k: v.contiguous() for k, v in sd.items()}
+
+
+def canonical_config(config):
+    """The canonical form gives the LM head its own weights (it absorbs the final RMSNorm's gain)."""
+    config = config.__class__.from_dict(config.to_dict())
+    config.tie_word_embeddings = False
+    return config
+
+
+def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
+    length = min(config.max_position_embeddings, 16)
+    return {"input_ids": torch.randint(0, config.vocab_size, (n, length), generator=generator)}
+
+
+def check_config(config) -> None:
+    """Refuse, in one line each, the Llama-shaped layouts whose symmetries this spec does not describe."""
+    def refuse(what: str) -> None:
+        raise ModelLoadError(f"unsupported {config.model_type} layout: {what}")
+
+    if getattr(config, "sliding_window", None) and getattr(config, "use_sliding_window", True):
+        refuse(f"sliding-window attention (sliding_window={config.sliding_window}); set it to null for full attention")
+    for key in ("num_local_experts", "num_experts", "n_routed_experts"):
+        if getattr(config, key, None):
+            refuse(f"mixture of experts ({key}={getattr(config, key)}): expert routing has symmetries of its own")
+    if getattr(config, "attention_bias", False):
+        refuse("attention biases (attention_bias=true)")
+    if getattr(config, "mlp_bias", False):
+        refuse("MLP biases (mlp_bias=true)")
+    if getattr(config, "pretraining_tp", 1) not in (1, None):
+        refuse(f"tensor-parallel emulation (pretraining_tp={config.pretraining_tp}); set it to 1")
+    heads, kv = config.num_attention_heads, config.num_key_value_heads or config.num_attention_heads
+    if config.hidden_size % heads:
+        refuse(f"width {config.hidden_size} is not divisible by its {heads} heads")
+    head_dim = getattr(config, "head_dim", None)
+    if head_dim not in (None, config.hidden_size // heads):
+        refuse(f"head_dim {head_dim} differs from width / heads = {config.hidden_size // heads}")
+    if heads % kv:
+        refuse(f"{heads} query heads do not split into {kv} key/value groups")
+    if (config.hidden_size // heads) % 2:
+        refuse("an odd head size (RoPE needs frequency pairs)")
+    if config.hidden_act not in ("silu", "swish"):
+        refuse(f"hidden_act {config.hidden_act!r} (the gated MLP here is SwiGLU: silu)")
+
+
+def _family(model_type: str, hf_class_name: str) -> Family:
+    return Family(
+        name="llama",
+        model_type=model_type,
+        hf_class_name=hf_class_name,
+        outer_tags=OUTER,
+        dims=dims,
+        to_logical=to_logical,
+        from_logical=from_logical,
+        canonical_config=canonical_config,
+        random_inputs=random_inputs,
+        check_config=check_config,
+        hook_points={"mlp": "model.layers.{i}.mlp.down_proj", "heads": "model.layers.{i}.self_attn.o_proj",
+                     "q": "model.layers.{i}.self_attn.q_proj", "k": "model.layers.{i}.self_attn.k_proj"},
+        block=BLOCK,
+        final_norm=FINAL_NORM,
+        norm_readers=NORM_READERS,
+        task="causal-lm",
+        context=lambda config: config.max_position_embeddings,
+    )
+
+
+LLAMA = _family("llama", "LlamaForCausalLM")
+MISTRAL = _family("mistral", "MistralForCausalLM")
