@@ -99,8 +99,10 @@ def cmd_inspect(args) -> None:
         return
     d = summary["dims"]
     print(f"{summary['family']} ({summary['hf_class']}) from {args.model}")
-    print(f"  {d['n_layer']} layers, width {d['d_model']}, {d['n_head']} heads × {d['d_head']}, "
-          f"MLP {d['d_mlp']} ({d['activation']}), canonical form: {'yes' if summary['canonical'] else 'no'}")
+    kv = f" sharing {d['n_kv_head']} key/value heads" if d["n_kv_head"] != d["n_head"] else ""
+    extras = ", ".join(x for x in (d["norm"], "RoPE" if d["rope"] else "", "gated MLP" if d["gated_mlp"] else "") if x)
+    print(f"  {d['n_layer']} layers, width {d['d_model']}, {d['n_head']} heads × {d['d_head']}{kv}, "
+          f"MLP {d['d_mlp']} ({d['activation']}), {extras}; canonical form: {'yes' if summary['canonical'] else 'no'}")
     print(f"\n  {'component':<16}{'size':>9}  " + "  ".join(f"{c:<11}" for c in CLASSES))
     notes: list[str] = []
     for comp in summary["components"]:
@@ -716,6 +718,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("symalign: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `symalign inspect M | head`: the reader left; nothing to report
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return 0
 
 

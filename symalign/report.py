@@ -15,7 +15,8 @@ def spec_table(model: TransformerModel, spec: SymmetrySpec, canonical: bool) -> 
         "hf_class": model.family.hf_class_name,
         "canonical": canonical,
         "dims": {"n_layer": d.n_layer, "n_head": d.n_head, "d_head": d.d_head, "d_model": d.d_model,
-                 "d_mlp": d.d_mlp, "activation": d.activation},
+                 "d_mlp": d.d_mlp, "activation": d.activation, "n_kv_head": d.kv_heads, "norm": d.norm,
+                 "rope": d.rope, "gated_mlp": d.gated},
         "components": [
             {"name": s.name, "kind": s.kind, "size": s.size, "count": s.count,
              "admissible": [c for c in CLASSES if s.admits(c)], "reasons": dict(s.refusals)}

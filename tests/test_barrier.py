@@ -53,7 +53,8 @@ def test_barrier_of_a_model_with_itself_is_zero(capsys):
     assert {"lambdas", "loss", "accuracy", "barrier", "barrier_mean", "endpoint_loss"} <= set(out)
 
 
-@pytest.mark.parametrize("recipe, extra", [("vit-digits", []), ("gpt-shakespeare", ["--max-examples", GPT_EXAMPLES])])
+@pytest.mark.parametrize("recipe, extra", [("vit-digits", []), ("gpt-shakespeare", ["--max-examples", GPT_EXAMPLES]),
+                                           ("llama-shakespeare", ["--max-examples", GPT_EXAMPLES])])
 def test_planted_symmetry_gives_a_large_barrier_between_identical_functions(recipe, extra, tmp_path, capsys):
     assert main(["transform", f"zoo:{recipe}/0", "--random", "--seed", "1", "--out", str(tmp_path / "t")]) == 0
     capsys.readouterr()
@@ -63,7 +64,8 @@ def test_planted_symmetry_gives_a_large_barrier_between_identical_functions(reci
     assert out["barrier"] > 1.0, out["loss"]
 
 
-@pytest.mark.parametrize("recipe, extra, margin", [("vit-digits", [], 1.0), ("gpt-shakespeare", ["--max-examples", GPT_EXAMPLES], 0.5)])
+@pytest.mark.parametrize("recipe, extra, margin", [("vit-digits", [], 1.0), ("gpt-shakespeare", ["--max-examples", GPT_EXAMPLES], 0.5),
+                                                   ("llama-shakespeare", ["--max-examples", GPT_EXAMPLES], 0.8)])
 def test_vanilla_barrier_between_seeds_is_clearly_positive(recipe, extra, margin, capsys):
     out = barrier_json(capsys, f"zoo:{recipe}/0", f"zoo:{recipe}/1", *extra)
     assert out["barrier"] > margin and out["barrier_mean"] > margin
@@ -107,4 +109,4 @@ def test_bad_barrier_input_is_one_line(argv, message, capsys):
 def test_zoo_list(capsys):
     assert main(["zoo", "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert len(listed) == len(ENTRIES) == 15 and all(Path(zoo_dir() / e["path"]).is_dir() for e in listed)
+    assert len(listed) == len(ENTRIES) == 18 and all(Path(zoo_dir() / e["path"]).is_dir() for e in listed)

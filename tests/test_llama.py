@@ -156,3 +156,26 @@ def test_unsupported_llama_layouts_are_one_line(text_llama, tmp_path, capsys, ch
     assert main(["inspect", str(folder)]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err, err
+
+
+def test_an_uploaded_llama_zip_is_accepted_and_aligns_against_the_zoo(tmp_path):
+    import io
+    import zipfile
+
+    from symalign.models.upload import import_upload
+    from symalign.runs.execute import align_run
+    from symalign.zoo import resolve_zoo
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for f in resolve_zoo("zoo:llama-shakespeare/1").iterdir():
+            archive.writestr(f"my-llama/{f.name}", f.read_bytes())
+    folder = import_upload([("my-llama.zip", buffer.getvalue())], tmp_path / "models")
+    uploaded = load_model(folder)
+    assert uploaded.family.name == "llama" and uploaded.dims.group == 2
+    run = align_run("zoo:llama-shakespeare/0", folder, AlignConfig(method="weight", preset="all"),
+                    out=tmp_path / "aligned", max_examples=16)
+    report = run.alignment.report
+    assert report["config"]["classes"]["qk"] == "rotary" and report["function_gap_vs_b"] < TOL
+    assert report["distance_after"] < report["distance_before"] - 0.1
+    assert run.curve.barrier < 1.0  # the README's none → weight drop (1.30 → 0.71 on 0↔1)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from symalign.merge import MergeResult, Transport
 
 PhaseProgress = Callable[[str, int, int], None]  # phase, done, total
-ModelLike = TransformerModel | str
+ModelLike = TransformerModel | str | Path
 
 
 @dataclass
@@ -40,13 +40,13 @@ class AlignRun:
 
 
 def _model(m: ModelLike) -> TransformerModel:
-    return load_model(m) if isinstance(m, str) else m
+    return load_model(m) if isinstance(m, (str, Path)) else m
 
 
 def _ref(m: ModelLike) -> str:
     """How the history names a model: as the user wrote it, or zoo:RECIPE/SEED for a zoo model."""
-    if isinstance(m, str):
-        return m
+    if isinstance(m, (str, Path)):
+        return str(m)
     return zoo_reference(m.source) if m.source else "(in memory)"
 
 
