@@ -25,6 +25,13 @@ def random_configs(family: str, n: int, seed: int) -> list:
                 kv_heads=rng.choice([h for h in (1, 2, 4) if h <= heads]), mlp=rng.choice([16, 24, 48]),
                 tied=rng.random() < 0.5))
         return out
+    if family in ("bert", "roberta"):  # post-LN encoders: tied or untied decoder, GELU or ReLU
+        for _ in range(n):
+            heads = rng.choice([1, 2, 4])
+            out.append(tiny_config(
+                family, layers=rng.choice([1, 2, 3]), width=heads * rng.choice([4, 8]), heads=heads,
+                mlp=rng.choice([16, 24, 48]), activation=rng.choice(["gelu", "relu"]), tied=rng.random() < 0.5))
+        return out
     for _ in range(n):
         heads = rng.choice([1, 2, 4])
         width = heads * rng.choice([4, 8, 12])

@@ -1,4 +1,5 @@
-"""Evaluation and training data, named by a spec string: digits, digits-flipped, shakespeare, shakespeare-upper, cifar10:PATH,
+"""Evaluation and training data, named by a spec string: digits, digits-flipped, shakespeare, shakespeare-upper,
+shakespeare-mlm (masked characters, for encoders), cifar10:PATH,
 cifar100:PATH, imagefolder:PATH, text:PATH.
 
 The data classes (and torch) load on first use, so that `learned_defaults` stays light."""
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from symalign.data.base import ImageData
     from symalign.data.text import TextData
 
-SPECS = "digits, digits-flipped, shakespeare, shakespeare-upper, cifar10:PATH, cifar100:PATH, imagefolder:PATH, text:PATH"
+SPECS = "digits, digits-flipped, shakespeare, shakespeare-upper, shakespeare-mlm, cifar10:PATH, cifar100:PATH, imagefolder:PATH, text:PATH"
 _cache: dict[str, ImageData | TextData] = {}
 
 
@@ -26,7 +27,7 @@ def load_data(spec: str) -> ImageData | TextData:
     from symalign.data.text import TextData
 
     kind, _, path = spec.partition(":")
-    if kind in ("digits", "digits-flipped", "shakespeare", "shakespeare-upper") and path:
+    if kind in ("digits", "digits-flipped", "shakespeare", "shakespeare-upper", "shakespeare-mlm") and path:
         raise SymalignError(f"data spec {spec!r}: {kind} takes no path")
     if kind in ("cifar10", "cifar100", "imagefolder", "text") and not path:
         raise SymalignError(f"data spec {spec!r}: {kind} needs a path, as in {kind}:PATH")
@@ -35,6 +36,7 @@ def load_data(spec: str) -> ImageData | TextData:
         "digits-flipped": images.digits_flipped,
         "shakespeare": lambda: TextData("shakespeare", text.shakespeare_text()),
         "shakespeare-upper": lambda: TextData("shakespeare-upper", text.shakespeare_text().upper()),
+        "shakespeare-mlm": lambda: text.MaskedTextData("shakespeare-mlm", text.shakespeare_text()),
         "cifar10": lambda: images.cifar("cifar10", path),
         "cifar100": lambda: images.cifar("cifar100", path),
         "imagefolder": lambda: images.imagefolder(path),

@@ -49,17 +49,21 @@ def shakespeare_text() -> str:
     return "\n".join(_play_to_text(p.read_text(encoding="utf-8")) for p in plays)
 
 
-def char_tokenizer(text: str):
-    """A character-level fast tokenizer over the characters of `text` (plus <unk>)."""
+def char_tokenizer(text: str, mask: bool = False):
+    """A character-level fast tokenizer over the characters of `text` (plus <unk>, and <mask> for
+    masked language models)."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
     vocab = {c: i for i, c in enumerate(sorted(set(text)))}
     vocab["<unk>"] = len(vocab)
+    if mask:
+        vocab["<mask>"] = len(vocab)
     tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
     tok.decoder = decoders.Fuse()
-    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>")
+    extra = {"mask_token": "<mask>"} if mask else {}
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", **extra)
 
 
 @lru_cache(maxsize=8)
@@ -108,6 +112,10 @@ def encode(tokenizer, text: str) -> torch.Tensor:
 
 @dataclass
 class TextData:
+    """Next-character prediction (causal language models)."""
+
+    task = "causal-lm"
+
     # Learned matching on text: tokens take no input noise; 300 steps already fit the budget of a
     # minute on 2 cores for gpt-shakespeare (docs/matching.md).
     LEARNED_DEFAULTS = TEXT_LEARNED_DEFAULTS
@@ -128,7 +136,7 @@ class TextData:
         return self._cache[key]
 
     def check_model(self, model) -> None:
-        if model.family.task != "causal-lm":
+        if model.family.task != self.task:
             raise SymalignError(f"{self.name} is text data but the model is a {model.family.name}")
         tok = model_tokenizer(model.source)
         if len(tok) > model.config.vocab_size:
@@ -165,6 +173,42 @@ class TextData:
         x = torch.stack([ids[s: s + length] for s in starts])
         y = torch.stack([ids[s + 1: s + length + 1] for s in starts])
         return {"input_ids": x}, y
+
+
+MASK_FRACTION = 0.15
+EVAL_MASK_SEED = 0  # the evaluation split's masked positions: fixed, so a curve is deterministic
+IGNORE = -100  # target of a position that is not scored (cross_entropy's ignore_index)
+
+
+@dataclass
+class MaskedTextData(TextData):
+    """Masked-character prediction (BERT-style encoders): 15% of the positions are replaced by
+    <mask> and scored; loss and accuracy are over the masked positions only. The evaluation
+    split's pattern is drawn once from a fixed seed, so every curve sees the same masks."""
+
+    task = "masked-lm"
+
+    def check_model(self, model) -> None:
+        super().check_model(model)
+        if model_tokenizer(model.source).mask_token_id is None:
+            raise SymalignError(f"{self.name}: the model's tokenizer has no mask token, so it cannot be scored "
+                                "as a masked language model")
+
+    def _masked(self, model, x: torch.Tensor, generator: torch.Generator) -> Batch:
+        chosen = torch.rand(x.shape, generator=generator) < MASK_FRACTION
+        chosen[:, 0] |= ~chosen.any(dim=1)  # every window scores at least one position
+        y = torch.where(chosen, x, torch.full_like(x, IGNORE))
+        inputs = torch.where(chosen, torch.full_like(x, model_tokenizer(model.source).mask_token_id), x)
+        return {"input_ids": inputs}, y
+
+    def eval_batches(self, model, max_examples: int | None = None, batch_size: int = 64) -> Iterator[Batch]:
+        generator = torch.Generator().manual_seed(EVAL_MASK_SEED)
+        for inputs, _ in super().eval_batches(model, max_examples, batch_size):
+            yield self._masked(model, inputs["input_ids"], generator)
+
+    def train_batch(self, model, batch_size: int, generator: torch.Generator, augment=None) -> Batch:
+        inputs, _ = super().train_batch(model, batch_size, generator, augment)
+        return self._masked(model, inputs["input_ids"], generator)
 
 
 def text_file(path: str) -> TextData:

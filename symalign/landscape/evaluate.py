@@ -21,10 +21,23 @@ class Metrics:
 
 
 def batch_loss(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Summed cross-entropy and number of correct predictions (next token or class)."""
+    """Summed cross-entropy and number of correct predictions (next token, class, or masked token;
+    targets of -100 are not scored: `scored` counts the rest)."""
     flat = logits.reshape(-1, logits.shape[-1]).float()
     y = targets.reshape(-1)
-    return torch.nn.functional.cross_entropy(flat, y, reduction="sum"), (flat.argmax(-1) == y).sum()
+    return (torch.nn.functional.cross_entropy(flat, y, reduction="sum", ignore_index=-100),
+            ((flat.argmax(-1) == y) & (y != -100)).sum())
+
+
+def scored(targets: torch.Tensor) -> int:
+    """How many targets a loss sums over (all but the ignored -100s)."""
+    return int((targets != -100).sum())
+
+
+def module_names(module: torch.nn.Module) -> set[str]:
+    """The names functional_call takes for this module: a tied parameter (a BERT decoder that is the
+    token embedding) answers to one name only, and passing both raises."""
+    return {n for n, _ in module.named_parameters()} | {n for n, _ in module.named_buffers()}
 
 
 class Evaluator:
@@ -37,12 +50,14 @@ class Evaluator:
         self.family = template.family
         self.config = template.config
         self.module = template.to_module().to(self.device)
+        self.names = module_names(self.module)
         self.batches = [({k: v.to(self.device) for k, v in x.items()}, y.to(self.device))
                         for x, y in data.eval_batches(template, max_examples)]
         self.examples = sum(len(y) for _, y in self.batches)
 
     def hf_params(self, model: TransformerModel) -> dict[str, torch.Tensor]:
-        return {k: v.to(self.device) for k, v in self.family.from_logical(model.tensors, self.config).items()}
+        return {k: v.to(self.device) for k, v in self.family.from_logical(model.tensors, self.config).items()
+                if k in self.names}
 
     @torch.no_grad()
     def __call__(self, params: dict[str, torch.Tensor]) -> Metrics:
@@ -54,7 +69,7 @@ class Evaluator:
             loss, right = batch_loss(logits, y)
             total += float(loss)
             correct += int(right)
-            count += y.numel()
+            count += scored(y)
         return Metrics(total / count, correct / count, self.examples)
 
 

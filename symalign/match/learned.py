@@ -30,7 +30,7 @@ import torch
 from torch.func import functional_call
 
 from symalign.errors import SymalignError
-from symalign.landscape.evaluate import batch_loss
+from symalign.landscape.evaluate import batch_loss, module_names, scored
 from symalign.match.latent import LatentElement
 from symalign.match.mixing import WeightSampler, check_points
 from symalign.models.family import TransformerModel
@@ -208,6 +208,7 @@ def learn_transforms(models: list[TransformerModel], starts: list[Transform], sp
     optimizer = torch.optim.Adam(groups) if continuous else None
     perm_optimizer = NormalizedMomentum(perms, options.perm_lr) if perms else None
     module = ref.to_module().to(device)
+    names = module_names(module)
     tensors = [{k: v.to(device) for k, v in m.tensors.items()} for m in models]
     sampler = WeightSampler(len(models), options.lambdas, options.alpha, options.seed)
     check_gen = torch.Generator().manual_seed(options.seed + 7919)
@@ -220,12 +221,12 @@ def learn_transforms(models: list[TransformerModel], starts: list[Transform], sp
     def loss_at(weights: list[float], transforms: list[Transform], inputs, y) -> torch.Tensor:
         moved = [tensors[0]] + [apply_unchecked(t, spec, tr) for t, tr in zip(tensors[1:], transforms)]
         mixed = {k: sum(w * m[k] for w, m in zip(weights, moved)) for k in tensors[0]}
-        params = ref.family.from_logical(mixed, ref.config)
+        params = {k: v for k, v in ref.family.from_logical(mixed, ref.config).items() if k in names}
         kwargs = {k: v.to(device) for k, v in inputs.items()}
         logits = functional_call(module, params, args=(), kwargs=kwargs).logits
         y = y.to(device)
         total, _ = batch_loss(logits[:, : y.shape[1]] if y.dim() == 2 else logits, y)
-        return total / y.numel()
+        return total / max(scored(y), 1)
 
     points = check_points(len(models))
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import torch
 
-from symalign.landscape.evaluate import batch_loss
+from symalign.landscape.evaluate import batch_loss, scored
 from symalign.models.family import TransformerModel
 
 Progress = Callable[[int, int], None]
@@ -32,7 +32,7 @@ def diagonal_fisher(model: TransformerModel, data, examples: int = 64, seed: int
         if logits.dim() == 3:
             logits = logits[:, : y.shape[1]]
         loss, _ = batch_loss(logits, y)
-        loss = loss / y.numel()
+        loss = loss / max(scored(y), 1)
         loss.backward()
         for name, p in params.items():
             if p.grad is not None:

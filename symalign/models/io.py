@@ -12,11 +12,12 @@ import torch
 
 from symalign.errors import ModelLoadError, brief
 from symalign.models.family import Family, TransformerModel
+from symalign.models.bert import BERT, ROBERTA
 from symalign.models.gpt2 import GPT2
 from symalign.models.llama import LLAMA, MISTRAL
 from symalign.models.vit import VIT
 
-FAMILIES: dict[str, Family] = {f.model_type: f for f in (GPT2, VIT, LLAMA, MISTRAL)}
+FAMILIES: dict[str, Family] = {f.model_type: f for f in (GPT2, VIT, LLAMA, MISTRAL, BERT, ROBERTA)}
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
 
 

@@ -1,4 +1,4 @@
-"""Tiny randomly initialised GPT-2 / ViT / Llama models: for the demo, the docs and the tests.
+"""Tiny randomly initialised GPT-2 / ViT / Llama / BERT models: for the demo, the docs and the tests.
 
 Every parameter is random (LayerNorm gains and all biases included), so symmetry and
 canonical-form checks cannot pass by accident on an all-ones gain or an all-zero bias."""
@@ -17,7 +17,7 @@ def tiny_config(family: str, *, layers: int = 2, width: int = 32, heads: int = 4
                 kv_heads: int | None = None):
     """A Hugging Face config for a small model of the family."""
     _quiet_transformers()
-    from transformers import GPT2Config, LlamaConfig, ViTConfig
+    from transformers import BertConfig, GPT2Config, LlamaConfig, RobertaConfig, ViTConfig
 
     mlp = mlp or 4 * width
     if family == "gpt2":
@@ -28,6 +28,11 @@ def tiny_config(family: str, *, layers: int = 2, width: int = 32, heads: int = 4
         return ViTConfig(num_hidden_layers=layers, hidden_size=width, num_attention_heads=heads, intermediate_size=mlp,
                          hidden_act=activation, image_size=image_size, patch_size=patch, num_channels=channels,
                          num_labels=labels, qkv_bias=qkv_bias, architectures=["ViTForImageClassification"])
+    if family in ("bert", "roberta"):
+        cls = BertConfig if family == "bert" else RobertaConfig
+        return cls(num_hidden_layers=layers, hidden_size=width, num_attention_heads=heads, intermediate_size=mlp,
+                   hidden_act=activation, vocab_size=vocab, max_position_embeddings=context + 2,
+                   tie_word_embeddings=tied, pad_token_id=0, architectures=[f"{cls.__name__[:-6]}ForMaskedLM"])
     if family == "llama":
         return LlamaConfig(num_hidden_layers=layers, hidden_size=width, num_attention_heads=heads,
                            num_key_value_heads=kv_heads or heads, intermediate_size=mlp, hidden_act="silu",
@@ -45,14 +50,14 @@ def random_model(config, seed: int = 0) -> TransformerModel:
     state = {}
     for name, t in module.state_dict().items():
         noise = torch.randn(t.shape, generator=generator)
-        if "norm" in name or ".ln_" in name:
+        if "norm" in name.lower() or ".ln_" in name:
             state[name] = 1.0 + 0.3 * noise if name.endswith("weight") else 0.2 * noise
         else:
             fan_in = t.shape[-1] if t.dim() > 1 else 1
             if name.endswith("c_attn.weight") or ".mlp.c_" in name or "attn.c_proj" in name:
                 fan_in = t.shape[0]  # Conv1D stores [in, out]
             state[name] = noise * (1.0 / fan_in ** 0.5 if t.dim() > 1 else 0.1)
-    if getattr(config, "tie_word_embeddings", False) and "lm_head.weight" in state:
-        embedding = "model.embed_tokens.weight" if "model.embed_tokens.weight" in state else "transformer.wte.weight"
-        state["lm_head.weight"] = state[embedding]
-    return TransformerModel(family, config, family.to_logical(state, config), source="")
+    tensors = family.to_logical(state, config)
+    if getattr(config, "tie_word_embeddings", False):  # a tied head reads the token embedding itself
+        tensors["head.weight"] = tensors["embed.token"]
+    return TransformerModel(family, config, tensors, source="")

@@ -15,7 +15,7 @@ from symalign.data import load_data
 from symalign.data.text import TextData, char_tokenizer
 from symalign.device import pick_device
 from symalign.errors import SymalignError
-from symalign.landscape.evaluate import batch_loss, evaluate
+from symalign.landscape.evaluate import batch_loss, evaluate, scored
 from symalign.models import load_model
 from symalign.models.family import TransformerModel
 from symalign.models.io import FAMILIES
@@ -78,7 +78,7 @@ def _train(recipe: Recipe, seed: int, out: Path, steps: int | None, spec: str, d
     else:
         model_kwargs = dict(recipe.model)
         if isinstance(data, TextData):
-            tokenizer = char_tokenizer(data.text)
+            tokenizer = char_tokenizer(data.text, mask=data.task == "masked-lm")
             tokenizer.save_pretrained(str(out))
             model_kwargs["vocab"] = len(tokenizer)
         config = tiny_config(recipe.family, **model_kwargs)
@@ -104,7 +104,7 @@ def _train(recipe: Recipe, seed: int, out: Path, steps: int | None, spec: str, d
         inputs, y = data.train_batch(template, recipe.batch_size, generator, augment)
         logits = module(**{k: v.to(dev) for k, v in inputs.items()}).logits
         loss_sum, _ = batch_loss(logits, y.to(dev))
-        loss = loss_sum / y.numel()
+        loss = loss_sum / max(scored(y), 1)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(module.parameters(), 1.0)

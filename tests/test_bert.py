@@ -1,0 +1,120 @@
+"""BERT and RoBERTa: post-LN encoders scored as masked language models.
+
+Post-LN puts LayerNorm on the residual stream itself, so the residual admits permutations only:
+the spec refuses the rest with that reason, and bypassing the refusal changes the function.
+Planted transforms are recovered; the masked-LM evaluation is deterministic and scores only the
+masked positions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from symalign.cli import main
+from symalign.data import load_data
+from symalign.data.text import MASK_FRACTION, char_tokenizer
+from symalign.errors import InadmissibleError, SymalignError
+from symalign.landscape.evaluate import evaluate
+from symalign.match.align import align
+from symalign.match.config import AlignConfig
+from symalign.models import canonicalize, is_canonical, load_model, outputs, random_inputs, save_model, spec_of, transformed
+from symalign.models.tiny import random_model, tiny_config
+from symalign.symmetry.groups import Dense
+from symalign.symmetry.random import random_orthogonal, random_transform
+from symalign.symmetry.transform import Transform, apply_unchecked
+
+TOL = 1e-4
+PLANTED = {"mlp": "perm", "heads": "perm", "qk": "invertible", "vo": "orthogonal", "residual": "perm"}
+
+
+@pytest.fixture(scope="module", params=["bert", "roberta"])
+def text_encoder(request, tmp_path_factory):
+    """A random encoder that can read the plays: saved with a character tokenizer that has <mask>."""
+    folder = tmp_path_factory.mktemp(request.param)
+    tokenizer = char_tokenizer(load_data("shakespeare-mlm").text, mask=True)
+    config = tiny_config(request.param, layers=2, width=32, heads=4, mlp=48, tied=True, vocab=len(tokenizer), context=64)
+    save_model(random_model(config, seed=2), folder)
+    tokenizer.save_pretrained(str(folder))
+    return folder
+
+
+def test_post_ln_residual_admits_permutations_only_and_the_refusal_is_needed():
+    model = random_model(tiny_config("bert", layers=2, width=32, heads=4, mlp=48), seed=1)
+    spec = spec_of(model)
+    assert is_canonical(model) and canonicalize(model) is model  # nothing to absorb
+    for cls in ("orthogonal", "invertible", "scaled_perm", "rotary"):
+        with pytest.raises(InadmissibleError, match="post-LN"):
+            spec.check_classes({"residual": cls})
+    assert AlignConfig(preset="all").for_spec(spec).classes["residual"] == "perm"
+    x = random_inputs(model, n=3)
+    q = Dense(random_orthogonal(32, torch.Generator().manual_seed(0)), "orthogonal")
+    # even with every LayerNorm at γ = 1, β = 0 (the engine refuses to rotate a non-constant gain at all),
+    # the norm's mean-centring on the stream itself does not commute with a rotation
+    plain = model.with_tensors({k: (torch.ones_like(v) if k.endswith("norm.weight") or k.endswith("ln1.weight")
+                                    or k.endswith("ln2.weight") else torch.zeros_like(v) if "norm.bias" in k
+                                    or k.endswith("ln1.bias") or k.endswith("ln2.bias") else v)
+                                for k, v in model.tensors.items()})
+    rotated = plain.with_tensors(apply_unchecked(plain.tensors, spec, Transform({"residual": q})))
+    assert (outputs(rotated, x) - outputs(plain, x)).abs().max().item() > 1e-2
+    permuted = transformed(model, random_transform(spec, {"residual": "perm"}, seed=3))
+    assert (outputs(permuted, x) - outputs(model, x)).abs().max().item() < TOL
+
+
+@pytest.mark.parametrize("family", ["bert", "roberta"])
+@pytest.mark.parametrize("tied", [True, False])
+def test_planted_transforms_are_recovered_by_weight_matching(family, tied):
+    a = random_model(tiny_config(family, layers=2, width=32, heads=4, mlp=48, tied=tied), seed=5)
+    planted = random_transform(spec_of(a), PLANTED, seed=7)
+    b = transformed(a, planted)
+    result = align(a, b, AlignConfig(method="weight", classes=PLANTED))
+    assert result.report["distance_before"] > 0.5 and result.report["distance_after"] < TOL
+    undone = result.transform.compose(planted, spec_of(a))
+    assert torch.equal(undone["residual"].perm, torch.arange(32))
+
+
+def test_masked_lm_evaluation_is_deterministic_and_scores_masked_positions_only(text_encoder):
+    model = load_model(text_encoder)
+    data = load_data("shakespeare-mlm")
+    batches = list(data.eval_batches(model, max_examples=8))
+    again = list(data.eval_batches(model, max_examples=8))
+    (x, y), (x2, y2) = batches[0], again[0]
+    assert torch.equal(x["input_ids"], x2["input_ids"]) and torch.equal(y, y2)
+    masked = y != -100
+    mask_id = 0 + int(x["input_ids"][masked][0])
+    assert (x["input_ids"][masked] == mask_id).all() and not (x["input_ids"][~masked] == mask_id).any()
+    assert abs(float(masked.float().mean()) - MASK_FRACTION) < 0.05
+    first, second = evaluate(model, data, max_examples=8), evaluate(model, data, max_examples=8)
+    assert first == second and first.loss > 1.0
+    with pytest.raises(SymalignError, match="text data but the model is a"):
+        load_data("shakespeare").check_model(model)  # a causal-LM source does not fit an encoder
+
+
+def test_planted_transforms_are_recovered_by_activation_matching(text_encoder):
+    a = load_model(text_encoder)
+    b = transformed(a, random_transform(spec_of(a), PLANTED, seed=8))
+    result = align(a, b, AlignConfig(method="activation", classes=PLANTED, data="shakespeare-mlm", max_examples=16))
+    assert result.report["distance_after"] < TOL
+
+
+def test_cli_aligns_a_planted_encoder_and_measures_a_flat_curve(text_encoder, tmp_path, capsys):
+    planted = tmp_path / "planted"
+    assert main(["transform", str(text_encoder), "--random", "--seed", "4", "--out", str(planted)]) == 0
+    capsys.readouterr()
+    assert main(["align", str(text_encoder), str(planted), "--classes", "all", "--barrier", "--data", "shakespeare-mlm",
+                 "--max-examples", "8", "--out", str(tmp_path / "aligned"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["classes"]["residual"] == "perm" and abs(report["barrier"]) < 1e-3
+
+
+def test_unsupported_encoder_layouts_are_one_line(text_encoder, tmp_path, capsys):
+    folder = tmp_path / "variant"
+    folder.mkdir()
+    for f in text_encoder.iterdir():
+        (folder / f.name).write_bytes(f.read_bytes())
+    config = json.loads((folder / "config.json").read_text()) | {"position_embedding_type": "relative_key"}
+    (folder / "config.json").write_text(json.dumps(config))
+    assert main(["inspect", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "position_embedding_type" in err and err.count("\n") == 1
