@@ -83,6 +83,24 @@ def test_inadmissible_classes_are_disabled_with_the_specs_reason(home):
     assert not at.checkbox(key="toggle:mlp:perm").disabled
 
 
+def test_new_families_get_their_own_toggles_and_presets(home):
+    """A Llama: RoPE refuses orthogonal QK maps and admits rotary ones, the preset `all` picks
+    them; a BERT: post-LN leaves the residual permutations only, and `all` picks those."""
+    at = clean(page("align").run())
+    at.selectbox(key="align-a").set_value("zoo:llama-shakespeare/0")
+    at = clean(at.selectbox(key="align-b").set_value("zoo:llama-shakespeare/1").run())
+    qk = at.checkbox(key="toggle:qk:orthogonal")
+    assert qk.disabled and "RoPE" in qk.help and not at.checkbox(key="toggle:qk:rotary").disabled
+    at = clean(at.button(key="preset:all").click().run())
+    assert at.session_state["align-config"]["classes"]["qk"] == "rotary"
+    at.selectbox(key="align-a").set_value("zoo:bert-shakespeare/0")
+    at = clean(at.selectbox(key="align-b").set_value("zoo:bert-shakespeare/1").run())
+    residual = at.checkbox(key="toggle:residual:orthogonal")
+    assert residual.disabled and "post-LN" in residual.help
+    at = clean(at.button(key="preset:all").click().run())
+    assert at.session_state["align-config"]["classes"]["residual"] == "perm"
+
+
 def test_mismatched_models_get_one_message(home):
     at = clean(page("align").run())
     at.selectbox(key="align-a").set_value("zoo:vit-digits/0")

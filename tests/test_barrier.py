@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from transformers import AutoModelForCausalLM, AutoModelForImageClassification
+from transformers import AutoModelForCausalLM, AutoModelForImageClassification, AutoModelForMaskedLM
 
 from symalign.cli import main
 from symalign.data import load_data
@@ -24,7 +24,7 @@ GPT_EXAMPLES = 32  # keep text curves quick in CI
 def test_zoo_holds_three_seeds_of_each_cpu_recipe_and_is_small():
     recipes = {(e["recipe"], e["seed"]) for e in ENTRIES}
     assert recipes == {(r, s) for r in ("vit-digits", "gpt-shakespeare", "vit-digits-flipped", "vit-digits-narrow", "gpt-shakespeare-upper",
-                                           "llama-shakespeare") for s in (0, 1, 2)}
+                                           "llama-shakespeare", "bert-shakespeare") for s in (0, 1, 2)}
     size = sum(p.stat().st_size for p in zoo_dir().rglob("*") if p.is_file())
     assert size < 30 * 2**20
 
@@ -33,7 +33,8 @@ def test_zoo_holds_three_seeds_of_each_cpu_recipe_and_is_small():
 def test_shipped_model_loads_plainly_and_reproduces_its_manifest(entry):
     folder = zoo_dir() / entry["path"]
     assert file_hashes(folder) == entry["files"]
-    auto = AutoModelForImageClassification if entry["recipe"].startswith("vit") else AutoModelForCausalLM
+    auto = (AutoModelForImageClassification if entry["recipe"].startswith("vit")
+            else AutoModelForMaskedLM if entry["recipe"].startswith("bert") else AutoModelForCausalLM)
     plain = auto.from_pretrained(str(folder))
     assert sum(p.numel() for p in plain.parameters()) > 10_000
     metrics = evaluate(load_model(f"zoo:{entry['recipe']}/{entry['seed']}"), load_data(entry["data"]))
@@ -109,4 +110,4 @@ def test_bad_barrier_input_is_one_line(argv, message, capsys):
 def test_zoo_list(capsys):
     assert main(["zoo", "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert len(listed) == len(ENTRIES) == 18 and all(Path(zoo_dir() / e["path"]).is_dir() for e in listed)
+    assert len(listed) == len(ENTRIES) == 21 and all(Path(zoo_dir() / e["path"]).is_dir() for e in listed)

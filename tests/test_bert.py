@@ -118,3 +118,35 @@ def test_unsupported_encoder_layouts_are_one_line(text_encoder, tmp_path, capsys
     assert main(["inspect", str(folder)]) == 2
     err = capsys.readouterr().err
     assert "position_embedding_type" in err and err.count("\n") == 1
+
+
+def test_three_planted_encoders_share_one_basis_and_a_flat_simplex(text_encoder):
+    from symalign.landscape.simplex import simplex_surface
+    from symalign.match.universe import align_many
+
+    a = load_model(text_encoder)
+    copies = [transformed(a, random_transform(spec_of(a), PLANTED, seed=s)) for s in (11, 12)]
+    universe = align_many([a, *copies], AlignConfig(method="weight", classes=PLANTED))
+    surface = simplex_surface(*universe.aligned, load_data("shakespeare-mlm"), resolution=2, max_examples=4)
+    assert max(surface.loss) - min(surface.loss) < 1e-4
+
+
+def test_an_uploaded_bert_zip_is_accepted_and_aligns_against_the_zoo(tmp_path):
+    import io
+    import zipfile
+
+    from symalign.models.upload import import_upload
+    from symalign.runs.execute import align_run
+    from symalign.zoo import resolve_zoo
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for f in resolve_zoo("zoo:bert-shakespeare/1").iterdir():
+            archive.writestr(f"my-bert/{f.name}", f.read_bytes())
+    folder = import_upload([("my-bert.zip", buffer.getvalue())], tmp_path / "models")
+    assert load_model(folder).family.name == "bert"
+    run = align_run("zoo:bert-shakespeare/0", folder, AlignConfig(method="weight", preset="all"),
+                    out=tmp_path / "aligned", max_examples=16)
+    report = run.alignment.report
+    assert report["config"]["classes"]["residual"] == "perm" and report["function_gap_vs_b"] < TOL
+    assert report["distance_after"] < report["distance_before"] - 0.05

@@ -179,3 +179,17 @@ def test_an_uploaded_llama_zip_is_accepted_and_aligns_against_the_zoo(tmp_path):
     assert report["config"]["classes"]["qk"] == "rotary" and report["function_gap_vs_b"] < TOL
     assert report["distance_after"] < report["distance_before"] - 0.1
     assert run.curve.barrier < 1.0  # the README's none → weight drop (1.30 → 0.71 on 0↔1)
+
+
+def test_three_planted_llamas_share_one_basis_and_a_flat_simplex(text_llama):
+    """align-many (weight, rotary QK maps) brings two planted copies into the reference's basis; the
+    loss over their simplex is then the reference's loss everywhere (within 1e-4)."""
+    from symalign.landscape.simplex import simplex_surface
+    from symalign.match.universe import align_many
+
+    a = canonicalize(load_model(text_llama))
+    copies = [transformed(a, random_transform(spec_of(a), ALL, seed=s)) for s in (11, 12)]
+    universe = align_many([a, *copies], AlignConfig(method="weight", classes=ALL))
+    assert universe.report["config"]["classes"]["qk"] == "rotary"
+    surface = simplex_surface(*universe.aligned, load_data("shakespeare"), resolution=2, max_examples=4)
+    assert max(surface.loss) - min(surface.loss) < 1e-4

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from symalign.errors import ModelLoadError
-from symalign.models.family import Family, Tensors
+from symalign.models.family import Family, Tensors, check_tied
 from symalign.models.layout import BLOCK, Dims
 
 OUTER = {
@@ -82,8 +82,7 @@ def _adapter(kind: str):
     def from_logical(t: Tensors, config) -> Tensors:
         dm = dims(config)
         d = dm.d_model
-        if config.tie_word_embeddings and not torch.equal(t["head.weight"], t["embed.token"]):
-            raise ModelLoadError(f"this {kind} ties its decoder to the token embedding, but the two now differ; untie it")
+        check_tied(t, config, kind)
         e = f"{p0}.embeddings."
         sd = {
             e + "word_embeddings.weight": t["embed.token"],

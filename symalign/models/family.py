@@ -14,6 +14,27 @@ from symalign.symmetry.spec import SymmetrySpec
 Tensors = dict[str, torch.Tensor]
 
 
+def untied_config(config: Any) -> Any:
+    """A copy of `config` whose LM head has its own weights: the canonical form folds the final norm
+    into the head, which then differs from the token embedding it was tied to."""
+    config = config.__class__.from_dict(config.to_dict())
+    config.tie_word_embeddings = False
+    return config
+
+
+def check_tied(t: Tensors, config: Any, what: str) -> None:
+    """A tied head must still equal the token embedding (a transform that moved one moved both)."""
+    if getattr(config, "tie_word_embeddings", False) and not torch.equal(t["head.weight"], t["embed.token"]):
+        from symalign.errors import ModelLoadError
+
+        raise ModelLoadError(f"this {what} ties its output head to the token embedding, but the two now differ; untie it")
+
+
+def token_inputs(vocab_size: int, context: int, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
+    """Random token ids [n, min(context, 16)]: what function-preservation checks feed a text model."""
+    return {"input_ids": torch.randint(0, vocab_size, (n, min(context, 16)), generator=generator)}
+
+
 @dataclass(frozen=True)
 class Family:
     """One architecture family (e.g. GPT-2): declarative rows plus the few functions that differ."""

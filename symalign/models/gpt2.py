@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from symalign.errors import ModelLoadError
-from symalign.models.family import Family, Tensors
+from symalign.models.family import Family, Tensors, check_tied, token_inputs, untied_config
 from symalign.models.layout import Dims
 
 OUTER = {
@@ -48,8 +48,7 @@ def to_logical(sd: Tensors, config) -> Tensors:
 def from_logical(t: Tensors, config) -> Tensors:
     dm = dims(config)
     d = dm.d_model
-    if config.tie_word_embeddings and not torch.equal(t["head.weight"], t["embed.token"]):
-        raise ModelLoadError("this GPT-2 ties its LM head to the token embedding, but the two now differ; untie it")
+    check_tied(t, config, "GPT-2")
     sd = {
         "transformer.wte.weight": t["embed.token"],
         "transformer.wpe.weight": t["embed.position"],
@@ -71,16 +70,8 @@ def from_logical(t: Tensors, config) -> Tensors:
     return {k: v.contiguous() for k, v in sd.items()}
 
 
-def canonical_config(config):
-    """The canonical form gives the LM head its own weights (it absorbs the final LayerNorm)."""
-    config = config.__class__.from_dict(config.to_dict())
-    config.tie_word_embeddings = False
-    return config
-
-
 def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
-    length = min(config.n_positions, 16)
-    return {"input_ids": torch.randint(0, config.vocab_size, (n, length), generator=generator)}
+    return token_inputs(config.vocab_size, config.n_positions, n, generator)
 
 
 def check_config(config) -> None:
@@ -96,7 +87,7 @@ GPT2 = Family(
     dims=dims,
     to_logical=to_logical,
     from_logical=from_logical,
-    canonical_config=canonical_config,
+    canonical_config=untied_config,
     random_inputs=random_inputs,
     check_config=check_config,
     hook_points={"mlp": "transformer.h.{i}.mlp.c_proj", "heads": "transformer.h.{i}.attn.c_proj",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from symalign.errors import ModelLoadError
-from symalign.models.family import Family, Tensors
+from symalign.models.family import Family, Tensors, check_tied, token_inputs, untied_config
 from symalign.models.layout import Dims
 
 OUTER = {
@@ -33,7 +33,10 @@ BLOCK = {
 }
 FINAL_NORM = {"norm.weight": ("residual:diag",)}
 NORM_READERS = {"ln1": ("attn.q", "attn.k", "attn.v"), "ln2": ("mlp.gate", "mlp.up")}
-MODEL_TYPES = ("llama", "mistral")
+# logical name in a layer -> Hugging Face name in model.layers.{i} (tensors that need no reshape)
+PLAIN = {"ln1.weight": "input_layernorm.weight", "ln2.weight": "post_attention_layernorm.weight",
+         "mlp.gate.weight": "mlp.gate_proj.weight", "mlp.up.weight": "mlp.up_proj.weight",
+         "mlp.proj.weight": "mlp.down_proj.weight"}
 
 
 def dims(config) -> Dims:
@@ -56,19 +59,14 @@ def to_logical(sd: Tensors, config) -> Tensors:
         out[q + "attn.k.weight"] = sd[p + "self_attn.k_proj.weight"].reshape(kv, dh, d)
         out[q + "attn.v.weight"] = sd[p + "self_attn.v_proj.weight"].reshape(kv, dh, d)
         out[q + "attn.o.weight"] = sd[p + "self_attn.o_proj.weight"].reshape(d, kv, g, dh)
-        out[q + "ln1.weight"] = sd[p + "input_layernorm.weight"]
-        out[q + "ln2.weight"] = sd[p + "post_attention_layernorm.weight"]
-        out[q + "mlp.gate.weight"] = sd[p + "mlp.gate_proj.weight"]
-        out[q + "mlp.up.weight"] = sd[p + "mlp.up_proj.weight"]
-        out[q + "mlp.proj.weight"] = sd[p + "mlp.down_proj.weight"]
+        out.update({q + local: sd[p + hf] for local, hf in PLAIN.items()})
     return {k: v.contiguous() for k, v in out.items()}
 
 
 def from_logical(t: Tensors, config) -> Tensors:
     dm = dims(config)
     d = dm.d_model
-    if config.tie_word_embeddings and not torch.equal(t["head.weight"], t["embed.token"]):
-        raise ModelLoadError("this Llama ties its LM head to the token embedding, but the two now differ; untie it")
+    check_tied(t, config, "Llama")
     sd = {
         "model.embed_tokens.weight": t["embed.token"],
         "model.norm.weight": t["norm.weight"],
@@ -80,24 +78,12 @@ def from_logical(t: Tensors, config) -> Tensors:
         sd[p + "self_attn.k_proj.weight"] = t[q + "attn.k.weight"].reshape(-1, d)
         sd[p + "self_attn.v_proj.weight"] = t[q + "attn.v.weight"].reshape(-1, d)
         sd[p + "self_attn.o_proj.weight"] = t[q + "attn.o.weight"].reshape(d, -1)
-        sd[p + "input_layernorm.weight"] = t[q + "ln1.weight"]
-        sd[p + "post_attention_layernorm.weight"] = t[q + "ln2.weight"]
-        sd[p + "mlp.gate_proj.weight"] = t[q + "mlp.gate.weight"]
-        sd[p + "mlp.up_proj.weight"] = t[q + "mlp.up.weight"]
-        sd[p + "mlp.down_proj.weight"] = t[q + "mlp.proj.weight"]
+        sd.update({p + hf: t[q + local] for local, hf in PLAIN.items()})
     return {k: v.contiguous() for k, v in sd.items()}
 
 
-def canonical_config(config):
-    """The canonical form gives the LM head its own weights (it absorbs the final RMSNorm's gain)."""
-    config = config.__class__.from_dict(config.to_dict())
-    config.tie_word_embeddings = False
-    return config
-
-
 def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
-    length = min(config.max_position_embeddings, 16)
-    return {"input_ids": torch.randint(0, config.vocab_size, (n, length), generator=generator)}
+    return token_inputs(config.vocab_size, config.max_position_embeddings, n, generator)
 
 
 def check_config(config) -> None:
@@ -139,7 +125,7 @@ def _family(model_type: str, hf_class_name: str) -> Family:
         dims=dims,
         to_logical=to_logical,
         from_logical=from_logical,
-        canonical_config=canonical_config,
+        canonical_config=untied_config,
         random_inputs=random_inputs,
         check_config=check_config,
         hook_points={"mlp": "model.layers.{i}.mlp.down_proj", "heads": "model.layers.{i}.self_attn.o_proj",
