@@ -16,7 +16,7 @@ from transformers import AutoModelForCausalLM
 from symalign.cli import main
 from symalign.data import load_data
 from symalign.data.text import char_tokenizer
-from symalign.errors import InadmissibleError
+from symalign.errors import InadmissibleError, SymalignError
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
 from symalign.models import canonicalize, load_model, outputs, random_inputs, save_model, spec_of, transformed
@@ -193,3 +193,17 @@ def test_three_planted_llamas_share_one_basis_and_a_flat_simplex(text_llama):
     assert universe.report["config"]["classes"]["qk"] == "rotary"
     surface = simplex_surface(*universe.aligned, load_data("shakespeare"), resolution=2, max_examples=4)
     assert max(surface.loss) - min(surface.loss) < 1e-4
+
+
+def test_a_sweep_fits_its_rows_to_the_family(tmp_path):
+    """An ablation row such as `weight (all)` is meant for any family: on a Llama its orthogonal QK
+    maps become rotary ones (recorded in the cell's run); an unknown class is still refused."""
+    from symalign.jobs.grid import Grid, Row, parse_classes
+    from symalign.jobs.sweep import check_grid, row_classes
+
+    row = Row("weight (all)", "weight", parse_classes("all", "test"))
+    grid = Grid(pairs=[("zoo:llama-shakespeare/0", "zoo:llama-shakespeare/1")], rows=[row], seeds=[0], name="t")
+    assert check_grid(grid) and row_classes(grid.cells()[0])["qk"] == "rotary"
+    bad = Grid(pairs=grid.pairs, rows=[Row("bad", "weight", (("qk", "spin"),))], seeds=[0], name="t")
+    with pytest.raises(SymalignError, match="unknown symmetry class 'spin'"):
+        check_grid(bad)

@@ -16,6 +16,7 @@ import statistics
 import sys
 import time
 from contextlib import contextmanager
+from functools import lru_cache
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
@@ -49,11 +50,26 @@ class SweepResult:
                 "run": self.run_id}
 
 
+@lru_cache(maxsize=64)
+def _spec(ref: str):
+    from symalign.models import load_model
+
+    model = load_model(ref)
+    return model.family.spec(model.config, canonical=True)
+
+
+def row_classes(cell: Cell) -> dict[str, str]:
+    """The row's classes on this cell's architecture: rows are ablations meant for any family, so a
+    class the family refuses becomes the widest one it admits (SymmetrySpec.fit): `weight (all)` uses
+    rotary QK maps on a Llama and a residual permutation on a BERT (the run records what was used)."""
+    return _spec(cell.a).fit(cell.row.class_dict)
+
+
 def _config(cell: Cell, grid: Grid, data: str):
     from symalign.match.config import AlignConfig
 
     options = {"steps": grid.steps} if grid.steps is not None else {}
-    return AlignConfig(method=cell.row.method, classes=cell.row.class_dict, data=data, seed=cell.seed, **options)
+    return AlignConfig(method=cell.row.method, classes=row_classes(cell), data=data, seed=cell.seed, **options)
 
 
 def check_grid(grid: Grid) -> dict[str, str]:
@@ -76,7 +92,7 @@ def check_grid(grid: Grid) -> dict[str, str]:
                 if ref not in models:
                     models[ref] = load_model(ref)
             check_pair(models[cell.a], models[cell.b])
-            check_classes(models[cell.a], cell.row.class_dict)
+            check_classes(models[cell.a], row_classes(cell))
             data.setdefault(cell.a, grid.data or default_data_spec(models[cell.a]))
         except SymalignError as exc:
             raise SymalignError(f"{cell.describe()}: {exc}") from None

@@ -92,7 +92,7 @@ class SymmetrySpec:
         out = {}
         for kind, cls in classes.items():
             spaces = self.spaces_of_kind(kind)
-            if cls == "none" or not spaces or all(s.admits(cls) for s in spaces):
+            if cls not in CLASSES or not spaces or all(s.admits(cls) for s in spaces):  # unknown: check_classes says so
                 out[kind] = cls
                 continue
             start = WIDEST.index(cls) if cls in WIDEST else 0
