@@ -122,3 +122,15 @@ def test_runs_without_learned_rotations_are_refused(tmp_path, capsys):
         assert not html.exists()
     with pytest.raises(SymalignError, match="weight alignment"):
         alignment_spectrum(weight)
+
+
+def test_an_rmsnorm_residual_correction_has_all_its_angles():
+    """Under RMSNorm nothing fixes the all-ones direction: a planted rotation in the full residual
+    comes back with all d angles (LayerNorm families report d − 1)."""
+    model = canonicalize(random_model(tiny_config("llama", tied=False, width=32, heads=4, kv_heads=2), seed=1))
+    spec = spec_of(model)
+    start = random_transform(spec, spec.fit(CLASS_PRESETS["all"]), seed=2)
+    correction = Transform({"residual": Dense(rotations(32, ANGLES), "orthogonal")})
+    result = spectrum(correction.compose(start, spec), start, spec)
+    (residual,) = [c for c in result["components"] if c["space"] == "residual"]
+    assert residual["angles"] == pytest.approx(expected(32, ANGLES), abs=1e-8)

@@ -64,7 +64,7 @@ def spectrum(learned: Transform, start: Transform, spec: SymmetrySpec, classes: 
         if element.kind != "orthogonal":
             continue
         m = element.dense()
-        if space.kind == "residual":
+        if space.fixes_ones:  # LayerNorm: the all-ones direction is fixed by construction, not learned
             basis = ones_complement_basis(m.shape[-1]).to(m)
             m = (basis.T @ m @ basis)[1:, 1:]
         stack = m if m.dim() == 3 else m[None]
