@@ -55,9 +55,9 @@ def test_inadmissible_class_is_one_line(gpt2_dir, tmp_path, capsys):
 
 def _bad_inputs(tmp_path):
     (tmp_path / "nojson").mkdir()
-    bert = tmp_path / "bert"
-    bert.mkdir()
-    (bert / "config.json").write_text(json.dumps({"model_type": "bert"}))
+    t5 = tmp_path / "t5"
+    t5.mkdir()
+    (t5 / "config.json").write_text(json.dumps({"model_type": "t5"}))
     corrupt = save_model(random_model(tiny_config("vit"), seed=0), tmp_path / "corrupt")
     (corrupt / "model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not a header}")
     pickled = save_model(random_model(tiny_config("vit"), seed=0), tmp_path / "pickled")
@@ -66,7 +66,7 @@ def _bad_inputs(tmp_path):
     return {
         tmp_path / "missing": "no model at",
         tmp_path / "nojson": "config.json is missing",
-        bert: "supported: gpt2 (GPT2LMHeadModel), vit (ViTForImageClassification)",
+        t5: "unsupported architecture 't5'",
         corrupt: "corrupt",
         pickled: "weights_only",
     }
