@@ -201,9 +201,13 @@ def test_a_sweep_fits_its_rows_to_the_family(tmp_path):
     from symalign.jobs.grid import Grid, Row, parse_classes
     from symalign.jobs.sweep import check_grid, row_classes
 
-    row = Row("weight (all)", "weight", parse_classes("all", "test"))
+    row = Row("weight (all)", "weight", parse_classes("all", "test"), fits=True)
     grid = Grid(pairs=[("zoo:llama-shakespeare/0", "zoo:llama-shakespeare/1")], rows=[row], seeds=[0], name="t")
     assert check_grid(grid) and row_classes(grid.cells()[0])["qk"] == "rotary"
+    written = Grid(pairs=grid.pairs, rows=[Row("written", "weight", parse_classes({"qk": "orthogonal"}, "t"))],
+                   seeds=[0], name="t")
+    with pytest.raises(SymalignError, match="rotary"):  # a table the user wrote is not quietly changed
+        check_grid(written)
     bad = Grid(pairs=grid.pairs, rows=[Row("bad", "weight", (("qk", "spin"),))], seeds=[0], name="t")
     with pytest.raises(SymalignError, match="unknown symmetry class 'spin'"):
         check_grid(bad)

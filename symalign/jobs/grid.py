@@ -52,6 +52,7 @@ class Row:
     name: str
     method: str
     classes: tuple[tuple[str, str], ...]
+    fits: bool = False  # a preset (named classes) is fitted to each family; a table the user wrote is not
 
     @property
     def class_dict(self) -> dict[str, str]:
@@ -131,7 +132,8 @@ def preset_grid(preset: str, family: str, seeds: list[int] | None = None, models
     if not family:
         raise SymalignError(f"--preset {preset} needs --family RECIPE (e.g. vit-digits)")
     refs = [f"zoo:{family}/{i}" for i in (models or [0, 1, 2])]
-    rows = [Row(name, method, parse_classes(classes, f"preset {preset}")) for name, method, classes in PRESETS[preset]]
+    rows = [Row(name, method, parse_classes(classes, f"preset {preset}"), fits=True)
+            for name, method, classes in PRESETS[preset]]
     return Grid(pairs=list(combinations(refs, 2)), rows=rows, seeds=seeds or [0], name=f"{preset} {family}")
 
 
@@ -167,8 +169,10 @@ def _row(spec, index: int, source: str) -> Row:
     where = f"{source}, row {index} ({spec.get('name', method)})"
     if method not in METHODS:
         raise SymalignError(f"{where}: unknown method {method!r}; choose from {', '.join(METHODS)}")
-    classes = parse_classes(spec.get("classes", "none" if method == "none" else None), where)
-    return Row(str(spec.get("name") or f"{method} ({spec.get('classes', 'permutations')})"), method, classes)
+    written = spec.get("classes", "none" if method == "none" else None)
+    classes = parse_classes(written, where)
+    name = str(spec.get("name") or f"{method} ({spec.get('classes', 'permutations')})")
+    return Row(name, method, classes, fits=written is None or isinstance(written, str))
 
 
 def _pairs(spec: dict, source: str) -> list[tuple[str, str]]:

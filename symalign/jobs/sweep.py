@@ -59,10 +59,12 @@ def _spec(ref: str):
 
 
 def row_classes(cell: Cell) -> dict[str, str]:
-    """The row's classes on this cell's architecture: rows are ablations meant for any family, so a
-    class the family refuses becomes the widest one it admits (SymmetrySpec.fit): `weight (all)` uses
-    rotary QK maps on a Llama and a residual permutation on a BERT (the run records what was used)."""
-    return _spec(cell.a).fit(cell.row.class_dict)
+    """The row's classes on this cell's architecture. A preset row (`all`, `permutations`, the named
+    grids) is an ablation meant for any family, so a class the family refuses becomes the widest one
+    it admits (SymmetrySpec.fit): `weight (all)` uses rotary QK maps on a Llama and a residual
+    permutation on a BERT (the run records what was used). A table of classes the user wrote is
+    taken as written, so an inadmissible choice is refused rather than quietly changed."""
+    return _spec(cell.a).fit(cell.row.class_dict) if cell.row.fits else cell.row.class_dict
 
 
 def _config(cell: Cell, grid: Grid, data: str):

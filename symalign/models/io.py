@@ -99,7 +99,7 @@ def _check_weight_files(path: Path) -> None:
 
 
 def load_model(path: str | Path) -> TransformerModel:
-    """Load a GPT-2 or ViT Hugging Face directory (or zoo:RECIPE/SEED) into logical tensors."""
+    """Load a supported Hugging Face directory (GPT-2, ViT, Llama, BERT families) (or zoo:RECIPE/SEED) into logical tensors."""
     path = resolve(path)
     family, config = read_config(path)
     _check_weight_files(path)
@@ -107,9 +107,11 @@ def load_model(path: str | Path) -> TransformerModel:
         module, info = family.hf_class.from_pretrained(str(path), output_loading_info=True)
     except Exception as exc:
         raise ModelLoadError(f"the weights in {path} do not fit its config.json ({brief(exc)})") from None
-    missing = [k for k in info.get("missing_keys", []) if k != "lm_head.weight"]
-    if missing or info.get("mismatched_keys"):
-        raise ModelLoadError(f"the weights in {path} do not fit its config.json: missing {missing[:3]}, mismatched {info.get('mismatched_keys', [])[:3]}")
+    missing = sorted(k for k in info.get("missing_keys", ()) if k != "lm_head.weight")
+    mismatched = sorted(str(k) for k in info.get("mismatched_keys", ()))  # a list or a set, by version
+    if missing or mismatched:
+        raise ModelLoadError(f"the weights in {path} do not fit its config.json: missing {missing[:3]}, "
+                             f"mismatched {mismatched[:3]}")
     state = {k: v.detach().clone() for k, v in module.state_dict().items()}
     tensors = family.to_logical(state, module.config)
     for name, t in tensors.items():
