@@ -25,6 +25,8 @@ from symalign.symmetry.groups import Dense
 from symalign.symmetry.random import random_orthogonal, random_transform
 from symalign.symmetry.transform import Transform, apply_unchecked
 
+from tests.upload_support import upload_and_align
+
 TOL = 1e-4
 PLANTED = {"mlp": "perm", "heads": "perm", "qk": "invertible", "vo": "orthogonal", "residual": "perm"}
 
@@ -132,21 +134,8 @@ def test_three_planted_encoders_share_one_basis_and_a_flat_simplex(text_encoder)
 
 
 def test_an_uploaded_bert_zip_is_accepted_and_aligns_against_the_zoo(tmp_path):
-    import io
-    import zipfile
-
-    from symalign.models.upload import import_upload
-    from symalign.runs.execute import align_run
-    from symalign.zoo import resolve_zoo
-
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for f in resolve_zoo("zoo:bert-shakespeare/1").iterdir():
-            archive.writestr(f"my-bert/{f.name}", f.read_bytes())
-    folder = import_upload([("my-bert.zip", buffer.getvalue())], tmp_path / "models")
-    assert load_model(folder).family.name == "bert"
-    run = align_run("zoo:bert-shakespeare/0", folder, AlignConfig(method="weight", preset="all"),
-                    out=tmp_path / "aligned", max_examples=16)
+    uploaded, run = upload_and_align("zoo:bert-shakespeare/0", "zoo:bert-shakespeare/1", "my-bert", tmp_path)
+    assert uploaded.family.name == "bert"
     report = run.alignment.report
     assert report["config"]["classes"]["residual"] == "perm" and report["function_gap_vs_b"] < TOL
     assert report["distance_after"] < report["distance_before"] - 0.05

@@ -25,6 +25,8 @@ from symalign.symmetry.groups import Dense, ScaledPermutation
 from symalign.symmetry.random import random_orthogonal, random_transform
 from symalign.symmetry.transform import Transform, apply_unchecked
 
+from tests.upload_support import upload_and_align
+
 TOL = 1e-4
 ALL = {"mlp": "perm", "heads": "perm", "qk": "rotary", "vo": "invertible", "residual": "orthogonal"}
 
@@ -159,22 +161,8 @@ def test_unsupported_llama_layouts_are_one_line(text_llama, tmp_path, capsys, ch
 
 
 def test_an_uploaded_llama_zip_is_accepted_and_aligns_against_the_zoo(tmp_path):
-    import io
-    import zipfile
-
-    from symalign.models.upload import import_upload
-    from symalign.runs.execute import align_run
-    from symalign.zoo import resolve_zoo
-
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for f in resolve_zoo("zoo:llama-shakespeare/1").iterdir():
-            archive.writestr(f"my-llama/{f.name}", f.read_bytes())
-    folder = import_upload([("my-llama.zip", buffer.getvalue())], tmp_path / "models")
-    uploaded = load_model(folder)
+    uploaded, run = upload_and_align("zoo:llama-shakespeare/0", "zoo:llama-shakespeare/1", "my-llama", tmp_path)
     assert uploaded.family.name == "llama" and uploaded.dims.group == 2
-    run = align_run("zoo:llama-shakespeare/0", folder, AlignConfig(method="weight", preset="all"),
-                    out=tmp_path / "aligned", max_examples=16)
     report = run.alignment.report
     assert report["config"]["classes"]["qk"] == "rotary" and report["function_gap_vs_b"] < TOL
     assert report["distance_after"] < report["distance_before"] - 0.1
