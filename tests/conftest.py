@@ -14,16 +14,17 @@ torch.set_num_threads(2)
 
 def random_configs(family: str, n: int, seed: int) -> list:
     """Varied small configs: layers, heads, widths, tied/untied, GELU/ReLU, with/without q/k/v bias
-    (Llama: key/value heads instead of activations and biases)."""
+    (Llama: key/value heads and optional attention/MLP biases; Qwen2: q/k/v biases)."""
     rng = random.Random(seed)
     out = []
-    if family == "llama":  # grouped queries (1, 2 or all heads per key/value head), even head sizes for RoPE
+    if family in ("llama", "qwen2"):  # grouped queries (1, 2 or all heads per KV head), even head sizes for RoPE
         for _ in range(n):
             heads = rng.choice([2, 4])
+            biases = dict(attention_bias=rng.random() < 0.4, mlp_bias=rng.random() < 0.3) if family == "llama" else {}
             out.append(tiny_config(
-                "llama", layers=rng.choice([1, 2, 3]), width=heads * rng.choice([4, 8]), heads=heads,
+                family, layers=rng.choice([1, 2, 3]), width=heads * rng.choice([4, 8]), heads=heads,
                 kv_heads=rng.choice([h for h in (1, 2, 4) if h <= heads]), mlp=rng.choice([16, 24, 48]),
-                tied=rng.random() < 0.5))
+                tied=rng.random() < 0.5, **biases))
         return out
     if family in ("bert", "roberta"):  # post-LN encoders: tied or untied decoder, GELU or ReLU
         for _ in range(n):

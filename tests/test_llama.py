@@ -31,9 +31,9 @@ TOL = 1e-4
 ALL = {"mlp": "perm", "heads": "perm", "qk": "rotary", "vo": "invertible", "residual": "orthogonal"}
 
 
-def llama(kv_heads: int = 2, seed: int = 0, **kwargs):
+def llama(kv_heads: int = 2, seed: int = 0, family: str = "llama", **kwargs):
     options = dict(layers=2, width=32, heads=4, kv_heads=kv_heads, mlp=48, tied=False) | kwargs
-    return canonicalize(random_model(tiny_config("llama", **options), seed=seed))
+    return canonicalize(random_model(tiny_config(family, **options), seed=seed))
 
 
 def gap(model, other, x) -> float:
@@ -103,6 +103,22 @@ def test_planted_transforms_are_recovered_by_weight_matching(kv_heads, classes):
         assert (m - torch.eye(m.shape[-1], dtype=torch.float64)).abs().max() < 1e-3, name
 
 
+@pytest.mark.parametrize("layout", [dict(family="qwen2"), dict(attention_bias=True, mlp_bias=True)],
+                         ids=["qwen2 (q/k/v biases)", "llama with attention and MLP biases"])
+@pytest.mark.parametrize("classes", [ALL, ALL | {"qk": "rescale", "vo": "orthogonal"}], ids=["rotary", "rescale"])
+def test_planted_transforms_are_recovered_with_biases(layout, classes):
+    """Biases move with their weights' rows (q's under the rotary map, which commutes with RoPE
+    because the bias is added before it); weight matching still recovers the planted transform."""
+    a = llama(kv_heads=2, seed=7, **layout)
+    assert {"layer.0.attn.q.bias", "layer.0.attn.k.bias"} <= set(a.tensors)
+    planted = random_transform(spec_of(a), classes, seed=8)
+    b = transformed(a, planted)
+    assert gap(a, b, random_inputs(a, n=2, seed=0)) < TOL
+    assert (b.tensors["layer.1.attn.q.bias"] - a.tensors["layer.1.attn.q.bias"]).abs().max() > 1e-2
+    result = align(a, b, AlignConfig(method="weight", classes=classes))
+    assert result.report["distance_before"] > 0.5 and result.report["distance_after"] < TOL
+
+
 @pytest.fixture(scope="module")
 def text_llama(tmp_path_factory):
     """A random Llama that can read the plays: saved with the character tokenizer."""
@@ -115,12 +131,18 @@ def text_llama(tmp_path_factory):
     return folder
 
 
-def test_planted_transforms_are_recovered_by_activation_matching(text_llama):
-    a = canonicalize(load_model(text_llama))
-    for classes in (ALL, ALL | {"qk": "rescale", "vo": "orthogonal"}):
-        b = transformed(a, random_transform(spec_of(a), classes, seed=6))
-        result = align(a, b, AlignConfig(method="activation", classes=classes, data="shakespeare", max_examples=16))
-        assert result.report["distance_after"] < TOL, classes
+def test_planted_transforms_are_recovered_by_activation_matching(text_llama, tmp_path):
+    tokenizer = char_tokenizer(load_data("shakespeare").text)
+    qwen = tiny_config("qwen2", layers=2, width=32, heads=4, kv_heads=2, mlp=48, tied=False, vocab=len(tokenizer),
+                       context=64)
+    save_model(random_model(qwen, seed=5), tmp_path / "qwen2")
+    tokenizer.save_pretrained(str(tmp_path / "qwen2"))
+    for folder in (text_llama, tmp_path / "qwen2"):
+        a = canonicalize(load_model(folder))
+        for classes in (ALL, ALL | {"qk": "rescale", "vo": "orthogonal"}):
+            b = transformed(a, random_transform(spec_of(a), classes, seed=6))
+            result = align(a, b, AlignConfig(method="activation", classes=classes, data="shakespeare", max_examples=16))
+            assert result.report["distance_after"] < TOL, (a.config.model_type, classes)
 
 
 def test_cli_transform_and_align_a_llama_checkpoint(text_llama, tmp_path, capsys):
@@ -144,7 +166,9 @@ def test_cli_transform_and_align_a_llama_checkpoint(text_llama, tmp_path, capsys
 @pytest.mark.parametrize("change, message", [
     ({"model_type": "mistral", "architectures": ["MistralForCausalLM"], "sliding_window": 16}, "sliding-window"),
     ({"num_local_experts": 4}, "mixture of experts"),
-    ({"attention_bias": True}, "attention biases"),
+    ({"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "use_sliding_window": True,
+      "sliding_window": 16, "max_window_layers": 1}, "sliding-window"),
+    ({"attention_bias": True}, "do not fit its config.json: missing ['model.layers.0.self_attn.k_proj.bias'"),
     ({"head_dim": 16}, "head_dim"),
     ({"model_type": "mixtral", "architectures": ["MixtralForCausalLM"]}, "unsupported architecture 'mixtral'"),
 ])

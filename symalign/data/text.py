@@ -5,6 +5,7 @@ directory, so a model directory is self-contained."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -74,6 +75,14 @@ def model_tokenizer(source: str):
     if not source or not (Path(source) / "tokenizer.json").is_file():
         raise SymalignError(f"the model {source or '(in memory)'} carries no tokenizer.json, so text data cannot be "
                             "encoded for it; text models must be saved with their tokenizer")
+    saved = Path(source) / "tokenizer_config.json"
+    declared = json.loads(saved.read_text()).get("tokenizer_class") if saved.is_file() else None
+    if declared in ("TokenizersBackend", "PreTrainedTokenizerFast"):
+        # A plain tokenizer.json (the zoo's character tokenizers) is loaded as saved: AutoTokenizer would
+        # pick the model type's own class (Qwen2's adds <|endoftext|>) and change the vocabulary.
+        from transformers import PreTrainedTokenizerFast
+
+        return PreTrainedTokenizerFast.from_pretrained(source)
     return AutoTokenizer.from_pretrained(source)
 
 

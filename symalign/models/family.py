@@ -53,7 +53,8 @@ class Family:
     # concatenated head outputs, and whose outputs hold q|k (activation matching hooks them).
     hook_points: dict[str, str] = field(default_factory=dict)
     # The block's tag rows, the final norm's, and which norm feeds which readers (canonical form).
-    block: dict[str, tuple[str | None, ...]] = field(default_factory=lambda: BLOCK)
+    # `block` may be a function of the config where the layout varies (a Llama with or without biases).
+    block: dict[str, tuple[str | None, ...]] | Callable[[Any], dict] = field(default_factory=lambda: BLOCK)
     final_norm: dict[str, tuple[str | None, ...]] = field(default_factory=lambda: FINAL_NORM)
     norm_readers: dict[str, tuple[str, ...]] = field(default_factory=lambda: BLOCK_NORM_READERS)
     task: str = "causal-lm"  # causal-lm | image-classification: which data sources fit
@@ -66,7 +67,8 @@ class Family:
         return getattr(transformers, self.hf_class_name)
 
     def spec(self, config: Any, canonical: bool) -> SymmetrySpec:
-        return build_spec(self.name, self.dims(config), self.outer_tags, canonical, self.block, self.final_norm)
+        block = self.block(config) if callable(self.block) else self.block
+        return build_spec(self.name, self.dims(config), self.outer_tags, canonical, block, self.final_norm)
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ from symalign.errors import ModelLoadError, brief
 from symalign.models.family import Family, TransformerModel
 from symalign.models.bert import BERT, ROBERTA
 from symalign.models.gpt2 import GPT2
-from symalign.models.llama import LLAMA, MISTRAL
+from symalign.models.llama import LLAMA, MISTRAL, QWEN2
 from symalign.models.vit import VIT
 
-FAMILIES: dict[str, Family] = {f.model_type: f for f in (GPT2, VIT, LLAMA, MISTRAL, BERT, ROBERTA)}
+FAMILIES: dict[str, Family] = {f.model_type: f for f in (GPT2, VIT, LLAMA, MISTRAL, QWEN2, BERT, ROBERTA)}
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
 
 

@@ -1,5 +1,6 @@
-"""Llama (LlamaForCausalLM; Mistral without a sliding window): RMSNorm, RoPE, grouped-query
-attention, SwiGLU, no biases.
+"""Llama (LlamaForCausalLM; Mistral without a sliding window; Qwen2): RMSNorm, RoPE, grouped-query
+attention, SwiGLU; biases where the config has them (Qwen2's q/k/v, Llama's attention_bias and
+mlp_bias), each moving with the rows of its weight.
 
 What differs from GPT-2 is all declarative: the block's tag rows below (query heads carry a group
 axis, the MLP a gate beside its up projection) and the Dims flags that make the spec refuse what
@@ -31,12 +32,45 @@ BLOCK = {
     "mlp.up.weight": ("mlp:co", "residual:contra"),
     "mlp.proj.weight": ("residual:co", "mlp:contra"),
 }
+# Optional biases: q [H_kv, g, d_head], k and v [H_kv, d_head], o and the MLP's as their weights' rows.
+BIASES = {
+    "attn.q.bias": ("heads:co", "qheads:co", "qk:co"),
+    "attn.k.bias": ("heads:co", "qk:contra"),
+    "attn.v.bias": ("heads:co", "vo:co"),
+    "attn.o.bias": ("residual:co",),
+    "mlp.gate.bias": ("mlp:co",),
+    "mlp.up.bias": ("mlp:co",),
+    "mlp.proj.bias": ("residual:co",),
+}
 FINAL_NORM = {"norm.weight": ("residual:diag",)}
 NORM_READERS = {"ln1": ("attn.q", "attn.k", "attn.v"), "ln2": ("mlp.gate", "mlp.up")}
 # logical name in a layer -> Hugging Face name in model.layers.{i} (tensors that need no reshape)
 PLAIN = {"ln1.weight": "input_layernorm.weight", "ln2.weight": "post_attention_layernorm.weight",
          "mlp.gate.weight": "mlp.gate_proj.weight", "mlp.up.weight": "mlp.up_proj.weight",
          "mlp.proj.weight": "mlp.down_proj.weight"}
+
+
+def biases(config) -> tuple[str, ...]:
+    """The logical bias tensors a layer of this config has: Qwen2 always biases q, k and v; Llama and
+    Mistral bias all four attention projections with attention_bias and the MLP with mlp_bias."""
+    out = ()
+    if config.model_type == "qwen2":
+        out += ("attn.q.bias", "attn.k.bias", "attn.v.bias")
+    elif getattr(config, "attention_bias", False):
+        out += ("attn.q.bias", "attn.k.bias", "attn.v.bias", "attn.o.bias")
+    if getattr(config, "mlp_bias", False):
+        out += ("mlp.gate.bias", "mlp.up.bias", "mlp.proj.bias")
+    return out
+
+
+def block(config) -> dict[str, tuple[str, ...]]:
+    return BLOCK | {name: BIASES[name] for name in biases(config)}
+
+
+def _hf_name(local: str) -> str:
+    """A bias's Hugging Face name in model.layers.{i}."""
+    module, proj, _ = local.split(".")
+    return {"attn": "self_attn.", "mlp": "mlp."}[module] + {"proj": "down"}.get(proj, proj) + "_proj.bias"
 
 
 def dims(config) -> Dims:
@@ -60,6 +94,9 @@ def to_logical(sd: Tensors, config) -> Tensors:
         out[q + "attn.v.weight"] = sd[p + "self_attn.v_proj.weight"].reshape(kv, dh, d)
         out[q + "attn.o.weight"] = sd[p + "self_attn.o_proj.weight"].reshape(d, kv, g, dh)
         out.update({q + local: sd[p + hf] for local, hf in PLAIN.items()})
+        for local in biases(config):
+            shape = {"attn.q.bias": (kv, g, dh), "attn.k.bias": (kv, dh), "attn.v.bias": (kv, dh)}.get(local, (-1,))
+            out[q + local] = sd[p + _hf_name(local)].reshape(shape)
     return {k: v.contiguous() for k, v in out.items()}
 
 
@@ -79,6 +116,7 @@ def from_logical(t: Tensors, config) -> Tensors:
         sd[p + "self_attn.v_proj.weight"] = t[q + "attn.v.weight"].reshape(-1, d)
         sd[p + "self_attn.o_proj.weight"] = t[q + "attn.o.weight"].reshape(d, -1)
         sd.update({p + hf: t[q + local] for local, hf in PLAIN.items()})
+        sd.update({p + _hf_name(local): t[q + local].reshape(-1) for local in biases(config)})
     return {k: v.contiguous() for k, v in sd.items()}
 
 
@@ -91,15 +129,15 @@ def check_config(config) -> None:
     def refuse(what: str) -> None:
         raise ModelLoadError(f"unsupported {config.model_type} layout: {what}")
 
-    if getattr(config, "sliding_window", None) and getattr(config, "use_sliding_window", True):
-        refuse(f"sliding-window attention (sliding_window={config.sliding_window}); set it to null for full attention")
+    layer_types = getattr(config, "layer_types", None)  # Qwen2: which layers slide (max_window_layers)
+    sliding = (any(t != "full_attention" for t in layer_types) if layer_types else
+               getattr(config, "sliding_window", None) and getattr(config, "use_sliding_window", True))
+    if sliding:
+        refuse(f"sliding-window attention (sliding_window={config.sliding_window}); symalign supports full "
+               "attention in every layer")
     for key in ("num_local_experts", "num_experts", "n_routed_experts"):
         if getattr(config, key, None):
             refuse(f"mixture of experts ({key}={getattr(config, key)}): expert routing has symmetries of its own")
-    if getattr(config, "attention_bias", False):
-        refuse("attention biases (attention_bias=true)")
-    if getattr(config, "mlp_bias", False):
-        refuse("MLP biases (mlp_bias=true)")
     if getattr(config, "pretraining_tp", 1) not in (1, None):
         refuse(f"tensor-parallel emulation (pretraining_tp={config.pretraining_tp}); set it to 1")
     heads, kv = config.num_attention_heads, config.num_key_value_heads or config.num_attention_heads
@@ -130,7 +168,7 @@ def _family(model_type: str, hf_class_name: str) -> Family:
         check_config=check_config,
         hook_points={"mlp": "model.layers.{i}.mlp.down_proj", "heads": "model.layers.{i}.self_attn.o_proj",
                      "q": "model.layers.{i}.self_attn.q_proj", "k": "model.layers.{i}.self_attn.k_proj"},
-        block=BLOCK,
+        block=block,
         final_norm=FINAL_NORM,
         norm_readers=NORM_READERS,
         task="causal-lm",
@@ -140,3 +178,4 @@ def _family(model_type: str, hf_class_name: str) -> Family:
 
 LLAMA = _family("llama", "LlamaForCausalLM")
 MISTRAL = _family("mistral", "MistralForCausalLM")
+QWEN2 = _family("qwen2", "Qwen2ForCausalLM")

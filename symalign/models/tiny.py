@@ -1,4 +1,4 @@
-"""Tiny randomly initialised GPT-2 / ViT / Llama / BERT models: for the demo, the docs and the tests.
+"""Tiny randomly initialised GPT-2 / ViT / Llama (Qwen2) / BERT models: for the demo, the docs and the tests.
 
 Every parameter is random (LayerNorm gains and all biases included), so symmetry and
 canonical-form checks cannot pass by accident on an all-ones gain or an all-zero bias."""
@@ -14,10 +14,11 @@ from symalign.models.io import FAMILIES, _quiet_transformers
 def tiny_config(family: str, *, layers: int = 2, width: int = 32, heads: int = 4, mlp: int | None = None,
                 activation: str = "gelu", tied: bool = True, qkv_bias: bool = True, vocab: int = 61,
                 image_size: int = 8, patch: int = 2, channels: int = 1, labels: int = 10, context: int = 32,
-                kv_heads: int | None = None):
-    """A Hugging Face config for a small model of the family."""
+                kv_heads: int | None = None, attention_bias: bool = False, mlp_bias: bool = False):
+    """A Hugging Face config for a small model of the family (`attention_bias`, `mlp_bias`: Llama only;
+    Qwen2 is a Llama with q/k/v biases)."""
     _quiet_transformers()
-    from transformers import BertConfig, GPT2Config, LlamaConfig, RobertaConfig, ViTConfig
+    from transformers import BertConfig, GPT2Config, LlamaConfig, Qwen2Config, RobertaConfig, ViTConfig
 
     mlp = mlp or 4 * width
     if family == "gpt2":
@@ -33,11 +34,15 @@ def tiny_config(family: str, *, layers: int = 2, width: int = 32, heads: int = 4
         return cls(num_hidden_layers=layers, hidden_size=width, num_attention_heads=heads, intermediate_size=mlp,
                    hidden_act=activation, vocab_size=vocab, max_position_embeddings=context + 2,
                    tie_word_embeddings=tied, pad_token_id=0, architectures=[f"{cls.__name__[:-6]}ForMaskedLM"])
-    if family == "llama":
-        return LlamaConfig(num_hidden_layers=layers, hidden_size=width, num_attention_heads=heads,
-                           num_key_value_heads=kv_heads or heads, intermediate_size=mlp, hidden_act="silu",
-                           vocab_size=vocab, max_position_embeddings=context, tie_word_embeddings=tied, bos_token_id=0,
-                           eos_token_id=0, rope_theta=10000.0, architectures=["LlamaForCausalLM"])
+    if family in ("llama", "qwen2"):
+        shared = dict(num_hidden_layers=layers, hidden_size=width, num_attention_heads=heads,
+                      num_key_value_heads=kv_heads or heads, intermediate_size=mlp, hidden_act="silu",
+                      vocab_size=vocab, max_position_embeddings=context, tie_word_embeddings=tied, bos_token_id=0,
+                      eos_token_id=0, rope_theta=10000.0)
+        if family == "qwen2":
+            return Qwen2Config(**shared, architectures=["Qwen2ForCausalLM"])
+        return LlamaConfig(**shared, attention_bias=attention_bias, mlp_bias=mlp_bias,
+                           architectures=["LlamaForCausalLM"])
     raise ValueError(f"unknown family {family!r}")
 
 
