@@ -45,6 +45,20 @@ def test_merging_a_planted_copy_with_alignment_returns_the_model(vit, planted, h
     assert unaligned.report["merged"]["loss"] > aligned.report["merged"]["loss"] + 0.5
 
 
+@pytest.mark.parametrize("recipe, data, how", [("bert-shakespeare", "shakespeare-mlm", how)
+                                               for how in ("average", "fisher", "regmean")]
+                         + [("llama-shakespeare", "shakespeare", "regmean")])
+def test_merging_works_unchanged_on_the_newer_families(recipe, data, how):
+    """A tied BERT (post-LN; its decoder is the token embedding, which RegMean must not split from
+    it) and a Llama (RMSNorm, grouped queries, rotary QK maps): a planted copy merges back."""
+    model = canonicalize(load_model(f"zoo:{recipe}/0"))
+    spec = spec_of(model)
+    copy = transformed(model, random_transform(spec, spec.fit(CLASS_PRESETS["all"]), seed=3))
+    result = merge_models([model, copy], "weight", how, data, examples=8, max_examples=32)
+    assert gap(model, result.merged) < 1e-4
+    assert result.report["merged"]["loss"] == pytest.approx(result.report["inputs"][0]["loss"], abs=1e-4)
+
+
 @pytest.mark.parametrize("how", ["fisher", "regmean"])
 def test_weighted_merges_of_identical_members_are_exact(vit, how):
     merged = merge_models([vit, vit, vit], "none", how, "digits", examples=16, max_examples=64).merged

@@ -4,7 +4,8 @@ the Gram matrix of member i's inputs to that map (off-diagonal entries scaled by
 
 Done on the Hugging Face modules of the members (which already share one basis): every
 `nn.Linear` and GPT-2 `Conv1D` gets a forward hook that accumulates its input Gram matrix; the
-other parameters (embeddings, biases, norms) are averaged; the result is mapped back to the
+other parameters (embeddings, biases, norms, and an output head tied to the token embedding) are
+averaged; the result is mapped back to the
 logical layout by the family adapter. Nothing family-specific is needed."""
 
 from __future__ import annotations
@@ -53,10 +54,13 @@ def regmean(members: list[TransformerModel], data, examples: int = 64, seed: int
     states = [m.family.from_logical(m.tensors, m.config) for m in members]
     merged = {k: torch.stack([s[k].double() for s in states]).mean(0).to(v.dtype) for k, v in states[0].items()}
     module = members[0].to_module()
+    embedding = module.get_input_embeddings().weight
     for name, sub in module.named_modules():
         key = f"{name}.weight"
         if name not in grams[0] or key not in merged:
             continue
+        if sub.weight.data_ptr() == embedding.data_ptr():
+            continue  # a head tied to the token embedding is also a lookup table: it stays averaged, and tied
         g = [alpha * gi[name] + (1 - alpha) * torch.diag(torch.diagonal(gi[name])) for gi in grams]
         den = sum(g)
         den = den + 1e-10 * torch.diagonal(den).mean().clamp_min(1e-30) * torch.eye(den.shape[0], dtype=den.dtype)
