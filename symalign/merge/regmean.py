@@ -54,12 +54,12 @@ def regmean(members: list[TransformerModel], data, examples: int = 64, seed: int
     states = [m.family.from_logical(m.tensors, m.config) for m in members]
     merged = {k: torch.stack([s[k].double() for s in states]).mean(0).to(v.dtype) for k, v in states[0].items()}
     module = members[0].to_module()
-    embedding = module.get_input_embeddings().weight
+    embedding = getattr(module.get_input_embeddings(), "weight", None)  # a ViT's patch embedding has none
     for name, sub in module.named_modules():
         key = f"{name}.weight"
         if name not in grams[0] or key not in merged:
             continue
-        if sub.weight.data_ptr() == embedding.data_ptr():
+        if embedding is not None and sub.weight.data_ptr() == embedding.data_ptr():
             continue  # a head tied to the token embedding is also a lookup table: it stays averaged, and tied
         g = [alpha * gi[name] + (1 - alpha) * torch.diag(torch.diagonal(gi[name])) for gi in grams]
         den = sum(g)
