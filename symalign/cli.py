@@ -19,11 +19,11 @@ def _print_json(obj) -> None:
 
 def _parse_classes(args) -> dict[str, str]:
     """Per-kind classes from --classes (a preset name, or kind=class pairs) and the per-kind flags (flags win)."""
-    from symalign.match.config import CLASS_PRESETS
+    from symalign.match.config import CLASS_PRESETS, preset_classes
 
     classes: dict[str, str] = {}
     if (args.classes or "").strip() in CLASS_PRESETS:
-        classes = {kind: "none" for kind in KINDS} | CLASS_PRESETS[args.classes.strip()]
+        classes = preset_classes(args.classes.strip())
         args = argparse.Namespace(**{**vars(args), "classes": ""})
     for item in filter(None, (args.classes or "").split(",")):
         kind, sep, cls = item.partition("=")
@@ -129,15 +129,14 @@ def cmd_transform(args) -> None:
 
     if not args.random:
         raise SymalignError("transform needs --random (plant a random admissible transform)")
-    chosen = _parse_classes(args)
+    classes = _parse_classes(args)
     model = load_model(args.model)
     preset = _preset(args)
-    if preset or not chosen:  # a preset or the default: fitted to this model (RoPE: rotary QK maps)
-        from symalign.match.config import CLASS_PRESETS
+    if preset or not classes:  # a preset or the default: fitted to this model (RoPE: rotary QK maps)
+        from symalign.match.config import preset_classes
 
-        chosen = model.family.spec(model.config, canonical=True).fit(
-            {kind: "none" for kind in KINDS} | CLASS_PRESETS[preset] if preset else dict(DEFAULT_RANDOM_CLASSES))
-    classes = chosen
+        wanted = preset_classes(preset) if preset else dict(DEFAULT_RANDOM_CLASSES)
+        classes = model.family.spec(model.config, canonical=True).fit(wanted)
     canonicalised = False
     if classes.get("residual") == "orthogonal" and not is_canonical(model):
         print("note: canonicalising first (norm gains absorbed) so the residual admits orthogonal maps",

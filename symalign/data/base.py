@@ -11,6 +11,7 @@ import torch
 from symalign.data.defaults import IMAGE_LEARNED_DEFAULTS
 
 Batch = tuple[dict[str, torch.Tensor], torch.Tensor]  # model inputs, targets
+IGNORE = -100  # target of a position that is not scored (cross_entropy's ignore_index)
 
 
 @dataclass

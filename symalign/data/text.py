@@ -15,7 +15,7 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from symalign.data.base import Batch
+from symalign.data.base import IGNORE, Batch
 from symalign.data.defaults import TEXT_LEARNED_DEFAULTS
 from symalign.errors import SymalignError
 
@@ -186,7 +186,6 @@ class TextData:
 
 MASK_FRACTION = 0.15
 EVAL_MASK_SEED = 0  # the evaluation split's masked positions: fixed, so a curve is deterministic
-IGNORE = -100  # target of a position that is not scored (cross_entropy's ignore_index)
 
 
 @dataclass

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import torch
 from torch.func import functional_call
 
-from symalign.models.family import TransformerModel
+from symalign.data.base import IGNORE
+from symalign.models.family import Family, Tensors, TransformerModel
 
 
 @dataclass(frozen=True)
@@ -22,22 +23,28 @@ class Metrics:
 
 def batch_loss(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Summed cross-entropy and number of correct predictions (next token, class, or masked token;
-    targets of -100 are not scored: `scored` counts the rest)."""
+    targets of IGNORE (-100) are not scored: `scored` counts the rest)."""
     flat = logits.reshape(-1, logits.shape[-1]).float()
     y = targets.reshape(-1)
-    return (torch.nn.functional.cross_entropy(flat, y, reduction="sum", ignore_index=-100),
-            ((flat.argmax(-1) == y) & (y != -100)).sum())
+    return (torch.nn.functional.cross_entropy(flat, y, reduction="sum", ignore_index=IGNORE),
+            ((flat.argmax(-1) == y) & (y != IGNORE)).sum())
 
 
 def scored(targets: torch.Tensor) -> int:
-    """How many targets a loss sums over (all but the ignored -100s)."""
-    return int((targets != -100).sum())
+    """How many targets a loss sums over (all but the ignored ones)."""
+    return int((targets != IGNORE).sum())
 
 
 def module_names(module: torch.nn.Module) -> set[str]:
     """The names functional_call takes for this module: a tied parameter (a BERT decoder that is the
     token embedding) answers to one name only, and passing both raises."""
     return {n for n, _ in module.named_parameters()} | {n for n, _ in module.named_buffers()}
+
+
+def functional_params(family: Family, config, tensors: Tensors, names: set[str]) -> dict[str, torch.Tensor]:
+    """Logical `tensors` as the Hugging Face parameters functional_call takes for a module with
+    these `names` (module_names)."""
+    return {k: v for k, v in family.from_logical(tensors, config).items() if k in names}
 
 
 class Evaluator:
@@ -56,8 +63,8 @@ class Evaluator:
         self.examples = sum(len(y) for _, y in self.batches)
 
     def hf_params(self, model: TransformerModel) -> dict[str, torch.Tensor]:
-        return {k: v.to(self.device) for k, v in self.family.from_logical(model.tensors, self.config).items()
-                if k in self.names}
+        return {k: v.to(self.device) for k, v in functional_params(self.family, self.config, model.tensors,
+                                                                         self.names).items()}
 
     @torch.no_grad()
     def __call__(self, params: dict[str, torch.Tensor]) -> Metrics:

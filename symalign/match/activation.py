@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 
 from symalign.errors import SymalignError
-from symalign.match.solvers import assignment, procrustes, procrustes_fixing_ones, rotary_fit
+from symalign.match.solvers import assignment, permutation_matrices, procrustes, procrustes_fixing_ones, rotary_fit
 from symalign.models.family import TransformerModel
 from symalign.symmetry.groups import Dense, Permutation, ScaledPermutation
 from symalign.symmetry.spec import SymmetrySpec
@@ -108,8 +108,7 @@ def _inner(cls: str, pairs: list[tuple[torch.Tensor, torch.Tensor]]):
     if cls == "orthogonal":
         return Dense(procrustes(cross), "orthogonal")
     if cls == "perm":
-        eye = torch.eye(cross.shape[-1], dtype=torch.float64)
-        return Dense(torch.stack([eye[assignment(c)] for c in cross]), "perm")
+        return permutation_matrices(cross)
     if cls == "invertible":
         a, b = pairs[0]
         gram = torch.einsum("rhi,rhj->hij", b, b)

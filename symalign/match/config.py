@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+import copy
+from dataclasses import asdict, dataclass, field
 
 from symalign.errors import SymalignError
+from symalign.symmetry.spec import KINDS
 
 METHODS = ("none", "weight", "activation", "learned", "soft")
 DEFAULT_CLASSES = {"mlp": "perm", "heads": "perm", "qk": "none", "vo": "none", "residual": "none"}
@@ -14,6 +16,11 @@ CLASS_PRESETS: dict[str, dict[str, str]] = {
     "permutations": {"mlp": "perm", "heads": "perm"},
     "all": {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal", "residual": "orthogonal"},
 }
+
+
+def preset_classes(name: str) -> dict[str, str]:
+    """A preset as a class for every kind (the kinds it leaves out: none)."""
+    return {kind: "none" for kind in KINDS} | CLASS_PRESETS[name]
 
 
 @dataclass
@@ -49,7 +56,7 @@ class AlignConfig:
         if self.preset is not None:
             if self.preset not in CLASS_PRESETS:
                 raise SymalignError(f"unknown class preset {self.preset!r}; choose from {', '.join(CLASS_PRESETS)}")
-            self.classes = {kind: "none" for kind in DEFAULT_CLASSES} | CLASS_PRESETS[self.preset]
+            self.classes = preset_classes(self.preset)
         self.classes = {**DEFAULT_CLASSES, **self.classes}  # unnamed kinds: MLP and head permutations, else none
         if self.rounds < 0:
             raise SymalignError(f"--rounds must be 0 or more; got {self.rounds}")
@@ -61,8 +68,8 @@ class AlignConfig:
         admissible ones; then every class is checked (InadmissibleError with the spec's reason)."""
         config = self
         if self.preset is not None:
-            config = replace(self, classes=spec.fit(self.classes), preset=None)
-            config.preset = self.preset
+            config = copy.copy(self)  # not dataclasses.replace: __post_init__ would reset the preset's classes
+            config.classes = spec.fit(self.classes)
         spec.check_classes(config.classes)
         return config
 

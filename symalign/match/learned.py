@@ -30,7 +30,7 @@ import torch
 from torch.func import functional_call
 
 from symalign.errors import SymalignError
-from symalign.landscape.evaluate import batch_loss, module_names, scored
+from symalign.landscape.evaluate import batch_loss, functional_params, module_names, scored
 from symalign.match.latent import LatentElement
 from symalign.match.mixing import WeightSampler, check_points
 from symalign.models.family import TransformerModel
@@ -221,7 +221,7 @@ def learn_transforms(models: list[TransformerModel], starts: list[Transform], sp
     def loss_at(weights: list[float], transforms: list[Transform], inputs, y) -> torch.Tensor:
         moved = [tensors[0]] + [apply_unchecked(t, spec, tr) for t, tr in zip(tensors[1:], transforms)]
         mixed = {k: sum(w * m[k] for w, m in zip(weights, moved)) for k in tensors[0]}
-        params = {k: v for k, v in ref.family.from_logical(mixed, ref.config).items() if k in names}
+        params = functional_params(ref.family, ref.config, mixed, names)
         kwargs = {k: v.to(device) for k, v in inputs.items()}
         logits = functional_call(module, params, args=(), kwargs=kwargs).logits
         y = y.to(device)

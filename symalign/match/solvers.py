@@ -70,6 +70,12 @@ def assignment(cost: torch.Tensor) -> torch.Tensor:
     return torch.as_tensor(cols[np.argsort(rows)], dtype=torch.long)
 
 
+def permutation_matrices(costs: torch.Tensor) -> Dense:
+    """One permutation per [n, n] cost in a batch (per head or per key/value group), as matrices."""
+    eye = torch.eye(costs.shape[-1], dtype=torch.float64)
+    return Dense(torch.stack([eye[assignment(c)] for c in costs]).to(costs.device), "perm")
+
+
 TIE_BREAK = 1e-7  # relative weight of the identity added to a Procrustes correlation
 
 
@@ -116,8 +122,7 @@ def solve(cls: str, a: Tensors, b: Tensors, spec: SymmetrySpec, space: str,
     if cls == "perm" and not batched:
         return Permutation(assignment(c[0]))
     if cls == "perm":
-        eye = torch.eye(sp.size, dtype=torch.float64)
-        return Dense(torch.stack([eye[assignment(ch)] for ch in c]).to(c.device), "perm")
+        return permutation_matrices(c)
     if cls == "orthogonal":
         if sp.fixes_ones:
             return Dense(procrustes_fixing_ones(c[0]), "orthogonal")

@@ -22,8 +22,8 @@ import torch
 
 from symalign.match.heads import head_cost, query_head_cost
 from symalign.match.mapped import MappedModel, squared_distance
-from symalign.match.solvers import assignment, solve
-from symalign.symmetry.groups import Dense, Permutation
+from symalign.match.solvers import assignment, permutation_matrices, solve
+from symalign.symmetry.groups import Permutation
 from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform
 
@@ -125,7 +125,5 @@ def _update_heads(space: str, mapped: MappedModel, transform: Transform, head_co
     current = mapped.act({space: delta}, current)
     qheads = f"layer.{layer}.qheads"
     if qheads in mapped.spec.spaces:  # grouped queries: their order inside each group, by their own circuits
-        eye = torch.eye(mapped.spec.spaces[qheads].size, dtype=torch.float64)
-        cost = query_head_cost(mapped.a, current, layer)
-        transform[qheads] = Dense(torch.stack([eye[assignment(c)] for c in cost]), "perm")
+        transform[qheads] = permutation_matrices(query_head_cost(mapped.a, current, layer))
         mapped.act({qheads: transform[qheads]}, current)

@@ -42,6 +42,10 @@ BIASES = {
     "mlp.up.bias": ("mlp:co",),
     "mlp.proj.bias": ("residual:co",),
 }
+BIAS_NAMES = {"attn.q.bias": "self_attn.q_proj.bias", "attn.k.bias": "self_attn.k_proj.bias",
+              "attn.v.bias": "self_attn.v_proj.bias", "attn.o.bias": "self_attn.o_proj.bias",
+              "mlp.gate.bias": "mlp.gate_proj.bias", "mlp.up.bias": "mlp.up_proj.bias",
+              "mlp.proj.bias": "mlp.down_proj.bias"}
 FINAL_NORM = {"norm.weight": ("residual:diag",)}
 NORM_READERS = {"ln1": ("attn.q", "attn.k", "attn.v"), "ln2": ("mlp.gate", "mlp.up")}
 # logical name in a layer -> Hugging Face name in model.layers.{i} (tensors that need no reshape)
@@ -67,12 +71,6 @@ def block(config) -> dict[str, tuple[str, ...]]:
     return BLOCK | {name: BIASES[name] for name in biases(config)}
 
 
-def _hf_name(local: str) -> str:
-    """A bias's Hugging Face name in model.layers.{i}."""
-    module, proj, _ = local.split(".")
-    return {"attn": "self_attn.", "mlp": "mlp."}[module] + {"proj": "down"}.get(proj, proj) + "_proj.bias"
-
-
 def dims(config) -> Dims:
     return Dims(config.num_hidden_layers, config.num_attention_heads, config.hidden_size, config.intermediate_size,
                 config.hidden_act, n_kv_head=config.num_key_value_heads or config.num_attention_heads,
@@ -96,7 +94,7 @@ def to_logical(sd: Tensors, config) -> Tensors:
         out.update({q + local: sd[p + hf] for local, hf in PLAIN.items()})
         for local in biases(config):
             shape = {"attn.q.bias": (kv, g, dh), "attn.k.bias": (kv, dh), "attn.v.bias": (kv, dh)}.get(local, (-1,))
-            out[q + local] = sd[p + _hf_name(local)].reshape(shape)
+            out[q + local] = sd[p + BIAS_NAMES[local]].reshape(shape)
     return {k: v.contiguous() for k, v in out.items()}
 
 
@@ -116,7 +114,7 @@ def from_logical(t: Tensors, config) -> Tensors:
         sd[p + "self_attn.v_proj.weight"] = t[q + "attn.v.weight"].reshape(-1, d)
         sd[p + "self_attn.o_proj.weight"] = t[q + "attn.o.weight"].reshape(d, -1)
         sd.update({p + hf: t[q + local] for local, hf in PLAIN.items()})
-        sd.update({p + _hf_name(local): t[q + local].reshape(-1) for local in biases(config)})
+        sd.update({p + BIAS_NAMES[local]: t[q + local].reshape(-1) for local in biases(config)})
     return {k: v.contiguous() for k, v in sd.items()}
 
 

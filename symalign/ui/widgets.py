@@ -10,7 +10,7 @@ import streamlit as st
 
 from symalign.device import describe_devices
 from symalign.errors import SymalignError
-from symalign.match.config import CLASS_PRESETS
+from symalign.match.config import CLASS_PRESETS, preset_classes
 from symalign.symmetry.spec import CLASSES, KINDS, SymmetrySpec
 from symalign.workspace import available_models, home
 
@@ -99,7 +99,7 @@ def _exclusive(kind: str, cls: str, prefix: str = "") -> None:
 
 
 def apply_preset(name: str, spec: SymmetrySpec, prefix: str = "") -> None:
-    chosen = spec.fit({kind: "none" for kind in KINDS} | PRESETS[name])  # e.g. RoPE: rotary QK maps for `all`
+    chosen = spec.fit(preset_classes(name))  # e.g. RoPE: rotary QK maps for `all`
     for kind in KINDS:
         for cls in CLASSES:
             key = _toggle_key(kind, cls, prefix)
