@@ -375,7 +375,7 @@ def cmd_merge(args) -> None:
         _print_json({"inputs": report["inputs"], "merged": report["merged"], "out": str(out), "align": args.align,
                      "how": args.how, "data": data, "run": run.run_id})
         return
-    print(f"wrote {out}: {len(models)} models merged ({args.how}, aligned by {args.align}), evaluated on {data}")
+    print(f"wrote {out}: {len(args.models)} models merged ({args.how}, aligned by {args.align}), evaluated on {data}")
     for row in report["inputs"]:
         print(f"  {row['model']}: loss {row['loss']:.4f}, accuracy {row['accuracy']:.3f}")
     print(f"  merged: loss {report['merged']['loss']:.4f}, accuracy {report['merged']['accuracy']:.3f}")

@@ -93,6 +93,16 @@ def test_cli_merge_writes_a_plain_transformers_checkpoint_and_records_a_run(tmp_
     assert run_label(run).startswith("merge regmean (weight alignment) of 2 models")
 
 
+def test_cli_merge_prints_a_readable_report_without_json(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("SYMALIGN_HOME", str(tmp_path / "home"))
+    out = tmp_path / "merged"
+    assert main(["merge", "zoo:vit-digits/0", "zoo:vit-digits/1", "--align", "none", "--max-examples", "64",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"wrote {out}: 2 models merged (average, aligned by none)" in printed
+    assert printed.count("loss ") == 3 and "recorded as run" in printed
+
+
 @pytest.mark.parametrize("argv, message", [
     (["zoo:vit-digits/0", "zoo:gpt-shakespeare/0"], "gpt"),
     (["zoo:vit-digits/0"], "at least two models"),
