@@ -38,7 +38,7 @@ else:
             shutil.rmtree(doomed, ignore_errors=True)
         st.rerun()
 
-upload_tab, link_tab, train_tab = st.tabs(["Upload", "Link a local directory", "Train a CPU recipe"])
+upload_tab, link_tab, train_tab = st.tabs(["Upload", "Link a directory or hub id", "Train a CPU recipe"])
 
 with upload_tab:
     st.markdown("A **zip of a Hugging Face model directory**, or **config.json + model.safetensors** "
@@ -54,8 +54,9 @@ with upload_tab:
 
 with link_tab:
     st.markdown("Big checkpoints exceed upload limits: point symalign at a directory on this machine "
-                "(it is read in place, never copied or changed).")
-    path = st.text_input("directory", key="link-path")
+                "(it is read in place, never copied or changed), or at a hub id `org/name` or "
+                "`org/name@revision` (from the Hugging Face cache; downloaded unless `HF_HUB_OFFLINE=1`).")
+    path = st.text_input("directory or hub id", key="link-path")
     if st.button("Link", key="link-go", disabled=not path.strip()):
         with user_errors():
             cached_model(path.strip())  # refuses anything that is not a supported model, with the reason

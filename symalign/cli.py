@@ -37,6 +37,13 @@ def _parse_classes(args) -> dict[str, str]:
     return classes
 
 
+def _add_dtype_flag(p: argparse.ArgumentParser) -> None:
+    from symalign.match.config import EXPORT_DTYPES
+
+    p.add_argument("--dtype", default="auto", choices=EXPORT_DTYPES,
+                   help="precision of the written checkpoint (auto: the input's, so bf16 in is bf16 out)")
+
+
 def _add_class_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--classes", help="a preset (all, permutations, none) or kind=class pairs, "
                                      "e.g. mlp=perm,heads=perm,qk=orthogonal")
@@ -145,7 +152,7 @@ def cmd_transform(args) -> None:
     spec = spec_of(model)
     transform = random_transform(spec, classes, seed=args.seed)
     result = transformed(model, transform)
-    out = save_model(result, args.out)
+    out = save_model(result, args.out, args.dtype)
     settings = {"source": args.model, "classes": classes, "seed": args.seed, "canonicalised": canonicalised}
     transform.save(out / "transforms.safetensors", {"settings": json.dumps(settings)})
     summary = dict(settings, out=str(out), max_logit_diff=function_gap(model, result),
@@ -164,7 +171,7 @@ def cmd_canonicalize(args) -> None:
 
     model = load_model(args.model)
     result = canonicalize(model)
-    out = save_model(result, args.out)
+    out = save_model(result, args.out, args.dtype)
     print(f"wrote {out}: canonical form (max |Δlogit| {function_gap(model, result):.1e} on random inputs)")
 
 
@@ -172,28 +179,47 @@ def cmd_init(args) -> None:
     from symalign.models import save_model
     from symalign.models.tiny import random_model, tiny_config
 
+    tokenizer, vocab = None, {}
+    if args.family == "gpt2":  # a text model is saved with a tokenizer that fits it, so it can be scored on text
+        from symalign.data.text import char_tokenizer, shakespeare_text
+
+        tokenizer = char_tokenizer(shakespeare_text())
+        vocab = {"vocab": len(tokenizer)}
     config = tiny_config(args.family, layers=args.layers, width=args.width, heads=args.heads, mlp=args.mlp,
-                         activation=args.activation, tied=not args.untied)
-    out = save_model(random_model(config, seed=args.seed), args.out)
+                         activation=args.activation, tied=not args.untied, **vocab)
+    out = save_model(random_model(config, seed=args.seed), args.out, args.dtype)
+    if tokenizer is not None:
+        tokenizer.save_pretrained(str(out))
     print(f"wrote {out}: random {args.family} ({args.layers} layers, width {args.width}, {args.heads} heads)")
 
 
 class _Bar:
-    """A tqdm bar on stderr, opened at the first progress report so that errors print alone."""
+    """A tqdm bar with an ETA on stderr (only when it is a terminal: --json output and logs stay
+    clean), opened at the first progress report so that errors print alone. A new phase or a
+    new total (weight matching, then the curve) starts a fresh bar named after the phase."""
 
     def __init__(self, desc: str):
-        self.desc, self.bar = desc, None
+        self.desc, self.bar, self.phase = desc, None, None
 
-    def __call__(self, done: int, total: int, loss: float | None = None) -> None:
+    def __call__(self, done: int, total: int, loss: float | None = None, phase: str | None = None) -> None:
+        if self.bar is not None and (phase != self.phase or total != self.bar.total):
+            self.bar.close()
+            self.bar = None
         if self.bar is None:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, desc=self.desc, file=sys.stderr, leave=False, dynamic_ncols=True,
+            self.phase = phase
+            desc = self.desc if phase is None else f"{self.desc}: {phase}"
+            self.bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True,
                             disable=not sys.stderr.isatty())
         self.bar.n = done
         if loss is not None:
             self.bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
         self.bar.refresh()
+
+    def phases(self, phase: str, done: int, total: int, *rest) -> None:
+        """The (phase, done, total) callback the recorded workflows take."""
+        self(done, total, rest[0] if rest and isinstance(rest[0], float) else None, phase=phase)
 
     def __enter__(self) -> "_Bar":
         return self
@@ -251,7 +277,7 @@ def cmd_barrier(args) -> None:
     with _Bar("interpolate") as bar:
         run_id, curve = barrier_run(args.a, args.b, data=args.data, points=args.points,
                                     max_examples=args.max_examples, device=args.device, form=args.form,
-                                    store=_store(args), source="cli", progress=lambda _, d, t: bar(d, t))
+                                    store=_store(args), source="cli", progress=bar.phases)
     if args.json:
         _print_json(dict(curve.to_json(), run=run_id))
         return
@@ -267,7 +293,7 @@ def _align_config(args, data: str | None = None):
     """The AlignConfig the align, align-many and simplex flags describe."""
     from symalign.match.config import AlignConfig
 
-    options = {name: getattr(args, name) for name in ("head_cost", "max_sweeps", "steps", "lr", "lambdas", "alpha",
+    options = {name: getattr(args, name) for name in ("head_cost", "max_sweeps", "max_seconds", "dtype", "steps", "lr", "lambdas", "alpha",
                                                       "rounds", "batch_size", "patience", "input_noise", "residual_strategy", "head_strategy",
                                                       "max_examples") if getattr(args, name, None) is not None}
     return AlignConfig(method=args.method, classes=_parse_classes(args), data=data or args.data, device=args.device,
@@ -309,7 +335,7 @@ def cmd_align(args) -> None:
     config = _align_config(args)
     with _Bar(f"align ({args.method})") as bar:
         result = align_run(args.a, args.b, config, out=args.out, measure=args.barrier, store=_store(args),
-                           source="cli", progress=lambda _, d, t: bar(d, t))
+                           source="cli", progress=bar.phases)
     r = result.alignment.report
     summary = dict(align_summary(result.alignment), out=str(result.out), method=args.method, classes=r["config"]["classes"],
                    run=result.run_id)
@@ -321,6 +347,8 @@ def cmd_align(args) -> None:
     print(f"wrote {result.out}: B in A's basis ({args.method}); weight distance {r['distance_before']:.3f} -> "
           f"{r['distance_after']:.3f} in {summary['sweeps']} sweeps, {r['seconds']:.1f} s; "
           f"same function as B (max |Δlogit| {r['function_gap_vs_b']:.1e})")
+    if summary.get("stopped"):
+        print(f"weight matching stopped: {summary['stopped']}")
     if result.curve is not None:
         print(f"barrier between A and aligned B: {result.curve.barrier:.4f}")
     if result.run_id:
@@ -333,7 +361,7 @@ def cmd_align_many(args) -> None:
     config = _align_config(args, _data_for(args, args.models))
     with _Bar(f"align-many ({args.method})") as bar:
         result = align_many_run(args.models, config, out=args.out, measure=args.barrier, store=_store(args),
-                                source="cli", progress=lambda _, d, t: bar(d, t))
+                                source="cli", progress=bar.phases)
     report = result.universe.report
     summary = {"outputs": [str(o) for o in result.outputs], "method": args.method, "classes": report["config"]["classes"],
                "models": args.models, "alpha": config.alpha, "rounds": config.rounds, "steps": config.steps,
@@ -369,7 +397,7 @@ def cmd_merge(args) -> None:
     with _Bar(f"merge ({args.how}, align {args.align})") as bar:
         run = merge_run(args.models, args.align, args.how, data, examples=args.examples, max_examples=args.max_examples,
                         seed=args.seed, out=Path(args.out), store=_store(args), source="cli",
-                        progress=lambda _, d, t: bar(d, t))
+                        progress=bar.phases, dtype=args.dtype)
     out, report = run.out, run.result.report
     if args.json:
         _print_json({"inputs": report["inputs"], "merged": report["merged"], "out": str(out), "align": args.align,
@@ -393,7 +421,7 @@ def cmd_transport(args) -> None:
     with _Bar(f"transport (align {args.align})") as bar:
         run = transport_run(args.a, args.a_ft, args.b, alphas, args.data_task, args.data_base, args.align,
                             max_examples=args.max_examples, seed=args.seed, out=Path(args.out), store=_store(args),
-                            source="cli", progress=lambda _, d, t: bar(d, t))
+                            source="cli", progress=bar.phases, dtype=args.dtype)
     result, out = run.result, run.out
     data_task, data_base = result.report["data_task"], result.report["data_base"]
     if args.json:
@@ -419,7 +447,7 @@ def cmd_simplex(args) -> None:
     with _Bar(f"simplex ({args.method})") as bar:
         run_id, surface = simplex_run(args.models, config, resolution=args.resolution, epsilon=args.epsilon,
                                       max_examples=args.max_examples, store=_store(args), source="cli",
-                                      progress=lambda _, d, t: bar(d, t))
+                                      progress=bar.phases)
     if args.html:
         from symalign.plots import simplex_figure
 
@@ -547,6 +575,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("transform", help="plant a random admissible transform: same function, new weights")
+    _add_dtype_flag(p)
     p.add_argument("model")
     p.add_argument("--random", action="store_true", help="draw the transform at random (seeded)")
     _add_class_flags(p)
@@ -556,11 +585,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_transform)
 
     p = sub.add_parser("canonicalize", help="absorb LayerNorm γ, β and centre the residual (same function)")
+    _add_dtype_flag(p)
     p.add_argument("model")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_canonicalize)
 
     p = sub.add_parser("init", help="write a small randomly initialised GPT-2 or ViT")
+    _add_dtype_flag(p)
     p.add_argument("family", choices=("gpt2", "vit"))
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--width", type=int, default=32)
@@ -590,12 +621,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_zoo)
 
     p = sub.add_parser("align", help="find the symmetry transform that brings B into A's basis")
+    _add_dtype_flag(p)
     p.add_argument("a")
     p.add_argument("b")
     p.add_argument("--method", default="weight", choices=("none", "weight", "activation", "learned", "soft"))
     _add_class_flags(p)
     p.add_argument("--head-cost", default="circuit", choices=("circuit", "spectral"))
-    p.add_argument("--max-sweeps", type=int, default=30)
+    p.add_argument("--max-sweeps", type=int, default=30, help="weight matching: at most this many sweeps")
+    p.add_argument("--max-seconds", type=float, default=None,
+                   help="weight matching: stop after the sweep that passes this many seconds")
     _add_learned_flags(p)
     p.add_argument("--lambdas", default="uniform_mid", choices=("uniform_mid", "half", "uniform", "normal"),
                    help="learned/soft: distribution of λ per step")
@@ -614,6 +648,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_align)
 
     p = sub.add_parser("align-many", help="bring three or more models into one shared basis (the first model's)")
+    _add_dtype_flag(p)
     _add_universe_flags(p, default_method="weight")
     _add_run_flags(p, "data spec for learned matching (default: the models' own data)")
     p.add_argument("--out", required=True)
@@ -621,6 +656,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_align_many)
 
     p = sub.add_parser("merge", help="merge two or more models (aligned into the first's basis) into one")
+    _add_dtype_flag(p)
     p.add_argument("models", nargs="+", metavar="MODEL")
     p.add_argument("--align", default="weight", choices=("none", "weight", "learned"),
                    help="how the models are brought into the first's basis first (all classes); none: as they are")
@@ -632,6 +668,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("transport", help="carry a fine-tune's task vector from its base A into model B")
+    _add_dtype_flag(p)
     p.add_argument("a", metavar="A", help="the base model")
     p.add_argument("a_ft", metavar="A_FT", help="A fine-tuned on a task")
     p.add_argument("b", metavar="B", help="the model that receives the task vector")

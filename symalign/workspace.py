@@ -87,6 +87,9 @@ def available_models() -> list[ModelEntry]:
     for folder in sorted(models_dir().iterdir()):
         if (folder / "config.json").is_file():
             entries.append(ModelEntry(f"yours: {folder.name}", str(folder), "yours"))
+    from symalign.models.hub import is_hub_id
+
     for path in linked_paths():
-        entries.append(ModelEntry(f"linked: {path}", path, "linked"))
+        hub = is_hub_id(path) and not Path(path).expanduser().exists()  # a local directory of that name wins
+        entries.append(ModelEntry(f"hub: {path}" if hub else f"linked: {path}", path, "hub" if hub else "linked"))
     return entries

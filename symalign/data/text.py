@@ -21,6 +21,14 @@ from symalign.errors import SymalignError
 
 EVAL_FRACTION = 0.05  # the last 5% of the text is the evaluation split
 DEFAULT_EVAL_WINDOWS = 256
+LOGIT_BUDGET = 64 * 2**20  # bytes of float32 logits per evaluation batch (a 50k vocabulary: 2 windows of 128)
+
+
+def logit_bounded(batch_size: int, length: int, vocab: int) -> int:
+    """Fewer windows per batch when a large vocabulary would make the logits the largest thing in
+    memory (GPT-2's 50,257 × 128 tokens × 64 windows is 1.6 GB, twice over in the loss). Small
+    vocabularies (the zoo's characters) keep `batch_size`, so their numbers do not move."""
+    return max(1, min(batch_size, LOGIT_BUDGET // (4 * length * vocab)))
 
 
 def _play_to_text(markdown: str) -> str:
@@ -169,6 +177,7 @@ class TextData:
         if n < 1:
             raise SymalignError(f"{self.name}: the evaluation split is shorter than one window of {length} tokens")
         windows = ids[: n * length + 1]
+        batch_size = logit_bounded(batch_size, length, model.config.vocab_size)
         for i in range(0, n, batch_size):
             j = min(i + batch_size, n)
             x = torch.stack([windows[k * length: (k + 1) * length] for k in range(i, j)])

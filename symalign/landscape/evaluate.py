@@ -6,12 +6,14 @@ so a 21-point interpolation curve never rebuilds a module or copies weights into
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 from torch.func import functional_call
 
 from symalign.data.base import IGNORE
-from symalign.models.family import Family, Tensors, TransformerModel
+from symalign.models.family import TransformerModel
+from symalign.models.functional import functional_params, module_names, weightless_module
 
 
 @dataclass(frozen=True)
@@ -30,21 +32,32 @@ def batch_loss(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tenso
             ((flat.argmax(-1) == y) & (y != IGNORE)).sum())
 
 
+ACTIVATION_BUDGET = 1 << 30  # bytes one forward and backward may keep for a micro-batch
+
+
+def examples_per_chunk(template: TransformerModel, inputs: dict[str, torch.Tensor],
+                       budget: int = ACTIVATION_BUDGET) -> int:
+    """How many examples of `inputs` one differentiable forward may take within `budget`: per
+    position the outputs (logits, their softmax and gradient) and per layer what backward keeps
+    (about 16 widths and 3 MLP widths, and two attention maps per head). An estimate, not a
+    measurement; the zoo's batches (64 windows, 128 checks) fit in one chunk, so their numbers are
+    computed exactly as before, while a GPT-2-small's 50k-token logits are split."""
+    d, config = template.dims, template.config
+    first = next(iter(inputs.values()))
+    if "input_ids" in inputs:  # a distribution over the vocabulary at every position
+        positions = first.shape[1]
+        outputs = positions * config.vocab_size
+    else:  # images: patches and the class token; one distribution over the labels
+        positions = (config.image_size // config.patch_size) ** 2 + 1
+        outputs = config.num_labels
+    per_layer = positions * (16 * d.d_model + 3 * d.d_mlp) + 2 * d.n_head * positions ** 2
+    floats = 3 * outputs + d.n_layer * per_layer
+    return max(1, int(budget // (4 * floats)))
+
+
 def scored(targets: torch.Tensor) -> int:
     """How many targets a loss sums over (all but the ignored ones)."""
     return int((targets != IGNORE).sum())
-
-
-def module_names(module: torch.nn.Module) -> set[str]:
-    """The names functional_call takes for this module: a tied parameter (a BERT decoder that is the
-    token embedding) answers to one name only, and passing both raises."""
-    return {n for n, _ in module.named_parameters()} | {n for n, _ in module.named_buffers()}
-
-
-def functional_params(family: Family, config, tensors: Tensors, names: set[str]) -> dict[str, torch.Tensor]:
-    """Logical `tensors` as the Hugging Face parameters functional_call takes for a module with
-    these `names` (module_names)."""
-    return {k: v for k, v in family.from_logical(tensors, config).items() if k in names}
 
 
 class Evaluator:
@@ -56,7 +69,7 @@ class Evaluator:
         self.device = torch.device(device)
         self.family = template.family
         self.config = template.config
-        self.module = template.to_module().to(self.device)
+        self.module = weightless_module(template).to(self.device)
         self.names = module_names(self.module)
         self.batches = [({k: v.to(self.device) for k, v in x.items()}, y.to(self.device))
                         for x, y in data.eval_batches(template, max_examples)]
@@ -67,7 +80,8 @@ class Evaluator:
                                                                          self.names).items()}
 
     @torch.no_grad()
-    def __call__(self, params: dict[str, torch.Tensor]) -> Metrics:
+    def __call__(self, params: dict[str, torch.Tensor], tick: Callable[[], None] | None = None) -> Metrics:
+        """Loss and accuracy at `params`; `tick` is called after each batch (progress on real-size models)."""
         total, correct, count = 0.0, 0, 0
         for inputs, y in self.batches:
             logits = functional_call(self.module, params, args=(), kwargs=inputs).logits
@@ -77,6 +91,8 @@ class Evaluator:
             total += float(loss)
             correct += int(right)
             count += scored(y)
+            if tick:
+                tick()
         return Metrics(total / count, correct / count, self.examples)
 
 

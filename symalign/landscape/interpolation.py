@@ -74,20 +74,35 @@ def interpolation_curve(a: TransformerModel, b: TransformerModel, data, points: 
     if widths and form != "canonical":
         raise SymalignError("models of different widths are interpolated in canonical form (the embedding of the "
                             "narrower one is canonical); use --form canonical")
-    a, b = same_form(a, b, form)
+    if form == "raw":
+        same_forms([a, b], form)  # refuses endpoints in different forms
+    # One endpoint at a time: its canonical form, then its parameters; a caller that handed the
+    # models over (measured_curve) holds nothing else, so the peak is two parameter sets and a buffer.
+    a = same_forms([a], form)[0]
     evaluator = Evaluator(a, data, max_examples, device)
-    pa, pb = evaluator.hf_params(a), evaluator.hf_params(b)
+    pa = evaluator.hf_params(a)
+    del a
+    pb = evaluator.hf_params(same_forms([b], form)[0])
+    del b
+    params = {k: torch.empty_like(v) for k, v in pa.items()}  # one buffer, refilled at each λ
     lambdas = [i / (points - 1) for i in range(points)]
     losses, accs = [], []
+    total, done = points * len(evaluator.batches), [0]
+
+    def tick() -> None:  # per batch: a real checkpoint's first point takes minutes on a CPU
+        done[0] += 1
+        progress(done[0], total)
+
+    if progress:
+        progress(0, total)
     for i, lam in enumerate(lambdas):
-        params = {k: torch.lerp(pa[k], pb[k], lam) for k in pa}
-        m = evaluator(params)
+        for k in pa:
+            torch.lerp(pa[k], pb[k], lam, out=params[k])
+        m = evaluator(params, tick if progress else None)
         if not torch.isfinite(torch.tensor(m.loss)):
             raise SymalignError(f"the loss is not finite at λ = {lam:.2f}: a model holds NaN or infinite weights")
         losses.append(m.loss)
         accs.append(m.accuracy)
-        if progress:
-            progress(i + 1, points)
     primary, mean = barriers(lambdas, losses)
     return Curve(lambdas, losses, accs, primary, mean, [losses[0], losses[-1]], [accs[0], accs[-1]],
                  evaluator.examples, form)

@@ -37,7 +37,7 @@ class Alignment:
     def save(self, out: str | Path) -> Path:
         """Hugging Face checkpoint of aligned B, transforms.safetensors (with the learned matcher's
         starting transform) and alignment.json."""
-        out = save_model(self.aligned, out)
+        out = save_model(self.aligned, out, self.report["config"].get("dtype", "auto"))
         self.transform.save(out / "transforms.safetensors", {"settings": json.dumps(self.report["config"])},
                             start=self.start)
         (out / "alignment.json").write_text(json.dumps(self.report, indent=2))
@@ -65,13 +65,14 @@ def align(model_a: TransformerModel, model_b: TransformerModel, config: AlignCon
         transform = Transform()
     elif config.method == "weight":
         transform, history = weight_match(a.tensors, b.tensors, spec, active, boundary_tensors(a),
-                                          config.head_cost, config.max_sweeps, config.seed, progress)
+                                          config.head_cost, config.max_sweeps, config.seed, progress,
+                                          max_seconds=config.max_seconds)
     elif config.method == "activation":
         transform = activation_match(a, b, spec, active, load_data(config.data), config.residual_strategy,
                                      config.head_strategy, config.max_examples)
     elif config.method in ("learned", "soft"):
         start_t, history = weight_match(a.tensors, b.tensors, spec, active, boundary_tensors(a), config.head_cost,
-                                        config.max_sweeps, config.seed)
+                                        config.max_sweeps, config.seed, max_seconds=config.max_seconds)
         result = learned_match(a, b, spec, start_t, active, load_data(config.data), config.learned_options(),
                                device=pick_device(config.device), progress=progress)
         transform, learned, learned_summary = result.transforms[0], result.history, result.summary

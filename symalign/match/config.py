@@ -9,6 +9,8 @@ from symalign.errors import SymalignError
 from symalign.symmetry.spec import KINDS
 
 METHODS = ("none", "weight", "activation", "learned", "soft")
+# Precisions a written checkpoint may take (`auto`: the input's own; symalign.models.io maps the names).
+EXPORT_DTYPES = ("auto", "float32", "bfloat16", "float16")
 DEFAULT_CLASSES = {"mlp": "perm", "heads": "perm", "qk": "none", "vo": "none", "residual": "none"}
 # Named class choices (the app's preset buttons, `--classes all` on the command line).
 CLASS_PRESETS: dict[str, dict[str, str]] = {
@@ -32,6 +34,8 @@ class AlignConfig:
     device: str = "auto"
     seed: int = 0
     max_sweeps: int = 30
+    dtype: str = "auto"  # precision of the written checkpoints: auto (the input's), float32, bfloat16, float16
+    max_seconds: float | None = None  # weight matching: stop after the sweep that passes this budget
     steps: int | None = None  # learned / soft: most optimisation steps; None: the data's default (600 images, 300 text)
     patience: int = 3  # learned / soft: checks without improvement before the stopping rule ends the run
     lr: float = 0.01
@@ -51,6 +55,10 @@ class AlignConfig:
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise SymalignError(f"unknown method {self.method!r}; choose from {', '.join(METHODS)}")
+        if self.dtype not in EXPORT_DTYPES:
+            raise SymalignError(f"unknown dtype {self.dtype!r}; choose from {', '.join(EXPORT_DTYPES)}")
+        if self.max_seconds is not None and self.max_seconds <= 0:
+            raise SymalignError(f"--max-seconds must be positive; got {self.max_seconds}")
         if self.head_cost not in ("circuit", "spectral"):
             raise SymalignError(f"unknown head cost {self.head_cost!r}; choose circuit or spectral")
         if self.preset is not None:

@@ -30,7 +30,8 @@ import torch
 from torch.func import functional_call
 
 from symalign.errors import SymalignError
-from symalign.landscape.evaluate import batch_loss, functional_params, module_names, scored
+from symalign.landscape.evaluate import batch_loss, examples_per_chunk, scored
+from symalign.models.functional import functional_params, module_names, weightless_module
 from symalign.match.latent import LatentElement
 from symalign.match.mixing import WeightSampler, check_points
 from symalign.models.family import TransformerModel
@@ -207,7 +208,7 @@ def learn_transforms(models: list[TransformerModel], starts: list[Transform], sp
     groups = ([{"params": continuous, "lr": options.lr, "name": "continuous"}] if continuous else [])
     optimizer = torch.optim.Adam(groups) if continuous else None
     perm_optimizer = NormalizedMomentum(perms, options.perm_lr) if perms else None
-    module = ref.to_module().to(device)
+    module = weightless_module(ref).to(device)
     names = module_names(module)
     tensors = [{k: v.to(device) for k, v in m.tensors.items()} for m in models]
     sampler = WeightSampler(len(models), options.lambdas, options.alpha, options.seed)
@@ -218,15 +219,35 @@ def learn_transforms(models: list[TransformerModel], starts: list[Transform], sp
         for m in movers:
             m.freeze()
 
-    def loss_at(weights: list[float], transforms: list[Transform], inputs, y) -> torch.Tensor:
+    def summed_loss(weights: list[float], transforms: list[Transform], inputs, y) -> torch.Tensor:
         moved = [tensors[0]] + [apply_unchecked(t, spec, tr) for t, tr in zip(tensors[1:], transforms)]
         mixed = {k: sum(w * m[k] for w, m in zip(weights, moved)) for k in tensors[0]}
+        del moved
         params = functional_params(ref.family, ref.config, mixed, names)
         kwargs = {k: v.to(device) for k, v in inputs.items()}
         logits = functional_call(module, params, args=(), kwargs=kwargs).logits
         y = y.to(device)
         total, _ = batch_loss(logits[:, : y.shape[1]] if y.dim() == 2 else logits, y)
-        return total / max(scored(y), 1)
+        return total
+
+    def loss_at(weights: list[float], transforms: list[Transform], inputs, y, backward: bool = False) -> torch.Tensor:
+        """Mean loss on the batch (and its gradient when `backward`). A batch whose activations
+        would exceed the budget (a real vocabulary's logits) runs in micro-batches whose gradients
+        add up to the whole batch's; a batch that fits is one pass, as it always was."""
+        count = max(scored(y), 1)
+        size = examples_per_chunk(ref, inputs)
+        if size >= len(y):
+            loss = summed_loss(weights, transforms, inputs, y) / count
+            if backward:
+                loss.backward()
+            return loss
+        value = torch.zeros(())
+        for i in range(0, len(y), size):
+            part = summed_loss(weights, transforms, {k: v[i:i + size] for k, v in inputs.items()}, y[i:i + size]) / count
+            if backward:  # the transforms' graph is shared by every chunk: kept until the last one
+                part.backward(retain_graph=i + size < len(y))
+            value = value + part.detach().cpu()
+        return value
 
     points = check_points(len(models))
 
@@ -259,12 +280,11 @@ def learn_transforms(models: list[TransformerModel], starts: list[Transform], sp
                 break
         weights = sampler()
         inputs, y = data.train_batch(ref, options.batch_size, generator, augment)
-        loss = loss_at(weights, [_single(m.transform(hard=False)) for m in movers], inputs, y)
-        if not math.isfinite(loss.item()):
-            raise SymalignError(f"learned matching diverged at step {step}; lower the learning rate (--lr)")
         for p in continuous + perms:
             p.grad = None
-        loss.backward()
+        loss = loss_at(weights, [_single(m.transform(hard=False)) for m in movers], inputs, y, backward=True)
+        if not math.isfinite(loss.item()):
+            raise SymalignError(f"learned matching diverged at step {step}; lower the learning rate (--lr)")
         if optimizer is not None:
             optimizer.step()
         if perm_optimizer is not None and step <= freeze_step:

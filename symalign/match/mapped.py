@@ -11,6 +11,7 @@ Two economies keep a coordinate-descent step near the cost of its own solve:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import torch
 
@@ -22,15 +23,16 @@ from symalign.symmetry.transform import Transform, apply_unchecked
 Tensors = dict[str, torch.Tensor]
 CHUNK = 1 << 20  # elements per slice when summing squared differences (no full-size temporary)
 FOLD_RATIO = 4  # fold a tensor once it holds this many times the elements of its space's correlation
+FLOAT64_STORE_LIMIT = 50_000_000  # parameters up to which B is stored in float64 between steps (the zoo: all)
 
 
 def squared_distance(a: torch.Tensor, b: torch.Tensor) -> float:
     """‖a − b‖² in float64, slice by slice: a full-size difference would cost an allocation as large
     as the tensor (and torch.dist is several times slower than a dot product here)."""
-    fa, fb = a.reshape(-1).double(), b.reshape(-1).double()
+    fa, fb = a.reshape(-1), b.reshape(-1)  # converted slice by slice (exact, so the same sums)
     total = torch.zeros((), dtype=torch.float64, device=fa.device)
     for i in range(0, fa.numel(), CHUNK):
-        d = fa[i:i + CHUNK] - fb[i:i + CHUNK]
+        d = fa[i:i + CHUNK].double() - fb[i:i + CHUNK].double()
         total += d @ d
     return float(total)
 
@@ -67,8 +69,26 @@ def _folded_cross(a: torch.Tensor, b: torch.Tensor, axis: int) -> torch.Tensor:
     return total
 
 
+class Float64View(Mapping):
+    """Tensors read as float64 on each access, never stored so: A is only ever read, and a float64
+    copy of it would cost 8 bytes per parameter (a GPT-2-small: 0.7 GB). Converting float32 to
+    float64 is exact, so every result is the same as with a stored copy."""
+
+    def __init__(self, tensors: Tensors):
+        self._tensors = tensors
+
+    def __getitem__(self, name: str) -> torch.Tensor:
+        return self._tensors[name].to(torch.float64)
+
+    def __iter__(self):
+        return iter(self._tensors)
+
+    def __len__(self) -> int:
+        return len(self._tensors)
+
+
 class MappedModel:
-    """A (float64, the tensors weight matching reads) and B under the current transform."""
+    """A (read as float64), and B (float64) under the current transform."""
 
     def __init__(self, a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, str]):
         self.static: dict[str, tuple[str, torch.Tensor]] = {}  # tensor -> (space, M = A·Bᵀ [1, n, n])
@@ -84,22 +104,33 @@ class MappedModel:
             self.static_norms += squared_norm(a[name]) + squared_norm(b[name])
         dynamic = [n for n in spec.tensors if n not in self.static]
         self.spec = SymmetrySpec(spec.family, spec.spaces, {n: spec.tensors[n] for n in dynamic}, spec.canonical)
-        self.a = {n: a[n].to(torch.float64) for n in dynamic}
-        self.b = {n: b[n].to(torch.float64) for n in dynamic}
+        self.a = Float64View({n: a[n] for n in dynamic})
+        # B is kept in float64 while that is cheap; a real-size model keeps it in float32 between
+        # steps (each step still computes in float64): 4 bytes per parameter less.
+        size = sum(t.numel() for t in a.values())
+        self.store = torch.float64 if size <= FLOAT64_STORE_LIMIT else torch.float32
+        self.b = {n: b[n].to(self.store) for n in dynamic}
         self.norm_a = math.sqrt(norm_a + sum(squared_norm(t) for t in self.a.values()))
         self._touching = {s: sorted({n for n, _, _ in self.spec.axes_of(s)}) for s in spec.spaces}
 
     def touching(self, space: str) -> Tensors:
         """The transformed tensors `space` acts on, as they are now."""
-        return {n: self.b[n] for n in self._touching[space]}
+        return {n: self.b[n].to(torch.float64) for n in self._touching[space]}
 
-    def act(self, elements: dict[str, GroupElement], tensors: Tensors | None = None) -> Tensors:
+    def act(self, elements: dict[str, GroupElement], tensors: Tensors | None = None) -> Mapping[str, torch.Tensor]:
         """Apply `elements` (each in the current head order) to `tensors` (default: those the
         elements' spaces touch, as they are now) and keep the result as the current B."""
+        if tensors is None and elements:  # one tensor at a time, the old one freed as its successor lands:
+            transform = Transform(elements)  # the residual touches every tensor (a second copy of B otherwise)
+            names = sorted({n for space in elements for n in self._touching[space]})
+            for name in names:
+                self.b[name] = apply_unchecked({name: self.b[name].to(torch.float64)}, self.spec,
+                                               transform)[name].to(self.store)
+            return Float64View({n: self.b[n] for n in names})
         if tensors is None:
-            tensors = {n: self.b[n] for space in elements for n in self._touching[space]}
+            tensors = {n: self.b[n].to(torch.float64) for space in elements for n in self._touching[space]}
         out = apply_unchecked(tensors, self.spec, Transform(elements)) if elements else dict(tensors)
-        self.b.update(out)
+        self.b.update({n: t.to(self.store) for n, t in out.items()})
         return out
 
     def correlation(self, space: str, element: GroupElement | None, names: list[str] | None = None) -> torch.Tensor:

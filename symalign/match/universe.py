@@ -46,7 +46,7 @@ class UniverseAlignment:
         out = Path(out)
         dirs = []
         for i, (model, transform) in enumerate(zip(self.aligned, self.transforms)):
-            folder = save_model(model, out / str(i))
+            folder = save_model(model, out / str(i), self.report["config"].get("dtype", "auto"))
             start = self.starts[i] if i < len(self.starts) else None
             transform.save(folder / "transforms.safetensors", {"settings": json.dumps(self.report["config"])},
                            start=start)

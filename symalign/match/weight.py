@@ -21,7 +21,7 @@ from collections.abc import Callable
 import torch
 
 from symalign.match.heads import head_cost, query_head_cost
-from symalign.match.mapped import MappedModel, squared_distance
+from symalign.match.mapped import MappedModel, squared_distance, squared_norm
 from symalign.match.solvers import assignment, permutation_matrices, solve
 from symalign.symmetry.groups import Permutation
 from symalign.symmetry.spec import SymmetrySpec
@@ -34,13 +34,16 @@ Progress = Callable[[int, int], None]
 def distance(a: Tensors, b: Tensors) -> float:
     """Relative distance ‖A − B‖ / ‖A‖ over all tensors."""
     num = sum(squared_distance(a[k], b[k]) for k in a)
-    return (num / sum(float(torch.linalg.vector_norm(t.double())) ** 2 for t in a.values())) ** 0.5
+    return (num / sum(squared_norm(t) for t in a.values())) ** 0.5
 
 
 def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, str], boundary: list[str],
                  head_cost_kind: str = "circuit", max_sweeps: int = 30, seed: int = 0,
-                 progress: Progress | None = None, tol: float = 1e-5) -> tuple[Transform, list[dict]]:
-    """Transform T with T(B) ≈ A, and the per-sweep history (distance, seconds)."""
+                 progress: Progress | None = None, tol: float = 1e-5,
+                 max_seconds: float | None = None) -> tuple[Transform, list[dict]]:
+    """Transform T with T(B) ≈ A, and the per-sweep history (distance, seconds). The last entry
+    says why it stopped (`stopped`: converged, sweep budget or time budget). Progress is reported
+    per update unit (an MLP, a layer's attention), so a real-size model shows life within seconds."""
     rng = random.Random(seed)
     transform = Transform()
     start = time.perf_counter()
@@ -55,21 +58,29 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
                         "seconds": time.perf_counter() - start, "step": "residual from boundary tensors"})
     units = _units(spec, classes)
     best = history[-1]["distance"]
+    stopped = f"sweep budget ({max_sweeps} sweeps)"
     for sweep in range(1, max_sweeps + 1):
         rng.shuffle(units)
-        for unit in units:
+        for k, unit in enumerate(units):
             for space in unit:
                 if spec.spaces[space].kind == "heads" and spec.spaces[space].batched_by is None:
                     _update_heads(space, mapped, transform, head_cost_kind)
                 else:
                     _update_space(space, classes[spec.spaces[space].kind], mapped, transform)
+            if progress:
+                progress((sweep - 1) * len(units) + k + 1, max_sweeps * len(units))
         current = mapped.distance(transform)
         history.append({"sweep": sweep, "distance": current, "seconds": time.perf_counter() - start})
-        if progress:
-            progress(sweep, max_sweeps)
         if current > best * (1 - tol):  # converged: less than `tol` relative improvement
+            stopped = f"converged after {sweep} sweeps (relative improvement below {tol:g})"
             break
         best = current
+        if max_seconds is not None and time.perf_counter() - start >= max_seconds and sweep < max_sweeps:
+            stopped = f"time budget ({max_seconds:g} s) after {sweep} sweeps"
+            break
+    history[-1]["stopped"] = stopped
+    if progress and units:
+        progress(max_sweeps * len(units), max_sweeps * len(units))  # done early: the bar ends full
     return transform, history
 
 

@@ -36,8 +36,8 @@ class MergeResult:
     merged: TransformerModel
     report: dict = field(default_factory=dict)
 
-    def save(self, out: str | Path) -> Path:
-        out = save_model(self.merged, out)
+    def save(self, out: str | Path, dtype: str = "auto") -> Path:
+        out = save_model(self.merged, out, dtype)
         (out / "merge.json").write_text(json.dumps(self.report, indent=2))
         return out
 

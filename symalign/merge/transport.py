@@ -68,11 +68,11 @@ class Transport:
         """The α with the lowest task loss."""
         return self.alphas[min(range(len(self.alphas)), key=self.task_loss.__getitem__)]
 
-    def save(self, out: str | Path) -> Path:
+    def save(self, out: str | Path, dtype: str = "auto") -> Path:
         """The checkpoint at the best α (a plain Hugging Face directory)."""
         import json
 
-        out = save_model(self.models[self.alphas.index(self.best_alpha)], out)
+        out = save_model(self.models[self.alphas.index(self.best_alpha)], out, dtype)
         (out / "transport.json").write_text(json.dumps(self.report, indent=2))
         return out
 

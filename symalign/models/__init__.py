@@ -6,6 +6,7 @@ import torch
 
 from symalign.models.canonical import canonicalize, is_canonical
 from symalign.models.family import Family, TransformerModel
+from symalign.models.functional import logits_of
 from symalign.models.io import FAMILIES, load_model, save_model, supported
 from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform, apply
@@ -21,10 +22,10 @@ def transformed(model: TransformerModel, transform: Transform) -> TransformerMod
     return model.with_tensors(apply(model.tensors, spec_of(model), transform))
 
 
-@torch.no_grad()
 def outputs(model: TransformerModel, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
-    """The model's logits on `inputs` (a fresh module each call: nothing cached is mutated)."""
-    return model.to_module()(**inputs).logits
+    """The model's logits on `inputs` (a fresh weightless module each call: nothing cached is mutated,
+    and a real-size model's weights are not copied)."""
+    return logits_of(model, inputs)
 
 
 def random_inputs(model: TransformerModel, n: int = 4, seed: int = 0) -> dict[str, torch.Tensor]:

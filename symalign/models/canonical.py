@@ -29,43 +29,81 @@ def _norm_groups(model: TransformerModel) -> list[tuple[str, tuple[str, ...]]]:
 
 
 def _center(t: torch.Tensor, axis: int) -> torch.Tensor:
-    return t - t.mean(dim=axis, keepdim=True)
+    """Subtract the mean along `axis` in place (`t` is always a private float64 working copy)."""
+    return t.sub_(t.mean(dim=axis, keepdim=True))
+
+
+def _exactly_canonical(model: TransformerModel) -> bool:
+    """What canonicalize() itself produces (γ = 1, β ∈ {0, 1} exactly, head untied): folding
+    again would change nothing but rounding, and would copy every weight."""
+    if getattr(model.config, "tie_word_embeddings", False):
+        return False
+    for norm, _ in _norm_groups(model):
+        gamma, beta = model.tensors[f"{norm}.weight"], model.tensors.get(f"{norm}.bias")
+        if not bool((gamma == 1).all()):
+            return False
+        if beta is not None and not (bool((beta == 0).all()) or bool((beta == 1).all())):
+            return False
+    return True
 
 
 def canonicalize(model: TransformerModel) -> TransformerModel:
-    """The same function with the norms' γ (and β) absorbed and, under LayerNorm, the residual stream mean-free."""
+    """The same function with the norms' γ (and β) absorbed and, under LayerNorm, the residual stream mean-free.
+
+    Each tensor is computed in float64 and rounded once at the end, one at a time, so the working
+    memory is one tensor's float64 copy, not the model's; tensors that nothing touches are shared."""
     norm_kind = model.dims.norm
-    if norm_kind == "post-layernorm":
+    if norm_kind == "post-layernorm" or _exactly_canonical(model):
         return model
     spec = model.family.spec(model.config, canonical=False)
-    t: Tensors = {k: v.to(torch.float64) for k, v in model.tensors.items()}
+    dtype = next(iter(model.tensors.values())).dtype
     groups = _norm_groups(model)
+    norm_biases = {f"{norm}.bias" for norm, _ in groups}
+    centred_axes = {name: [axis for axis, tag in enumerate(tags) if tag is not None and tag.space == "residual"
+                           and tag.variance == "co"]
+                    for name, tags in spec.tensors.items() if norm_kind == "layernorm" and name not in norm_biases}
+    centred_axes = {name: axes for name, axes in centred_axes.items() if axes}
+    work: Tensors = {}  # float64 values of tensors that a later step changes again
+    out: Tensors = dict(model.tensors)
+
+    def get(name: str) -> torch.Tensor:
+        return work.pop(name) if name in work else model.tensors[name].to(torch.float64, copy=True)
+
+    def put(name: str, value: torch.Tensor) -> None:
+        """Keep float64 while the residual centring still has to act on it, else round now."""
+        if name in centred_axes:
+            work[name] = value
+        else:
+            out[name] = value.to(dtype)
+
     for norm, readers in groups:
-        gamma = t[f"{norm}.weight"]
+        gamma = get(f"{norm}.weight")
         if norm_kind == "rmsnorm":
             for reader in readers:
-                t[f"{reader}.weight"] = t[f"{reader}.weight"] * gamma
-            t[f"{norm}.weight"] = torch.ones_like(gamma)
+                put(f"{reader}.weight", get(f"{reader}.weight") * gamma)
+            put(f"{norm}.weight", torch.ones_like(gamma))
             continue
-        beta = t[f"{norm}.bias"]
+        beta = get(f"{norm}.bias")
         new_beta = torch.zeros_like(beta)
         for reader in readers:
-            w = t[f"{reader}.weight"]
+            w = get(f"{reader}.weight")
             w_beta = (w * beta).sum(-1)  # W β, contracting the residual (last) axis
-            t[f"{reader}.weight"] = _center(w * gamma, -1)
-            if f"{reader}.bias" in t:
-                t[f"{reader}.bias"] = t[f"{reader}.bias"] + w_beta
+            centred = _center(w * gamma, -1)
+            if f"{reader}.bias" in model.tensors:
+                put(f"{reader}.bias", get(f"{reader}.bias") + w_beta)
             else:  # no bias to take W β: keep it on the all-ones direction, fed by β = 1
-                t[f"{reader}.weight"] = t[f"{reader}.weight"] + w_beta[..., None] / w.shape[-1]
+                centred = centred + w_beta[..., None] / w.shape[-1]
                 new_beta = torch.ones_like(beta)
-        t[f"{norm}.weight"], t[f"{norm}.bias"] = torch.ones_like(gamma), new_beta
-    norm_biases = {f"{norm}.bias" for norm, _ in groups}
-    for name, tags in spec.tensors.items() if norm_kind == "layernorm" else ():
-        for axis, tag in enumerate(tags):
-            if name not in norm_biases and tag is not None and tag.space == "residual" and tag.variance == "co":
-                t[name] = _center(t[name], axis)
-    dtype = next(iter(model.tensors.values())).dtype
-    return model.with_tensors({k: v.to(dtype) for k, v in t.items()}, config=model.family.canonical_config(model.config))
+            put(f"{reader}.weight", centred)
+            del w, centred
+        put(f"{norm}.weight", torch.ones_like(gamma))
+        put(f"{norm}.bias", new_beta)
+    for name, axes in centred_axes.items():
+        value = get(name)
+        for axis in axes:
+            value = _center(value, axis)
+        out[name] = value.to(dtype)
+    return model.with_tensors(out, config=model.family.canonical_config(model.config))
 
 
 def is_canonical(model: TransformerModel, rtol: float = 1e-5) -> bool:

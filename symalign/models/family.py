@@ -79,6 +79,7 @@ class TransformerModel:
     config: Any
     tensors: Tensors
     source: str = ""
+    dtype: torch.dtype = torch.float32  # the precision it was stored in (export keeps it); tensors are float32
 
     @property
     def dims(self) -> Dims:
@@ -88,8 +89,8 @@ class TransformerModel:
         return replace(self, tensors=tensors, config=config or self.config, source=self.source if source is None else source)
 
     def to_module(self) -> torch.nn.Module:
-        """A fresh Hugging Face module holding these weights, in eval mode."""
-        module = self.family.hf_class(self.config)
+        """A fresh float32 Hugging Face module holding these weights, in eval mode."""
+        module = self.family.hf_class(self.config).float()
         state = self.family.from_logical(self.tensors, self.config)
         missing, unexpected = module.load_state_dict(state, strict=False)
         tied = {"lm_head.weight"} if getattr(self.config, "tie_word_embeddings", False) else set()

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from pathlib import Path
 
 import torch
 
 from symalign.errors import ModelLoadError, brief
+from symalign.memory import return_freed_memory
 from symalign.models.family import Family, TransformerModel
 from symalign.models.bert import BERT, ROBERTA
 from symalign.models.gpt2 import GPT2
+from symalign.models.hub import is_hub_id, resolve_hub_id
 from symalign.models.llama import LLAMA, MISTRAL, QWEN2
 from symalign.models.vit import VIT
 
@@ -36,7 +39,7 @@ def _quiet_transformers() -> None:
 def read_config(path: Path):
     """The directory's config, or a ModelLoadError that says what is wrong with it."""
     if not path.exists():
-        raise ModelLoadError(f"no model at {path}: expected a Hugging Face model directory (or zoo:RECIPE/SEED)")
+        raise ModelLoadError(f"no model at {path}: expected a Hugging Face model directory, zoo:RECIPE/SEED or a hub id org/name[@revision]")
     if not path.is_dir():
         raise ModelLoadError(f"{path} is a file: expected a Hugging Face model directory holding config.json")
     config_file = path / "config.json"
@@ -67,8 +70,9 @@ def read_config(path: Path):
     return family, config
 
 
-def _check_weight_files(path: Path) -> None:
-    """Open every weight file safely first, so corruption gets a clear message, not a traceback."""
+def _check_weight_files(path: Path) -> torch.dtype:
+    """Open every weight file safely first, so corruption gets a clear message, not a traceback.
+    Returns the checkpoint's storage precision (the dtype most of its floating-point values have)."""
     present = [name for name in WEIGHT_FILES if (path / name).is_file()]
     if not present:
         raise ModelLoadError(f"{path} has no weights: expected one of {', '.join(WEIGHT_FILES)}")
@@ -83,28 +87,45 @@ def _check_weight_files(path: Path) -> None:
         shards = ["model.safetensors"]
     else:
         try:
-            torch.load(path / "pytorch_model.bin", map_location="cpu", weights_only=True)
+            state = torch.load(path / "pytorch_model.bin", map_location="cpu", weights_only=True)
         except Exception as exc:
             raise ModelLoadError(
                 f"refusing {path}/pytorch_model.bin: not a plain tensor checkpoint loadable with weights_only=True ({brief(exc)})"
             ) from None
-        return
+        return _storage_dtype({v.dtype: v.numel() for v in state.values() if torch.is_tensor(v)})
+    sizes: dict[torch.dtype, int] = {}
     for shard in shards:
         try:
             with safe_open(str(path / shard), framework="pt") as f:
                 for key in f.keys():
-                    f.get_slice(key)
+                    piece = f.get_slice(key)
+                    dtype = SAFETENSORS_DTYPES.get(piece.get_dtype())
+                    if dtype is not None:
+                        sizes[dtype] = sizes.get(dtype, 0) + math.prod(piece.get_shape())
         except Exception as exc:
             raise ModelLoadError(f"{path}/{shard} is corrupt or not a safetensors file ({brief(exc)})") from None
+    return _storage_dtype(sizes)
+
+
+SAFETENSORS_DTYPES = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16, "F64": torch.float64}
+
+
+def _storage_dtype(sizes: dict) -> torch.dtype:
+    floating = {d: n for d, n in sizes.items() if d.is_floating_point}
+    return max(floating, key=floating.get) if floating else torch.float32
 
 
 def load_model(path: str | Path) -> TransformerModel:
-    """Load a supported Hugging Face directory (GPT-2, ViT, Llama, BERT families) (or zoo:RECIPE/SEED) into logical tensors."""
+    """Load a supported Hugging Face model (a directory, zoo:RECIPE/SEED or a hub id) into logical
+    tensors. Every checkpoint is computed on in float32 whatever it is stored in (bf16 matching
+    loses the small differences that matter); its storage dtype is kept for export. The module
+    transformers builds is dropped at once: the logical tensors share its storage (no second copy)."""
+    return_freed_memory()  # real checkpoints: freed tensors go back to the system (symalign.memory)
     path = resolve(path)
     family, config = read_config(path)
-    _check_weight_files(path)
+    stored = _check_weight_files(path)
     try:
-        module, info = family.hf_class.from_pretrained(str(path), output_loading_info=True)
+        module, info = family.hf_class.from_pretrained(str(path), output_loading_info=True, dtype=torch.float32)
     except Exception as exc:
         raise ModelLoadError(f"the weights in {path} do not fit its config.json ({brief(exc)})") from None
     missing = sorted(k for k in info.get("missing_keys", ()) if k != "lm_head.weight")
@@ -112,22 +133,63 @@ def load_model(path: str | Path) -> TransformerModel:
     if missing or mismatched:
         raise ModelLoadError(f"the weights in {path} do not fit its config.json: missing {missing[:3]}, "
                              f"mismatched {mismatched[:3]}")
-    state = {k: v.detach().clone() for k, v in module.state_dict().items()}
-    tensors = family.to_logical(state, module.config)
+    config = module.config
+    tensors = family.to_logical(module.state_dict(), config)
+    del module
     for name, t in tensors.items():
         if not torch.isfinite(t).all():
             raise ModelLoadError(f"{path} has NaN or infinite values in {name}")
-    return TransformerModel(family, module.config, tensors, str(path))
+    return TransformerModel(family, config, tensors, str(path), dtype=stored)
 
 
-def save_model(model: TransformerModel, out: str | Path) -> Path:
-    """Export as a standard Hugging Face checkpoint (safetensors) that plain transformers loads."""
+# What makes a checkpoint usable beside its weights: tokenizer (fast and slow files) and image preprocessing.
+COMPANION_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt",
+                   "vocab.txt", "tokenizer.model", "preprocessor_config.json")
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}  # EXPORT_DTYPES but auto
+
+
+def export_dtype(model: TransformerModel, choice: str = "auto") -> torch.dtype:
+    """`auto`: the precision the model was stored in (a bf16 checkpoint comes out bf16)."""
+    if choice == "auto":
+        return model.dtype
+    if choice not in DTYPES:
+        raise ModelLoadError(f"unknown dtype {choice!r}; choose auto, {', '.join(DTYPES)}")
+    return DTYPES[choice]
+
+
+def export_module(model: TransformerModel, dtype: torch.dtype) -> torch.nn.Module:
+    """A module to save, holding the weights in `dtype` without a second full copy: built without
+    initialisation, then given the converted tensors themselves (assign). For export only: its
+    parameters may share memory with the model's tensors, so it must never be trained."""
+    from transformers.initialization import no_init_weights
+
+    config = model.config.__class__.from_dict(model.config.to_dict())
+    config.dtype = dtype
+    with no_init_weights():
+        module = model.family.hf_class(config).to(dtype)
+    logical = {k: v.to(dtype) for k, v in model.tensors.items()}  # rounded once; the layout change moves no values
+    state = {k: v.contiguous() for k, v in model.family.from_logical(logical, config).items()}
+    del logical
+    missing, unexpected = module.load_state_dict(state, strict=False, assign=True)
+    tied = {"lm_head.weight"} if getattr(config, "tie_word_embeddings", False) else set()
+    if set(missing) - tied or unexpected:
+        raise RuntimeError(f"layout mismatch: missing {missing}, unexpected {unexpected}")
+    if tied:
+        module.tie_weights()
+    return module.eval()
+
+
+def save_model(model: TransformerModel, out: str | Path, dtype: str = "auto") -> Path:
+    """Export as a standard Hugging Face checkpoint (safetensors) that plain transformers loads,
+    in the model's own storage precision unless `dtype` names another."""
+    target = export_dtype(model, dtype)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     _quiet_transformers()
-    module = model.to_module()
+    module = export_module(model, target)
     module.save_pretrained(str(out))
-    for extra in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "preprocessor_config.json"):
+    del module
+    for extra in COMPANION_FILES:
         src = Path(model.source) / extra if model.source else None
         if src is not None and src.is_file() and src.parent.resolve() != out.resolve():
             (out / extra).write_bytes(src.read_bytes())
@@ -148,9 +210,13 @@ def checkpoint_zip(folder: str | Path) -> bytes:
 
 
 def resolve(path: str | Path) -> Path:
-    """Turn a model reference (a directory or zoo:RECIPE/SEED) into a directory path."""
+    """Turn a model reference into a directory: zoo:RECIPE/SEED, a local directory, or a hub id
+    (org/name[@revision]) through huggingface_hub; a local directory of that name wins."""
     if isinstance(path, str) and path.startswith("zoo:"):
         from symalign.zoo import resolve_zoo
 
         return resolve_zoo(path)
-    return Path(path).expanduser()
+    local = Path(path).expanduser()
+    if isinstance(path, str) and not local.exists() and is_hub_id(path):
+        return resolve_hub_id(path)
+    return local

@@ -16,9 +16,10 @@ from symalign.errors import SymalignError
 from symalign.landscape.interpolation import Curve, interpolation_curve
 from symalign.match.align import Alignment, align
 from symalign.match.config import AlignConfig
-from symalign.models import load_model
+from symalign.models import canonicalize, load_model
+from symalign.models.io import export_dtype
 from symalign.models.compat import check_compatible
-from symalign.models.widen import check_pair
+from symalign.models.widen import check_pair, same_widths
 from symalign.models.family import TransformerModel
 from symalign.runs.store import RunStore
 from symalign.zoo import zoo_reference
@@ -84,11 +85,13 @@ def curve_metrics(curve: Curve) -> dict:
             "curve": curve.to_json()}
 
 
-def measured_curve(model_a: TransformerModel, model_b: TransformerModel, spec: str, data_source, points: int,
+def measured_curve(pair: list[TransformerModel], spec: str, data_source, points: int,
                    max_examples: int | None, device: str, form: str, progress: PhaseProgress | None,
                    names: tuple[str, str]) -> Curve:
-    """The interpolation curve both recorded workflows measure, labelled with its endpoints and data."""
-    curve = interpolation_curve(model_a, model_b, data_source or load_data(spec), points=points,
+    """The interpolation curve the recorded workflows measure, labelled with its endpoints and data.
+    The two models are taken out of `pair`, so that a caller that keeps no other reference lets the
+    curve free each raw model once its parameters are built (real checkpoints: memory)."""
+    curve = interpolation_curve(pair.pop(0), pair.pop(0), data_source or load_data(spec), points=points,
                                 max_examples=max_examples, device=pick_device(device), form=form,
                                 progress=phase_progress(progress, "interpolate"))
     curve.extra.update({"a": names[0], "b": names[1], "data": spec})
@@ -100,11 +103,11 @@ def barrier_run(a: ModelLike, b: ModelLike, data: str | None = None, points: int
                 store: RunStore | None = None, source: str = "api", label: str = "",
                 progress: PhaseProgress | None = None, data_source=None) -> tuple[str | None, Curve]:
     """The vanilla (or as-given) barrier between two models, recorded as a `barrier` run."""
-    model_a, model_b = _model(a), _model(b)
-    spec = data or default_data_spec(model_a)
+    pair = [_model(a), _model(b)]
+    spec = data or default_data_spec(pair[0])
     settings = {"data": spec, "points": points, "max_examples": max_examples, "device": device, "form": form}
     with recorded(store, "barrier", _ref(a), _ref(b), "none", settings, source, label) as run_id:
-        curve = measured_curve(model_a, model_b, spec, data_source, points, max_examples, device, form, progress,
+        curve = measured_curve(pair, spec, data_source, points, max_examples, device, form, progress,
                                (_ref(a), _ref(b)))
         if store is not None:
             store.finish(run_id, curve_metrics(curve))
@@ -116,6 +119,8 @@ def align_summary(alignment: Alignment) -> dict:
     out = {"distance_before": r["distance_before"], "distance_after": r["distance_after"],
            "sweeps": max([h["sweep"] for h in r["sweeps"]] or [0]), "learned_steps": len(r["learned"]),
            "function_gap_vs_b": r["function_gap_vs_b"], "seconds": r["seconds"]}
+    if r["sweeps"] and "stopped" in r["sweeps"][-1]:  # weight matching (also the learned start): why it ended
+        out["stopped"] = r["sweeps"][-1]["stopped"]
     if r.get("widths"):  # a narrower model was embedded in the wider one's basis
         out["widths"] = r["widths"]
     return out
@@ -130,11 +135,15 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
     Without `out`, artifacts go to the data folder's runs/<id> (and are deleted with the run)."""
     model_a, model_b = _model(a), _model(b)
     check_pair(model_a, model_b)
+    if same_widths(model_a, model_b):  # align() and the curve take canonical forms; the raw ones can go now
+        model_a = canonicalize(model_a)  # one at a time: each raw model is freed before the next is folded
+        model_b = canonicalize(model_b)
     config = fitted(model_a, config)
     settings = {"config": config.to_json(), "points": points, "max_examples": max_examples, "measure": measure,
                 "owns_artifacts": out is None}
     with recorded(store, "align", _ref(a), _ref(b), config.method, settings, source, label) as run_id:
         alignment = align(model_a, model_b, config, progress=phase_progress(progress, "align"))
+        del model_b  # only A and aligned B are needed from here (saving and the curve)
         if out is None:
             from symalign.workspace import runs_dir
 
@@ -145,7 +154,7 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
         metrics["classes"] = config.classes
         if measure:
             spec = config.data or default_data_spec(model_a)
-            curve = measured_curve(model_a, alignment.aligned, spec, data_source, points, max_examples,
+            curve = measured_curve([model_a, alignment.aligned], spec, data_source, points, max_examples,
                                    config.device, "canonical", progress, (_ref(a), str(saved)))
             metrics.update(curve_metrics(curve))
         if store is not None:
@@ -219,7 +228,7 @@ def align_many_run(refs: list[ModelLike], config: AlignConfig, out: str | Path |
         if measure:
             spec = config.data or default_data_spec(models[0])
             for i, j in combinations(range(len(models)), 2):
-                curve = measured_curve(universe.aligned[i], universe.aligned[j], spec, data_source, points, max_examples,
+                curve = measured_curve([universe.aligned[i], universe.aligned[j]], spec, data_source, points, max_examples,
                                        config.device, "canonical", progress, (names[i], names[j]))
                 curves.append(((i, j), curve))
             metrics["pairwise"] = [{"pair": list(p), "barrier": c.barrier, "barrier_mean": c.barrier_mean,
@@ -285,7 +294,7 @@ class MergeRun:
 def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "average", data: str | None = None,
               examples: int = 64, max_examples: int | None = None, seed: int = 0, out: str | Path | None = None,
               store: RunStore | None = None, source: str = "api", label: str = "",
-              progress: PhaseProgress | None = None) -> MergeRun:
+              progress: PhaseProgress | None = None, dtype: str = "auto") -> MergeRun:
     """Merge models (symalign.merge), save the checkpoint and record a `merge` run with the inputs'
     and merged model's evaluation metrics. Without `out`, the checkpoint goes to runs/<id>."""
     from symalign.merge import merge_models
@@ -297,8 +306,9 @@ def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "aver
         check_compatible(models[0], other)
     spec = data or default_data_spec(models[0])
     names = [_ref(m) for m in refs]
+    export_dtype(models[0], dtype)  # an unknown dtype is refused before any work
     settings = {"align": how_align, "how": how, "data": spec, "examples": examples, "max_examples": max_examples,
-                "seed": seed, "owns_artifacts": out is None}
+                "seed": seed, "owns_artifacts": out is None, "dtype": dtype}
     with recorded(store, "merge", names[0], names[1], how_align, settings, source, label, names) as run_id:
         result = merge_models(models, how_align, how, spec, examples=examples, max_examples=max_examples, seed=seed,
                               progress=progress)
@@ -306,7 +316,7 @@ def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "aver
             from symalign.workspace import runs_dir
 
             out = runs_dir() / (run_id or "latest")
-        saved = result.save(out)
+        saved = result.save(out, dtype)
         if store is not None:
             store.finish(run_id, {"how": how, "align": how_align, "inputs": result.report["inputs"],
                                   "merged": result.report["merged"]}, saved)
@@ -323,17 +333,19 @@ class TransportRun:
 def transport_run(a: ModelLike, a_ft: ModelLike, b: ModelLike, alphas: list[float], data_task: str | None = None,
                   data_base: str | None = None, how_align: str = "weight", max_examples: int | None = None,
                   seed: int = 0, out: str | Path | None = None, store: RunStore | None = None, source: str = "api",
-                  label: str = "", progress: PhaseProgress | None = None) -> TransportRun:
+                  label: str = "", progress: PhaseProgress | None = None, dtype: str = "auto") -> TransportRun:
     """Task-vector transport (symalign.merge.transport), the best-α checkpoint saved, recorded as a
     `transport` run (α, both losses, best α). Without `out`, the checkpoint goes to runs/<id>."""
     from symalign.merge.transport import check_transport, transport
 
     model_a, model_ft, model_b = _model(a), _model(a_ft), _model(b)
     check_transport(model_a, model_ft, model_b, alphas, how_align)
+    export_dtype(model_b, dtype)  # an unknown dtype is refused before any work
     data_task = data_task or default_data_spec(model_ft)
     data_base = data_base or default_data_spec(model_a)
     settings = {"a_ft": _ref(a_ft), "align": how_align, "alpha": alphas, "data_task": data_task,
-                "data_base": data_base, "max_examples": max_examples, "seed": seed, "owns_artifacts": out is None}
+                "data_base": data_base, "max_examples": max_examples, "seed": seed, "owns_artifacts": out is None,
+                "dtype": dtype}
     names = [_ref(a), _ref(b), _ref(a_ft)]
     with recorded(store, "transport", names[0], names[1], how_align, settings, source, label, names) as run_id:
         result = transport(model_a, model_ft, model_b, alphas, data_task, data_base, how_align,
@@ -342,7 +354,7 @@ def transport_run(a: ModelLike, a_ft: ModelLike, b: ModelLike, alphas: list[floa
             from symalign.workspace import runs_dir
 
             out = runs_dir() / (run_id or "latest")
-        saved = result.save(out)
+        saved = result.save(out, dtype)
         if store is not None:
             store.finish(run_id, {k: result.report[k] for k in ("alpha", "task_loss", "base_loss", "task_accuracy",
                                                                 "best_alpha")}, saved)

@@ -1,0 +1,51 @@
+"""Running a model family's Hugging Face module on parameters held elsewhere (torch.func):
+one module structure without weights of its own serves every parameter set, so evaluating a
+path of models, or a learned transform, never copies weights into a module."""
+
+from __future__ import annotations
+
+import torch
+
+from symalign.models.family import Family, Tensors, TransformerModel
+
+
+def module_names(module: torch.nn.Module) -> set[str]:
+    """The names functional_call takes for this module: a tied parameter (a BERT decoder that is the
+    token embedding) answers to one name only, and passing both raises."""
+    return {n for n, _ in module.named_parameters()} | {n for n, _ in module.named_buffers()}
+
+
+def functional_params(family: Family, config, tensors: Tensors, names: set[str]) -> dict[str, torch.Tensor]:
+    """Logical `tensors` as the Hugging Face parameters functional_call takes for a module with
+    these `names` (module_names)."""
+    return {k: v for k, v in family.from_logical(tensors, config).items() if k in names}
+
+
+def weightless_module(template: TransformerModel) -> torch.nn.Module:
+    """The template's module structure and buffers with no weights of its own: functional_call is
+    always given every parameter, so a copy of the weights here would only cost memory (4 bytes per
+    parameter). Built without initialisation (untouched memory), then parameters are replaced by
+    empty placeholders; tied parameters keep one placeholder, so the tie is still seen."""
+    from transformers.initialization import no_init_weights
+
+    with no_init_weights():
+        module = template.family.hf_class(template.config).float().eval()
+    placeholders: dict[int, torch.nn.Parameter] = {}
+    originals = list(module.parameters())  # alive until every one is replaced: ids stay unique
+    for sub in module.modules():
+        for name, param in list(sub._parameters.items()):
+            if param is not None:
+                sub._parameters[name] = placeholders.setdefault(id(param), torch.nn.Parameter(torch.empty(0),
+                                                                                               requires_grad=False))
+    del originals
+    return module
+
+
+@torch.no_grad()
+def logits_of(model: TransformerModel, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+    """The model's logits on `inputs`, without building a module that holds a copy of its weights."""
+    from torch.func import functional_call
+
+    module = weightless_module(model)
+    params = functional_params(model.family, model.config, model.tensors, module_names(module))
+    return functional_call(module, params, args=(), kwargs=inputs).logits
