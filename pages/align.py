@@ -18,7 +18,8 @@ from symalign.runs.table import run_label
 from symalign.ui.jobs import follow_job, submit_job
 from symalign.ui.routing import route_through_app
 from symalign.ui.runs import show_universe
-from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
+from symalign.landscape.estimate import readable
+from symalign.ui.state import cached_canonical_spec, cached_curve_estimate, cached_data, cached_model, run_store
 from symalign.ui.widgets import StreamlitProgress, device_choice, model_picker, toggle_grid, user_errors
 
 route_through_app()  # opened by its own link: go through app.py's navigation
@@ -99,6 +100,16 @@ with user_errors():
     with st.expander("run configuration"):
         st.json(config.to_json())
 
+    if data or data_default:
+        try:  # a timed probe batch: a real checkpoint's curve can take many minutes on a CPU
+            estimate = cached_curve_estimate(ref_a, data or data_default, int(max_examples) or None)
+            curves = 3 if third else 1 + bool(with_vanilla)
+            st.caption(f"Measuring takes about {readable(estimate.seconds(int(points)) * curves)} "
+                       f"({curves} curve{'s' if curves > 1 else ''} × {int(points)} points × {estimate.examples} "
+                       "examples, timed on one batch), besides the matching itself; fewer evaluation examples or "
+                       "interpolation points (method options) make it shorter.")
+        except SymalignError:
+            pass  # the data does not fit: the run says so in one line
     background = st.checkbox("run in the background", key="align-background",
                              help="a job in a worker process: it goes on when you leave this page (see Jobs)")
     clicked = st.button("Align", type="primary", key="align-go")

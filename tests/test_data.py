@@ -66,9 +66,13 @@ def test_imagefolder_loads_and_splits(tmp_path):
 
 
 def test_data_that_does_not_fit_the_model_is_refused():
+    from symalign.data.base import ImageData
+
     digits = load_data("digits")
-    with pytest.raises(SymalignError, match="expects"):
-        digits.check_model(random_model(tiny_config("vit", image_size=16, patch=4), seed=0))
+    colour = ImageData("colour", digits.train_x.expand(-1, 3, -1, -1), digits.train_y,
+                       digits.eval_x.expand(-1, 3, -1, -1), digits.eval_y, 10)
+    with pytest.raises(SymalignError, match="3-channel images and the model expects 2 channels"):
+        colour.check_model(random_model(tiny_config("vit", image_size=16, patch=4, channels=2), seed=0))
     with pytest.raises(SymalignError, match="image data but the model is a gpt2"):
         digits.check_model(random_model(tiny_config("gpt2"), seed=0))
     with pytest.raises(SymalignError, match="no tokenizer"):

@@ -168,3 +168,23 @@ def test_a_barrier_on_a_terminal_shows_progress_before_its_result(offline):
     text = seen.decode(errors="replace")
     assert "interpolate" in text and "%" in text and "<" in text  # tqdm: percentage and time left
     assert stdout.decode().startswith("barrier ")
+
+
+def test_the_app_links_a_hub_id_and_offers_it_with_a_time_estimate(offline, tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("SYMALIGN_HOME", str(tmp_path / "home"))
+    pages = Path(__file__).resolve().parents[1] / "pages"
+    at = AppTest.from_file(str(pages / "models.py"), default_timeout=120).run()
+    for name in ("a", "b"):
+        at.text_input(key="link-path").set_value(f"{ORG}/gpt2-{name}").run()
+        at.button(key="link-go").click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+    at = AppTest.from_file(str(pages / "align.py"), default_timeout=120).run()
+    assert f"hub: {ORG}/gpt2-a" in at.selectbox(key="align-a").options
+    at.selectbox(key="align-a").set_value(f"hub: {ORG}/gpt2-a")
+    at.selectbox(key="align-b").set_value(f"hub: {ORG}/gpt2-b")
+    at.run()
+    at.text_input(key=f"align-data:{ORG}/gpt2-a").set_value("shakespeare").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Measuring takes about" in c.value for c in at.caption)

@@ -30,6 +30,19 @@ class ImageData:
     eval_y: torch.Tensor
     num_classes: int
     family: str = "vit"
+    # How the stored images were normalised from pixels in [0, 1] (per channel): what lets a batch
+    # be re-expressed for a checkpoint that wants another size or normalisation (data.preprocess).
+    pixel_mean: tuple[float, ...] = (0.5,)
+    pixel_std: tuple[float, ...] = (0.5,)
+
+    def converter(self, model):
+        """None when the model takes the images as stored, else the per-batch conversion."""
+        from symalign.data.preprocess import image_converter
+
+        channels = self.eval_x.shape[1]
+        mean = self.pixel_mean * channels if len(self.pixel_mean) == 1 else self.pixel_mean
+        std = self.pixel_std * channels if len(self.pixel_std) == 1 else self.pixel_std
+        return image_converter(tuple(self.eval_x.shape[1:]), mean, std, model)
 
     def check_model(self, model) -> None:
         from symalign.errors import SymalignError
@@ -37,20 +50,33 @@ class ImageData:
         c = model.config
         if model.family.task != "image-classification":
             raise SymalignError(f"{self.name} is image data but the model is a {model.family.name}")
-        _, ch, h, w = self.eval_x.shape
-        if (ch, h, w) != (c.num_channels, c.image_size, c.image_size):
-            raise SymalignError(f"{self.name} images are {ch}×{h}×{w} but the model expects "
-                                f"{c.num_channels}×{c.image_size}×{c.image_size}")
+        self.converter(model)  # refuses what cannot be converted (channels, a processor at odds with the config)
         if self.num_classes > c.num_labels:
             raise SymalignError(f"{self.name} has {self.num_classes} classes but the model has {c.num_labels} outputs")
 
     def eval_batches(self, model, max_examples: int | None = None, batch_size: int = 512) -> Iterator[Batch]:
         n = len(self.eval_y) if max_examples is None else min(max_examples, len(self.eval_y))
+        convert = self.converter(model)
+        batch_size = activation_bounded(batch_size, model)
         for i in range(0, n, batch_size):
             j = min(i + batch_size, n)
-            yield {"pixel_values": self.eval_x[i:j]}, self.eval_y[i:j]
+            x = self.eval_x[i:j]
+            yield {"pixel_values": convert(x) if convert else x}, self.eval_y[i:j]
 
     def train_batch(self, model, batch_size: int, generator: torch.Generator, augment=None) -> Batch:
         idx = torch.randint(0, len(self.train_y), (batch_size,), generator=generator)
         x = self.train_x[idx]
-        return {"pixel_values": augment(x) if augment else x}, self.train_y[idx]
+        x = augment(x) if augment else x
+        convert = self.converter(model)
+        return {"pixel_values": convert(x) if convert else x}, self.train_y[idx]
+
+
+EVAL_ACTIVATION_FLOATS = 64 * 2**20  # per evaluation batch: the widest activation (MLP hidden) of every image
+
+
+def activation_bounded(batch_size: int, model) -> int:
+    """Fewer images per evaluation batch when each is large (a ViT-B's 197 positions × 3,072 MLP
+    units); the zoo's 17-position digits keep 512, so their numbers do not move."""
+    c, d = model.config, model.dims
+    positions = (c.image_size // c.patch_size) ** 2 + 1
+    return max(1, min(batch_size, EVAL_ACTIVATION_FLOATS // (positions * max(d.d_mlp, 4 * d.d_model))))

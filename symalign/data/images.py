@@ -62,7 +62,8 @@ def cifar(kind: str, path: str) -> ImageData:
         return (x - CIFAR_MEAN) / CIFAR_STD, torch.tensor(ds.targets, dtype=torch.long)
 
     (tx, ty), (ex, ey) = tensors(train), tensors(test)
-    return ImageData(f"{kind}:{path}", tx, ty, ex, ey, classes)
+    return ImageData(f"{kind}:{path}", tx, ty, ex, ey, classes, pixel_mean=tuple(CIFAR_MEAN.flatten().tolist()),
+                     pixel_std=tuple(CIFAR_STD.flatten().tolist()))
 
 
 def cifar_augment(generator: torch.Generator):

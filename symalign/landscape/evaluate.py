@@ -82,8 +82,13 @@ class Evaluator:
     @torch.no_grad()
     def __call__(self, params: dict[str, torch.Tensor], tick: Callable[[], None] | None = None) -> Metrics:
         """Loss and accuracy at `params`; `tick` is called after each batch (progress on real-size models)."""
+        return self.evaluate_batches(params, self.batches, tick)
+
+    @torch.no_grad()
+    def evaluate_batches(self, params: dict[str, torch.Tensor], batches: list,
+                         tick: Callable[[], None] | None = None) -> Metrics:
         total, correct, count = 0.0, 0, 0
-        for inputs, y in self.batches:
+        for inputs, y in batches:
             logits = functional_call(self.module, params, args=(), kwargs=inputs).logits
             if self.family.task == "causal-lm":
                 logits = logits[:, : y.shape[1]]
@@ -93,7 +98,7 @@ class Evaluator:
             count += scored(y)
             if tick:
                 tick()
-        return Metrics(total / count, correct / count, self.examples)
+        return Metrics(total / count, correct / count, sum(len(y) for _, y in batches))
 
 
 def evaluate(model: TransformerModel, data, max_examples: int | None = None, device: str = "cpu") -> Metrics:

@@ -51,3 +51,15 @@ def _canonical_spec(ref: str, stamp: float):
 def cached_canonical_spec(ref: str):
     """The spec the matchers use: that of the canonical form (which admits residual rotations)."""
     return _canonical_spec(ref, _stamp(ref))
+
+
+@st.cache_data(show_spinner="timing one evaluation batch…", max_entries=32)
+def _curve_estimate(ref: str, stamp: float, data_spec: str, max_examples: int | None):
+    from symalign.landscape.estimate import curve_estimate
+
+    return curve_estimate(cached_model(ref), cached_data(data_spec), max_examples)
+
+
+def cached_curve_estimate(ref: str, data_spec: str, max_examples: int | None):
+    """How long one point of a curve takes on this model and data (timed once per setting)."""
+    return _curve_estimate(ref, _stamp(ref), data_spec, max_examples)

@@ -74,15 +74,16 @@ def device_choice(key: str) -> str:
 
 
 def model_picker(label: str, key: str, default_index: int = 0, default_ref: str | None = None) -> str:
-    """Pick a model reference: the zoo, your models, linked folders, or a typed directory path.
+    """Pick a model reference: the zoo, your models, linked folders and hub ids, or a typed directory
+    path or hub id.
     `default_ref` (when present) is preselected, else the entry at `default_index`."""
     entries = available_models()
-    labels = [e.label for e in entries] + ["a local directory…"]
+    labels = [e.label for e in entries] + ["a local directory or hub id…"]
     refs = [e.ref for e in entries]
     index = refs.index(default_ref) if default_ref in refs else min(default_index, len(labels) - 1)
     choice = st.selectbox(label, labels, index=index, key=key)
     if choice == labels[-1]:
-        return st.text_input(f"{label}: directory path", key=f"{key}-path").strip()
+        return st.text_input(f"{label}: directory path or hub id (org/name[@revision])", key=f"{key}-path").strip()
     return entries[labels.index(choice)].ref
 
 
