@@ -12,6 +12,11 @@ import ctypes
 import ctypes.util
 import sys
 
+# Above this many parameters memory, not float round-off, is what limits a run on a CPU machine:
+# weight matching stores B in float32 between its float64 steps, learned matching's micro-batches
+# are smaller. The zoo (under 1M parameters) is far below it, so its numbers never depend on it.
+LARGE_MODEL_PARAMETERS = 50_000_000
+
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter numbers (malloc.h)
 THRESHOLD_BYTES = 1 << 20
 _done = False

@@ -12,6 +12,7 @@ import torch
 from torch.func import functional_call
 
 from symalign.data.base import IGNORE
+from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.models.family import TransformerModel
 from symalign.models.functional import functional_params, module_names, weightless_module
 
@@ -33,15 +34,19 @@ def batch_loss(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tenso
 
 
 ACTIVATION_BUDGET = 1 << 30  # bytes one forward and backward may keep for a micro-batch
+LARGE_MODEL_ACTIVATION_BUDGET = 1 << 28  # the same above LARGE_MODEL_PARAMETERS, where memory is scarce
 
 
 def examples_per_chunk(template: TransformerModel, inputs: dict[str, torch.Tensor],
-                       budget: int = ACTIVATION_BUDGET) -> int:
+                       budget: int | None = None) -> int:
     """How many examples of `inputs` one differentiable forward may take within `budget`: per
     position the outputs (logits, their softmax and gradient) and per layer what backward keeps
     (about 16 widths and 3 MLP widths, and two attention maps per head). An estimate, not a
     measurement; the zoo's batches (64 windows, 128 checks) fit in one chunk, so their numbers are
     computed exactly as before, while a GPT-2-small's 50k-token logits are split."""
+    if budget is None:
+        size = sum(t.numel() for t in template.tensors.values())
+        budget = LARGE_MODEL_ACTIVATION_BUDGET if size > LARGE_MODEL_PARAMETERS else ACTIVATION_BUDGET
     d, config = template.dims, template.config
     first = next(iter(inputs.values()))
     if "input_ids" in inputs:  # a distribution over the vocabulary at every position

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 import torch
 
 from symalign.match.solvers import correlation, cross
+from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.symmetry.groups import CO, CONTRA, GroupElement, Permutation
 from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform, apply_unchecked
@@ -23,7 +24,6 @@ from symalign.symmetry.transform import Transform, apply_unchecked
 Tensors = dict[str, torch.Tensor]
 CHUNK = 1 << 20  # elements per slice when summing squared differences (no full-size temporary)
 FOLD_RATIO = 4  # fold a tensor once it holds this many times the elements of its space's correlation
-FLOAT64_STORE_LIMIT = 50_000_000  # parameters up to which B is stored in float64 between steps (the zoo: all)
 
 
 def squared_distance(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -108,14 +108,15 @@ class MappedModel:
         # B is kept in float64 while that is cheap; a real-size model keeps it in float32 between
         # steps (each step still computes in float64): 4 bytes per parameter less.
         size = sum(t.numel() for t in a.values())
-        self.store = torch.float64 if size <= FLOAT64_STORE_LIMIT else torch.float32
+        self.store = torch.float64 if size <= LARGE_MODEL_PARAMETERS else torch.float32
         self.b = {n: b[n].to(self.store) for n in dynamic}
         self.norm_a = math.sqrt(norm_a + sum(squared_norm(t) for t in self.a.values()))
         self._touching = {s: sorted({n for n, _, _ in self.spec.axes_of(s)}) for s in spec.spaces}
 
-    def touching(self, space: str) -> Tensors:
-        """The transformed tensors `space` acts on, as they are now."""
-        return {n: self.b[n].to(torch.float64) for n in self._touching[space]}
+    def touching(self, space: str) -> Mapping[str, torch.Tensor]:
+        """The transformed tensors `space` acts on, as they are now (float64 on access: the residual
+        touches every tensor, and a float64 copy of them all at once would double B)."""
+        return Float64View({n: self.b[n] for n in self._touching[space]})
 
     def act(self, elements: dict[str, GroupElement], tensors: Tensors | None = None) -> Mapping[str, torch.Tensor]:
         """Apply `elements` (each in the current head order) to `tensors` (default: those the

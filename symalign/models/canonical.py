@@ -33,6 +33,30 @@ def _center(t: torch.Tensor, axis: int) -> torch.Tensor:
     return t.sub_(t.mean(dim=axis, keepdim=True))
 
 
+ROWS_PER_CHUNK = 4096  # rows of a reader folded at a time (a GPT-2 LM head is 50,257 rows)
+
+
+def _fold_reader(w: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, onto_ones: bool,
+                 out_dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """A LayerNorm reader W [..., d] with γ and β folded in: (centre(W·diag(γ)) [+ Wβ/d on the
+    all-ones direction when it has no bias], Wβ), computed in float64 a block of rows at a time.
+    Every operation acts row by row, so the blocks give exactly the whole-tensor result; only one
+    block is ever held in float64 (a whole LM head would be 0.3 GB, several times over)."""
+    d = w.shape[-1]
+    rows = w.reshape(-1, d)
+    folded = torch.empty(rows.shape, dtype=out_dtype)
+    w_beta = torch.empty(rows.shape[0], dtype=torch.float64)
+    for i in range(0, rows.shape[0], ROWS_PER_CHUNK):
+        block = rows[i:i + ROWS_PER_CHUNK].to(torch.float64)
+        block_beta = (block * beta).sum(-1)  # W β, contracting the residual (last) axis
+        centred = _center(block * gamma, -1)
+        if onto_ones:
+            centred = centred + block_beta[..., None] / d
+        folded[i:i + ROWS_PER_CHUNK] = centred.to(out_dtype)
+        w_beta[i:i + ROWS_PER_CHUNK] = block_beta
+    return folded.reshape(w.shape), w_beta.reshape(w.shape[:-1])
+
+
 def _exactly_canonical(model: TransformerModel) -> bool:
     """What canonicalize() itself produces (γ = 1, β ∈ {0, 1} exactly, head untied): folding
     again would change nothing but rounding, and would copy every weight."""
@@ -86,16 +110,17 @@ def canonicalize(model: TransformerModel) -> TransformerModel:
         beta = get(f"{norm}.bias")
         new_beta = torch.zeros_like(beta)
         for reader in readers:
-            w = get(f"{reader}.weight")
-            w_beta = (w * beta).sum(-1)  # W β, contracting the residual (last) axis
-            centred = _center(w * gamma, -1)
-            if f"{reader}.bias" in model.tensors:
+            name = f"{reader}.weight"
+            has_bias = f"{reader}.bias" in model.tensors
+            source = work.pop(name) if name in work else model.tensors[name]
+            folded, w_beta = _fold_reader(source, gamma, beta, not has_bias,
+                                          torch.float64 if name in centred_axes else dtype)
+            if has_bias:
                 put(f"{reader}.bias", get(f"{reader}.bias") + w_beta)
-            else:  # no bias to take W β: keep it on the all-ones direction, fed by β = 1
-                centred = centred + w_beta[..., None] / w.shape[-1]
+            else:  # no bias to take W β: kept on the all-ones direction, fed by β = 1
                 new_beta = torch.ones_like(beta)
-            put(f"{reader}.weight", centred)
-            del w, centred
+            put(name, folded)
+            del source, folded
         put(f"{norm}.weight", torch.ones_like(gamma))
         put(f"{norm}.bias", new_beta)
     for name, axes in centred_axes.items():

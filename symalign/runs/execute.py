@@ -142,8 +142,9 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
     settings = {"config": config.to_json(), "points": points, "max_examples": max_examples, "measure": measure,
                 "owns_artifacts": out is None}
     with recorded(store, "align", _ref(a), _ref(b), config.method, settings, source, label) as run_id:
-        alignment = align(model_a, model_b, config, progress=phase_progress(progress, "align"))
-        del model_b  # only A and aligned B are needed from here (saving and the curve)
+        handed = [model_b]  # handed over: align() frees B once it is transformed (real checkpoints: memory)
+        del model_b
+        alignment = align(model_a, handed.pop(), config, progress=phase_progress(progress, "align"))
         if out is None:
             from symalign.workspace import runs_dir
 

@@ -21,6 +21,21 @@ from symalign.errors import InadmissibleError
 CO, CONTRA, DIAG = "co", "contra", "diag"
 
 
+ALONG_BLOCK = 1 << 22  # elements: a larger tensor (a real vocabulary's embedding) is mapped a block of rows at a time
+
+
+def _along_in_blocks(t: torch.Tensor, axis: int, m: torch.Tensor) -> torch.Tensor:
+    """`_along` for a large tensor: the wide (float64) copy exists one block of rows at a time, not
+    for the whole tensor (a GPT-2 token embedding would be 0.3 GB, twice)."""
+    moved = t.movedim(axis, -1)
+    out = torch.empty(moved.shape, dtype=t.dtype, device=t.device)
+    flat_in, flat_out = moved.reshape(-1, moved.shape[-1]), out.view(-1, moved.shape[-1])
+    rows = max(1, ALONG_BLOCK // moved.shape[-1])
+    for i in range(0, flat_in.shape[0], rows):
+        flat_out[i:i + rows] = (flat_in[i:i + rows].to(m.dtype) @ m.T).to(t.dtype)
+    return out.movedim(-1, axis)
+
+
 def _along(t: torch.Tensor, axis: int, matrix: torch.Tensor, batch_axis: int | None) -> torch.Tensor:
     """Return t with `matrix` ([n, n] or [B, n, n]) applied along `axis`: t'[..i..] = Σ_j M[i,j] t[..j..].
 
@@ -28,8 +43,10 @@ def _along(t: torch.Tensor, axis: int, matrix: torch.Tensor, batch_axis: int | N
     results; a float32 matrix (the learned matcher's training steps) keeps the arithmetic cheap."""
     dtype = t.dtype
     wide = torch.promote_types(t.dtype, matrix.dtype)
-    work = t.to(wide)
     m = matrix.to(wide)
+    if batch_axis is None and t.numel() > ALONG_BLOCK and wide != dtype:
+        return _along_in_blocks(t, axis, m)
+    work = t.to(wide)
     if batch_axis is None:
         moved = work.movedim(axis, -1)
         return (moved @ m.T).movedim(-1, axis).to(dtype)
