@@ -92,7 +92,7 @@ def main() -> None:
             row["error"] = last
         rows.append(row)
         print(f"{name:12s} {peak / GIB:6.2f} GiB {peak / count:6.1f} B/param {seconds:7.1f} s "
-              f"goal {'-' if goal is None else f'≤ {goal}'} {'met' if row['ok'] else 'NOT MET'}"
+              f"goal {'-' if goal is None else f'≤ {goal:g}'} {'met' if row['ok'] else 'NOT MET'}"
               + (f"  ({last})" if code else ""), flush=True)
 
     print(f"GPT-2-small shapes: {params / 1e6:.1f}M parameters, bf16 on disk, hub ids from an offline cache")
@@ -107,7 +107,7 @@ def main() -> None:
         argv = ["align", f"{ORG}/tinyllama-0", f"{ORG}/tinyllama-1", "--method", "weight", "--classes", "all",
                 "--max-sweeps", "1", "--out", str(work / "out-tinyllama"), "--no-record", "--json"]
         hf = hf_llama
-        run("tinyllama weight", exe + argv, llama_params, 20 * 1e9 / llama_params)
+        run("tinyllama weight", exe + argv, llama_params, round(20 * GIB / llama_params, 1))  # goal: 20 GiB
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
 

@@ -145,6 +145,7 @@ def load_model(path: str | Path) -> TransformerModel:
 # What makes a checkpoint usable beside its weights: tokenizer (fast and slow files) and image preprocessing.
 COMPANION_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt",
                    "vocab.txt", "tokenizer.model", "preprocessor_config.json")
+SHARD_SIZE = "200MB"
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}  # EXPORT_DTYPES but auto
 
 
@@ -165,8 +166,8 @@ def export_module(model: TransformerModel, dtype: torch.dtype) -> torch.nn.Modul
 
     config = model.config.__class__.from_dict(model.config.to_dict())
     config.dtype = dtype
-    with no_init_weights():
-        module = model.family.hf_class(config).to(dtype)
+    with no_init_weights():  # built in `dtype` and never written: its memory is not touched before assign
+        module = model.family.hf_class._from_config(config, dtype=dtype)
     logical = {k: v.to(dtype) for k, v in model.tensors.items()}  # rounded once; the layout change moves no values
     state = {k: v.contiguous() for k, v in model.family.from_logical(logical, config).items()}
     del logical
@@ -187,7 +188,9 @@ def save_model(model: TransformerModel, out: str | Path, dtype: str = "auto") ->
     out.mkdir(parents=True, exist_ok=True)
     _quiet_transformers()
     module = export_module(model, target)
-    module.save_pretrained(str(out))
+    # safetensors serialises a whole file in memory before writing it: shards of at most SHARD_SIZE
+    # bound that copy (a model under it is one model.safetensors, as before).
+    module.save_pretrained(str(out), max_shard_size=SHARD_SIZE)
     del module
     for extra in COMPANION_FILES:
         src = Path(model.source) / extra if model.source else None
