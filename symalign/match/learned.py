@@ -219,11 +219,14 @@ def learn_transforms(models: list[TransformerModel], starts: list[Transform], sp
         for m in movers:
             m.freeze()
 
-    def summed_loss(weights: list[float], transforms: list[Transform], inputs, y) -> torch.Tensor:
+    def mixed_params(weights: list[float], transforms: list[Transform]) -> dict[str, torch.Tensor]:
+        """θ(w) = Σ w_i T_i(θ_i) as the Hugging Face parameters (differentiable in the transforms)."""
         moved = [tensors[0]] + [apply_unchecked(t, spec, tr) for t, tr in zip(tensors[1:], transforms)]
         mixed = {k: sum(w * m[k] for w, m in zip(weights, moved)) for k in tensors[0]}
         del moved
-        params = functional_params(ref.family, ref.config, mixed, names)
+        return functional_params(ref.family, ref.config, mixed, names)
+
+    def summed_loss(params: dict[str, torch.Tensor], inputs, y) -> torch.Tensor:
         kwargs = {k: v.to(device) for k, v in inputs.items()}
         logits = functional_call(module, params, args=(), kwargs=kwargs).logits
         y = y.to(device)
@@ -232,21 +235,28 @@ def learn_transforms(models: list[TransformerModel], starts: list[Transform], sp
 
     def loss_at(weights: list[float], transforms: list[Transform], inputs, y, backward: bool = False) -> torch.Tensor:
         """Mean loss on the batch (and its gradient when `backward`). A batch whose activations
-        would exceed the budget (a real vocabulary's logits) runs in micro-batches whose gradients
-        add up to the whole batch's; a batch that fits is one pass, as it always was."""
+        would exceed the budget (a real vocabulary's logits) runs in micro-batches: θ(w) is built
+        once, each micro-batch's gradient is accumulated on a detached copy of it, and one
+        backward pass carries the sum through the transforms. A batch that fits is one pass, as
+        it always was."""
         count = max(scored(y), 1)
         size = examples_per_chunk(ref, inputs)
+        params = mixed_params(weights, transforms)
         if size >= len(y):
-            loss = summed_loss(weights, transforms, inputs, y) / count
+            loss = summed_loss(params, inputs, y) / count
             if backward:
                 loss.backward()
             return loss
+        leaves = {k: v.detach().requires_grad_(backward) for k, v in params.items()}
         value = torch.zeros(())
         for i in range(0, len(y), size):
-            part = summed_loss(weights, transforms, {k: v[i:i + size] for k, v in inputs.items()}, y[i:i + size]) / count
-            if backward:  # the transforms' graph is shared by every chunk: kept until the last one
-                part.backward(retain_graph=i + size < len(y))
+            part = summed_loss(leaves, {k: v[i:i + size] for k, v in inputs.items()}, y[i:i + size]) / count
+            if backward:
+                part.backward()
             value = value + part.detach().cpu()
+        if backward:
+            reached = [k for k in params if params[k].requires_grad and leaves[k].grad is not None]
+            torch.autograd.backward([params[k] for k in reached], [leaves[k].grad for k in reached])
         return value
 
     points = check_points(len(models))
