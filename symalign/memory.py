@@ -36,11 +36,3 @@ def return_freed_memory() -> bool:
         return False
     return _done
 
-
-def peak_rss_bytes() -> int:
-    """This process's peak resident memory so far (Linux: VmHWM), for benchmarks and reports."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    raise OSError("no VmHWM in /proc/self/status")

@@ -9,7 +9,6 @@ they exercise is the same that reads a real cache."""
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 from pathlib import Path
 
@@ -108,8 +107,3 @@ def put_in_cache(folder: str | Path, repo_id: str, hf_home: str | Path, branch: 
     (repo / "refs" / branch).write_text(commit)
     return commit
 
-
-def config_summary(folder: str | Path) -> dict:
-    """The fields of a saved config that say which real model it stands in for."""
-    raw = json.loads((Path(folder) / "config.json").read_text())
-    return {k: raw.get(k) for k in ("model_type", "dtype", "vocab_size", "n_layer", "num_hidden_layers")}

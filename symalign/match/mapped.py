@@ -121,15 +121,13 @@ class MappedModel:
     def act(self, elements: dict[str, GroupElement], tensors: Tensors | None = None) -> Mapping[str, torch.Tensor]:
         """Apply `elements` (each in the current head order) to `tensors` (default: those the
         elements' spaces touch, as they are now) and keep the result as the current B."""
-        if tensors is None and elements:  # one tensor at a time, the old one freed as its successor lands:
+        if tensors is None:  # one tensor at a time, the old one freed as its successor lands:
             transform = Transform(elements)  # the residual touches every tensor (a second copy of B otherwise)
             names = sorted({n for space in elements for n in self._touching[space]})
             for name in names:
                 self.b[name] = apply_unchecked({name: self.b[name].to(torch.float64)}, self.spec,
                                                transform)[name].to(self.store)
             return Float64View({n: self.b[n] for n in names})
-        if tensors is None:
-            tensors = {n: self.b[n].to(torch.float64) for space in elements for n in self._touching[space]}
         out = apply_unchecked(tensors, self.spec, Transform(elements)) if elements else dict(tensors)
         self.b.update({n: t.to(self.store) for n, t in out.items()})
         return out
