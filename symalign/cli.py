@@ -81,6 +81,7 @@ def _add_model_output_flags(p: argparse.ArgumentParser) -> None:
     """The flags of a workflow that evaluates and writes one model (merge, transport)."""
     p.add_argument("--max-examples", type=int, default=None, help="evaluation examples (default: all)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto", help="auto (CUDA, then MPS, then CPU), cpu, cuda or mps")
     p.add_argument("--out", required=True)
     p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
     p.add_argument("--json", action="store_true")
@@ -397,7 +398,7 @@ def cmd_merge(args) -> None:
     with _Bar(f"merge ({args.how}, align {args.align})") as bar:
         run = merge_run(args.models, args.align, args.how, data, examples=args.examples, max_examples=args.max_examples,
                         seed=args.seed, out=Path(args.out), store=_store(args), source="cli",
-                        progress=bar.phases, dtype=args.dtype)
+                        progress=bar.phases, dtype=args.dtype, device=args.device)
     out, report = run.out, run.result.report
     if args.json:
         _print_json({"inputs": report["inputs"], "merged": report["merged"], "out": str(out), "align": args.align,
@@ -421,7 +422,7 @@ def cmd_transport(args) -> None:
     with _Bar(f"transport (align {args.align})") as bar:
         run = transport_run(args.a, args.a_ft, args.b, alphas, args.data_task, args.data_base, args.align,
                             max_examples=args.max_examples, seed=args.seed, out=Path(args.out), store=_store(args),
-                            source="cli", progress=bar.phases, dtype=args.dtype)
+                            source="cli", progress=bar.phases, dtype=args.dtype, device=args.device)
     result, out = run.result, run.out
     data_task, data_base = result.report["data_task"], result.report["data_base"]
     if args.json:

@@ -5,12 +5,19 @@ before torch (1.5 s) is loaded."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from symalign.errors import SymalignError
 
 if TYPE_CHECKING:
     import torch
+
+# cuBLAS picks its reduction order by workspace; a fixed one makes its products repeatable (PyTorch's
+# reproducibility notes). It must be set before cuBLAS starts, so it is set when symalign is imported.
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 
 def pick_device(name: str = "auto") -> torch.device:
@@ -41,3 +48,21 @@ def describe_devices() -> dict[str, str | bool]:
     mps = getattr(torch.backends, "mps", None)
     info["mps"] = bool(mps is not None and mps.is_available())
     return info
+
+
+@contextmanager
+def reproducible(device: torch.device | str) -> Iterator[None]:
+    """On CUDA, deterministic kernels while the block runs, so the same seed gives the same learned
+    transform (bitwise, as on the CPU): atomic-add backward kernels otherwise sum in a different order
+    each run. A no-op on other devices."""
+    import torch
+
+    if torch.device(device).type != "cuda":
+        yield
+        return
+    before = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])

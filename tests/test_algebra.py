@@ -56,3 +56,19 @@ def test_permutation_is_exact(model):
     moved = transformed(model, t)
     for name in model.tensors:
         assert torch.equal(torch.sort(moved.tensors[name].flatten()).values, torch.sort(model.tensors[name].flatten()).values)
+
+
+def test_a_transform_moves_between_devices_whole(model):
+    """A matcher that ran on a GPU hands back CPU elements: `to` must move every tensor of every element
+    kind (the meta device stands in for a GPU here) and keep the kinds."""
+    spec = spec_of(canonicalize(model))
+    t = random_transform(spec, RELU, seed=6)
+    moved = t.to("meta")
+    assert moved.classes() == t.classes()
+    kinds = set()
+    for name, element in moved.items():
+        kinds.add(type(element).__name__)
+        assert element.tensors() and all(v.device.type == "meta" for v in element.tensors().values()), name
+        assert {k: v.shape for k, v in element.tensors().items()} == {k: v.shape for k, v in t[name].tensors().items()}
+    assert kinds >= {"ScaledPermutation", "Permutation", "Dense"}
+    assert all(v.device.type == "cpu" for el in t.values() for v in el.tensors().values())  # the original stays

@@ -37,6 +37,19 @@ ACTIVATION_BUDGET = 1 << 30  # bytes one forward and backward may keep for a mic
 LARGE_MODEL_ACTIVATION_BUDGET = 1 << 28  # the same above LARGE_MODEL_PARAMETERS, where memory is scarce
 
 
+def activation_budget(template: TransformerModel, device: torch.device | str = "cpu") -> int:
+    """Bytes a micro-batch's forward and backward may keep. On a GPU, a third of its free memory
+    when asked (after the models moved there): a fixed CPU-sized budget would cut a GPT-2-small
+    batch into one-window micro-batches and leave the GPU idle. On the CPU, whose memory the rest
+    of the run shares, the fixed budgets."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return free // 3
+    size = sum(t.numel() for t in template.tensors.values())
+    return LARGE_MODEL_ACTIVATION_BUDGET if size > LARGE_MODEL_PARAMETERS else ACTIVATION_BUDGET
+
+
 def examples_per_chunk(template: TransformerModel, inputs: dict[str, torch.Tensor],
                        budget: int | None = None) -> int:
     """How many examples of `inputs` one differentiable forward may take within `budget`: per
@@ -45,8 +58,7 @@ def examples_per_chunk(template: TransformerModel, inputs: dict[str, torch.Tenso
     measurement; the zoo's batches (64 windows, 128 checks) fit in one chunk, so their numbers are
     computed exactly as before, while a GPT-2-small's 50k-token logits are split."""
     if budget is None:
-        size = sum(t.numel() for t in template.tensors.values())
-        budget = LARGE_MODEL_ACTIVATION_BUDGET if size > LARGE_MODEL_PARAMETERS else ACTIVATION_BUDGET
+        budget = activation_budget(template)
     d, config = template.dims, template.config
     first = next(iter(inputs.values()))
     if "input_ids" in inputs:  # a distribution over the vocabulary at every position

@@ -28,21 +28,23 @@ MAX_ROWS = 20_000
 
 
 @torch.no_grad()
-def collect(model: TransformerModel, data, max_examples: int | None = 256) -> dict[str, torch.Tensor]:
-    """Activations [rows, ...] on the evaluation batches: residual.j, layer.i.{mlp,heads,q,k}."""
-    module = model.to_module()
+def collect(model: TransformerModel, data, max_examples: int | None = 256,
+            device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:
+    """Activations [rows, ...] on the evaluation batches: residual.j, layer.i.{mlp,heads,q,k}. The
+    forward passes run on `device`; activations are kept on the CPU (the solves read them there)."""
+    module = model.to_module().to(device)
     dims = model.dims
     store: dict[str, list[torch.Tensor]] = {}
     handles = []
 
     def keep(key):
         def pre_hook(_, args):
-            store.setdefault(key, []).append(args[0].detach().reshape(-1, args[0].shape[-1]))
+            store.setdefault(key, []).append(args[0].detach().reshape(-1, args[0].shape[-1]).cpu())
         return pre_hook
 
     def keep_out(keys):
         def hook(_, __, out):
-            flat = out.detach().reshape(-1, out.shape[-1])
+            flat = out.detach().reshape(-1, out.shape[-1]).cpu()
             for key, part in zip(keys, flat.split(dims.d_model, dim=-1)):
                 store.setdefault(key, []).append(part)
         return hook
@@ -59,9 +61,9 @@ def collect(model: TransformerModel, data, max_examples: int | None = 256) -> di
             handles.append(modules[points["k"]].register_forward_hook(keep_out([f"layer.{i}.k"])))
     try:
         for inputs, _ in data.eval_batches(model, max_examples):
-            hidden = module(**inputs, output_hidden_states=True).hidden_states
+            hidden = module(**{k: v.to(device) for k, v in inputs.items()}, output_hidden_states=True).hidden_states
             for j, h in enumerate(hidden):
-                store.setdefault(f"residual.{j}", []).append(h.reshape(-1, h.shape[-1]))
+                store.setdefault(f"residual.{j}", []).append(h.reshape(-1, h.shape[-1]).cpu())
     finally:
         for h in handles:
             h.remove()
@@ -139,13 +141,14 @@ def _as_rows(x: torch.Tensor, kv: int) -> torch.Tensor:
 
 
 def activation_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpec, classes: dict[str, str], data,
-                     residual_strategy: str = "all", heads: str = "two-stage", max_examples: int | None = 256) -> Transform:
+                     residual_strategy: str = "all", heads: str = "two-stage", max_examples: int | None = 256,
+                     device: torch.device | str = "cpu") -> Transform:
     if residual_strategy not in RESIDUAL_STRATEGIES:
         raise SymalignError(f"unknown residual strategy {residual_strategy!r}; choose from {', '.join(RESIDUAL_STRATEGIES)}")
     if heads not in ("two-stage", "ignore"):
         raise SymalignError(f"unknown head strategy {heads!r}; choose two-stage or ignore")
     data.check_model(a)
-    acts_a, acts_b = collect(a, data, max_examples), collect(b, data, max_examples)
+    acts_a, acts_b = collect(a, data, max_examples, device), collect(b, data, max_examples, device)
     out = Transform()
     if classes.get("residual", "none") != "none" and residual_strategy != "identity":
         out["residual"] = _residual(acts_a, acts_b, classes["residual"], residual_strategy,

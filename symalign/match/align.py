@@ -62,6 +62,7 @@ def align(model_a: TransformerModel, model_b: TransformerModel, config: AlignCon
     b_logits = outputs(b, gap_inputs)
     distance_before = distance(a.tensors, b.tensors)
     config = config.for_spec(spec)
+    device = pick_device(config.device)
     active = {k: c for k, c in config.classes.items() if c != "none"}
     history: list[dict] = []
     learned: list[dict] = []
@@ -72,15 +73,15 @@ def align(model_a: TransformerModel, model_b: TransformerModel, config: AlignCon
     elif config.method == "weight":
         transform, history = weight_match(a.tensors, b.tensors, spec, active, boundary_tensors(a),
                                           config.head_cost, config.max_sweeps, config.seed, progress,
-                                          max_seconds=config.max_seconds)
+                                          max_seconds=config.max_seconds, device=device)
     elif config.method == "activation":
         transform = activation_match(a, b, spec, active, load_data(config.data), config.residual_strategy,
-                                     config.head_strategy, config.max_examples)
+                                     config.head_strategy, config.max_examples, device=device)
     elif config.method in ("learned", "soft"):
         start_t, history = weight_match(a.tensors, b.tensors, spec, active, boundary_tensors(a), config.head_cost,
-                                        config.max_sweeps, config.seed, max_seconds=config.max_seconds)
+                                        config.max_sweeps, config.seed, max_seconds=config.max_seconds, device=device)
         result = learned_match(a, b, spec, start_t, active, load_data(config.data), config.learned_options(),
-                               device=pick_device(config.device), progress=progress)
+                               device=device, progress=progress)
         transform, learned, learned_summary = result.transforms[0], result.history, result.summary
     aligned = transformed(b, transform)
     del b

@@ -29,8 +29,9 @@ from typing import Callable
 import torch
 from torch.func import functional_call
 
+from symalign.device import reproducible
 from symalign.errors import SymalignError
-from symalign.landscape.evaluate import batch_loss, examples_per_chunk, scored
+from symalign.landscape.evaluate import activation_budget, batch_loss, examples_per_chunk, scored
 from symalign.models.functional import functional_params, module_names, weightless_module
 from symalign.match.latent import LatentElement
 from symalign.match.mixing import WeightSampler, check_points
@@ -187,7 +188,15 @@ def learn_transforms(models: list[TransformerModel], starts: list[Transform], sp
                      device: torch.device | str = "cpu", progress: Progress | None = None) -> LearnedResult:
     """Refine the transforms of models[1:] (models[0] is the fixed reference) for low task loss
     anywhere on the path or simplex between them; all models are canonical, same architecture."""
-    device = torch.device(device)
+    with reproducible(device):
+        result = _learn_transforms(models, starts, spec, classes, data, options, torch.device(device), progress)
+    result.transforms = [t.to("cpu") for t in result.transforms]  # learned on a GPU, handed back like any other
+    return result
+
+
+def _learn_transforms(models: list[TransformerModel], starts: list[Transform], spec: SymmetrySpec,
+                      classes: dict[str, str], data, options: LearnedOptions, device: torch.device,
+                      progress: Progress | None) -> LearnedResult:
     ref = models[0]
     data.check_model(ref)
     generator = torch.Generator().manual_seed(options.seed)
@@ -211,6 +220,7 @@ def learn_transforms(models: list[TransformerModel], starts: list[Transform], sp
     module = weightless_module(ref).to(device)
     names = module_names(module)
     tensors = [{k: v.to(device) for k, v in m.tensors.items()} for m in models]
+    budget = activation_budget(ref, device)  # once, with the models in place
     sampler = WeightSampler(len(models), options.lambdas, options.alpha, options.seed)
     check_gen = torch.Generator().manual_seed(options.seed + 7919)
     check_batch = data.train_batch(ref, options.check_examples, check_gen)
@@ -240,7 +250,7 @@ def learn_transforms(models: list[TransformerModel], starts: list[Transform], sp
         backward pass carries the sum through the transforms. A batch that fits is one pass, as
         it always was."""
         count = max(scored(y), 1)
-        size = examples_per_chunk(ref, inputs)
+        size = examples_per_chunk(ref, inputs, budget)
         params = mixed_params(weights, transforms)
         if size >= len(y):
             loss = summed_loss(params, inputs, y) / count

@@ -84,10 +84,11 @@ def align_many(models: list[TransformerModel], config: AlignConfig, progress: Pr
     sweeps: list[list[dict]] = [[] for _ in canon]
     rounds: list[dict] = []
     boundary = boundary_tensors(canon[0])
+    device = pick_device(config.device)
     if config.method != "none" and active:
         for i in range(1, n):
             transforms[i], sweeps[i] = weight_match(canon[0].tensors, canon[i].tensors, spec, active, boundary,
-                                                    config.head_cost, config.max_sweeps, config.seed)
+                                                    config.head_cost, config.max_sweeps, config.seed, device=device)
             if progress:
                 progress(i, n - 1)
         for r in range(1, config.rounds + 1):
@@ -95,7 +96,7 @@ def align_many(models: list[TransformerModel], config: AlignConfig, progress: Pr
             for i in range(1, n):
                 target = _mean([t for j, t in enumerate(aligned_tensors) if j != i])
                 transforms[i], _ = weight_match(target, canon[i].tensors, spec, active, boundary, config.head_cost,
-                                                config.max_sweeps, config.seed)
+                                                config.max_sweeps, config.seed, device=device)
                 aligned_tensors[i] = transformed(canon[i], transforms[i]).tensors
             mean = _mean(aligned_tensors)
             rounds.append({"round": r, "distance_to_mean": [distance(mean, t) for t in aligned_tensors],
@@ -105,7 +106,7 @@ def align_many(models: list[TransformerModel], config: AlignConfig, progress: Pr
     if config.method in ("learned", "soft") and active:
         starts = [None] + transforms[1:]
         result = learn_transforms(canon, transforms[1:], spec, active, load_data(config.data),
-                                  config.learned_options(), device=pick_device(config.device), progress=progress)
+                                  config.learned_options(), device=device, progress=progress)
         transforms = [Transform()] + result.transforms
         learned = {"history": result.history, "summary": result.summary}
     aligned = [canon[0]] + [transformed(m, t) for m, t in zip(canon[1:], transforms[1:])]

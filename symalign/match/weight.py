@@ -40,10 +40,14 @@ def distance(a: Tensors, b: Tensors) -> float:
 def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, str], boundary: list[str],
                  head_cost_kind: str = "circuit", max_sweeps: int = 30, seed: int = 0,
                  progress: Progress | None = None, tol: float = 1e-5,
-                 max_seconds: float | None = None) -> tuple[Transform, list[dict]]:
+                 max_seconds: float | None = None, device: torch.device | str | None = None) -> tuple[Transform, list[dict]]:
     """Transform T with T(B) ≈ A, and the per-sweep history (distance, seconds). The last entry
     says why it stopped (`stopped`: converged, sweep budget or time budget). Progress is reported
-    per update unit (an MLP, a layer's attention), so a real-size model shows life within seconds."""
+    per update unit (an MLP, a layer's attention), so a real-size model shows life within seconds.
+    `device`: where the solves' matrix work runs (a GPU); the transform comes back on the CPU."""
+    if device is not None:
+        a = {k: v.to(device) for k, v in a.items()}
+        b = {k: v.to(device) for k, v in b.items()}
     rng = random.Random(seed)
     transform = Transform()
     start = time.perf_counter()
@@ -81,7 +85,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     history[-1]["stopped"] = stopped
     if progress and units:
         progress(max_sweeps * len(units), max_sweeps * len(units))  # done early: the bar ends full
-    return transform, history
+    return transform.to("cpu"), history
 
 
 def _units(spec: SymmetrySpec, classes: dict[str, str]) -> list[tuple[str, ...]]:

@@ -18,13 +18,15 @@ Progress = Callable[[int, int], None]
 
 
 def diagonal_fisher(model: TransformerModel, data, examples: int = 64, seed: int = 0,
-                    progress: Progress | None = None) -> dict[str, torch.Tensor]:
-    """Per-tensor diagonal Fisher (float64, the logical layout of `model`)."""
+                    progress: Progress | None = None, device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:
+    """Per-tensor diagonal Fisher (float64, the logical layout of `model`, on the CPU); the gradients
+    are taken on `device`."""
     data.check_model(model)
-    module = model.to_module()
+    module = model.to_module().to(device)
     params = dict(module.named_parameters())
     total = {name: torch.zeros_like(p, dtype=torch.float64) for name, p in params.items()}
     inputs, targets = data.train_batch(model, examples, torch.Generator().manual_seed(seed))
+    inputs, targets = {k: v.to(device) for k, v in inputs.items()}, targets.to(device)
     for i in range(len(targets)):
         module.zero_grad(set_to_none=True)
         logits = module(**{k: v[i:i + 1] for k, v in inputs.items()}).logits
@@ -39,7 +41,7 @@ def diagonal_fisher(model: TransformerModel, data, examples: int = 64, seed: int
                 total[name] += p.grad.double() ** 2
         if progress:
             progress(i + 1, len(targets))
-    state = {name: t / len(targets) for name, t in total.items()}
+    state = {name: (t / len(targets)).cpu() for name, t in total.items()}
     if "lm_head.weight" not in state and "transformer.wte.weight" in state:
         state["lm_head.weight"] = state["transformer.wte.weight"]  # tied: one tensor, one Fisher
     return model.family.to_logical(state, model.config)

@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 
 from symalign.data import load_data
+from symalign.device import pick_device
 from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator, Metrics
 from symalign.match.align import align
@@ -43,11 +44,11 @@ class MergeResult:
 
 
 def aligned_members(models: list[TransformerModel], how_align: str, data_spec: str | None,
-                    seed: int = 0, progress: Progress | None = None) -> list[TransformerModel]:
+                    seed: int = 0, progress: Progress | None = None, device: str = "cpu") -> list[TransformerModel]:
     """Every model in the first one's basis (canonical forms; each the same function as before)."""
     if how_align == "none":
         return [canonicalize(m) for m in models]
-    config = AlignConfig(method=how_align, preset="all", data=data_spec, seed=seed)
+    config = AlignConfig(method=how_align, preset="all", data=data_spec, seed=seed, device=device)
     if len(models) == 2:
         result = align(models[0], models[1], config, progress=_phase(progress, "align"))
         return [canonicalize(models[0]), result.aligned]
@@ -57,15 +58,17 @@ def aligned_members(models: list[TransformerModel], how_align: str, data_spec: s
 
 
 def combine(members: list[TransformerModel], how: str, data=None, examples: int = 64, seed: int = 0,
-            progress: Progress | None = None) -> dict[str, torch.Tensor]:
-    """The merged logical tensors of models that already share one basis."""
+            progress: Progress | None = None, device: str = "cpu") -> dict[str, torch.Tensor]:
+    """The merged logical tensors of models that already share one basis (the statistics that need
+    forward or backward passes computed on `device`)."""
+    device = pick_device(device)
     names = members[0].tensors
     if how == "average":
         return {n: torch.stack([m.tensors[n].double() for m in members]).mean(0).to(t.dtype) for n, t in names.items()}
     if how == "fisher":
         from symalign.merge.fisher import diagonal_fisher
 
-        fishers = [diagonal_fisher(m, data, examples, seed, _phase(progress, f"Fisher of model {i}"))
+        fishers = [diagonal_fisher(m, data, examples, seed, _phase(progress, f"Fisher of model {i}"), device)
                    for i, m in enumerate(members)]
         out = {}
         for n, t in names.items():
@@ -77,15 +80,17 @@ def combine(members: list[TransformerModel], how: str, data=None, examples: int 
     if how == "regmean":
         from symalign.merge.regmean import regmean
 
-        return regmean(members, data, examples, seed, _phase(progress, "input Gram matrices"))
+        return regmean(members, data, examples, seed, _phase(progress, "input Gram matrices"), device=device)
     raise SymalignError(f"unknown merge --how {how!r}; choose {', '.join(HOWS)}")
 
 
 def merge_models(models: list[TransformerModel], how_align: str = "weight", how: str = "average",
                  data_spec: str | None = None, examples: int = 64, max_examples: int | None = None, seed: int = 0,
-                 progress: Progress | None = None, members: list[TransformerModel] | None = None) -> MergeResult:
-    """Align, combine, and evaluate the inputs and the merged model on the data's evaluation split.
-    `members`: the models already aligned by `aligned_members` (several merge rules, one alignment)."""
+                 progress: Progress | None = None, members: list[TransformerModel] | None = None,
+                 device: str = "cpu") -> MergeResult:
+    """Align, combine, and evaluate the inputs and the merged model on the data's evaluation split
+    (on `device`: cpu, cuda, mps or auto). `members`: the models already aligned by `aligned_members`
+    (several merge rules, one alignment)."""
     if len(models) < 2:
         raise SymalignError(f"merge needs at least two models (got {len(models)})")
     if how_align not in ALIGNS:
@@ -97,13 +102,13 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
     data = load_data(data_spec) if data_spec else None
     if data is None and (how != "average" or how_align == "learned"):
         raise SymalignError(f"--how {how} --align {how_align} needs data (--data SPEC)")
-    members = members or aligned_members(models, how_align, data_spec, seed, progress)
+    members = members or aligned_members(models, how_align, data_spec, seed, progress, device)
     # keeps the first model's source, so its tokenizer files travel with the exported checkpoint
-    merged = members[0].with_tensors(combine(members, how, data, examples, seed, progress))
+    merged = members[0].with_tensors(combine(members, how, data, examples, seed, progress, device))
     report = {"align": how_align, "how": how, "models": [m.source for m in models], "data": data_spec,
               "examples": examples if how != "average" else None}
     if data is not None:
-        evaluator = Evaluator(members[0], data, max_examples)
+        evaluator = Evaluator(members[0], data, max_examples, pick_device(device))
 
         def metrics(model: TransformerModel) -> dict:
             m: Metrics = evaluator(evaluator.hf_params(model))

@@ -21,9 +21,11 @@ Progress = Callable[[int, int], None]
 
 
 @torch.no_grad()
-def input_grams(model: TransformerModel, inputs: dict[str, torch.Tensor], chunk: int = 16) -> dict[str, torch.Tensor]:
-    """{module name: Σ x xᵀ over every input row} for the model's linear maps (float64)."""
-    module = model.to_module()
+def input_grams(model: TransformerModel, inputs: dict[str, torch.Tensor], chunk: int = 16,
+                device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:
+    """{module name: Σ x xᵀ over every input row} for the model's linear maps (float64, on the CPU;
+    the forward passes and products run on `device`)."""
+    module = model.to_module().to(device)
     grams: dict[str, torch.Tensor] = {}
     hooks = []
     for name, sub in module.named_modules():
@@ -35,20 +37,21 @@ def input_grams(model: TransformerModel, inputs: dict[str, torch.Tensor], chunk:
     try:
         count = len(next(iter(inputs.values())))
         for i in range(0, count, chunk):
-            module(**{k: v[i:i + chunk] for k, v in inputs.items()})
+            module(**{k: v[i:i + chunk].to(device) for k, v in inputs.items()})
     finally:
         for h in hooks:
             h.remove()
-    return grams
+    return {name: g.cpu() for name, g in grams.items()}
 
 
 def regmean(members: list[TransformerModel], data, examples: int = 64, seed: int = 0,
-            progress: Progress | None = None, alpha: float = 0.9) -> dict[str, torch.Tensor]:
+            progress: Progress | None = None, alpha: float = 0.9,
+            device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:
     """Merged logical tensors of `members` (same architecture, one basis)."""
     inputs, _ = data.train_batch(members[0], examples, torch.Generator().manual_seed(seed))
     grams = []
     for i, m in enumerate(members):
-        grams.append(input_grams(m, inputs))
+        grams.append(input_grams(m, inputs, device=device))
         if progress:
             progress(i + 1, len(members))
     states = [m.family.from_logical(m.tensors, m.config) for m in members]

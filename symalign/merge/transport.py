@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 
 from symalign.data import load_data
+from symalign.device import pick_device
 from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator
 from symalign.match.align import align
@@ -78,13 +79,14 @@ class Transport:
 
 
 def task_vector_in(b: TransformerModel, a: TransformerModel, a_ft: TransformerModel, how_align: str,
-                   data_spec: str | None, seed: int = 0, progress: Progress | None = None) -> dict[str, torch.Tensor]:
+                   data_spec: str | None, seed: int = 0, progress: Progress | None = None,
+                   device: str = "cpu") -> dict[str, torch.Tensor]:
     """τ = π(A′) − π(A) in B's canonical basis (π the alignment of A to B; identity for 'none')."""
     canon_a, canon_ft = canonicalize(a), canonicalize(a_ft)
     if how_align == "none":
         moved_a, moved_ft = canon_a, canon_ft
     else:
-        config = AlignConfig(method=how_align, preset="all", data=data_spec, seed=seed)
+        config = AlignConfig(method=how_align, preset="all", data=data_spec, seed=seed, device=device)
         result = align(b, a, config, progress=None if progress is None else (lambda d, t: progress("align", d, t)))
         moved_a, moved_ft = result.aligned, transformed(canon_ft, result.transform)
     return {n: moved_ft.tensors[n].double() - moved_a.tensors[n].double() for n in moved_a.tensors}
@@ -92,15 +94,18 @@ def task_vector_in(b: TransformerModel, a: TransformerModel, a_ft: TransformerMo
 
 def transport(a: TransformerModel, a_ft: TransformerModel, b: TransformerModel, alphas: list[float],
               data_task: str, data_base: str, how_align: str = "weight", align_data: str | None = None,
-              max_examples: int | None = None, seed: int = 0, progress: Progress | None = None) -> Transport:
-    """B + α·τ for every α, with the fine-tune task's and the original task's evaluation losses."""
+              max_examples: int | None = None, seed: int = 0, progress: Progress | None = None,
+              device: str = "cpu") -> Transport:
+    """B + α·τ for every α, with the fine-tune task's and the original task's evaluation losses
+    (alignment and evaluation on `device`: cpu, cuda, mps or auto)."""
     check_transport(a, a_ft, b, alphas, how_align)
     task, base = load_data(data_task), load_data(data_base)
-    tau = task_vector_in(b, a, a_ft, how_align, align_data or data_base, seed, progress)
+    tau = task_vector_in(b, a, a_ft, how_align, align_data or data_base, seed, progress, device)
     canon_b = canonicalize(b)
     models = [canon_b.with_tensors({n: (t.double() + alpha * tau[n]).to(t.dtype) if alpha else t
                                     for n, t in canon_b.tensors.items()}) for alpha in alphas]
-    task_eval, base_eval = Evaluator(canon_b, task, max_examples), Evaluator(canon_b, base, max_examples)
+    where = pick_device(device)
+    task_eval, base_eval = Evaluator(canon_b, task, max_examples, where), Evaluator(canon_b, base, max_examples, where)
     task_loss, base_loss, task_acc = [], [], []
     for i, model in enumerate(models):
         t = task_eval(task_eval.hf_params(model))

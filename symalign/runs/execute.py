@@ -295,7 +295,7 @@ class MergeRun:
 def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "average", data: str | None = None,
               examples: int = 64, max_examples: int | None = None, seed: int = 0, out: str | Path | None = None,
               store: RunStore | None = None, source: str = "api", label: str = "",
-              progress: PhaseProgress | None = None, dtype: str = "auto") -> MergeRun:
+              progress: PhaseProgress | None = None, dtype: str = "auto", device: str = "auto") -> MergeRun:
     """Merge models (symalign.merge), save the checkpoint and record a `merge` run with the inputs'
     and merged model's evaluation metrics. Without `out`, the checkpoint goes to runs/<id>."""
     from symalign.merge import merge_models
@@ -309,10 +309,10 @@ def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "aver
     names = [_ref(m) for m in refs]
     export_dtype(models[0], dtype)  # an unknown dtype is refused before any work
     settings = {"align": how_align, "how": how, "data": spec, "examples": examples, "max_examples": max_examples,
-                "seed": seed, "owns_artifacts": out is None, "dtype": dtype}
+                "seed": seed, "owns_artifacts": out is None, "dtype": dtype, "device": device}
     with recorded(store, "merge", names[0], names[1], how_align, settings, source, label, names) as run_id:
         result = merge_models(models, how_align, how, spec, examples=examples, max_examples=max_examples, seed=seed,
-                              progress=progress)
+                              progress=progress, device=device)
         if out is None:
             from symalign.workspace import runs_dir
 
@@ -334,7 +334,8 @@ class TransportRun:
 def transport_run(a: ModelLike, a_ft: ModelLike, b: ModelLike, alphas: list[float], data_task: str | None = None,
                   data_base: str | None = None, how_align: str = "weight", max_examples: int | None = None,
                   seed: int = 0, out: str | Path | None = None, store: RunStore | None = None, source: str = "api",
-                  label: str = "", progress: PhaseProgress | None = None, dtype: str = "auto") -> TransportRun:
+                  label: str = "", progress: PhaseProgress | None = None, dtype: str = "auto",
+                  device: str = "auto") -> TransportRun:
     """Task-vector transport (symalign.merge.transport), the best-α checkpoint saved, recorded as a
     `transport` run (α, both losses, best α). Without `out`, the checkpoint goes to runs/<id>."""
     from symalign.merge.transport import check_transport, transport
@@ -346,11 +347,11 @@ def transport_run(a: ModelLike, a_ft: ModelLike, b: ModelLike, alphas: list[floa
     data_base = data_base or default_data_spec(model_a)
     settings = {"a_ft": _ref(a_ft), "align": how_align, "alpha": alphas, "data_task": data_task,
                 "data_base": data_base, "max_examples": max_examples, "seed": seed, "owns_artifacts": out is None,
-                "dtype": dtype}
+                "dtype": dtype, "device": device}
     names = [_ref(a), _ref(b), _ref(a_ft)]
     with recorded(store, "transport", names[0], names[1], how_align, settings, source, label, names) as run_id:
         result = transport(model_a, model_ft, model_b, alphas, data_task, data_base, how_align,
-                           max_examples=max_examples, seed=seed, progress=progress)
+                           max_examples=max_examples, seed=seed, progress=progress, device=device)
         if out is None:
             from symalign.workspace import runs_dir
 

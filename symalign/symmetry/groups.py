@@ -12,7 +12,7 @@ axis of the tensor (the head axis) selects which map applies.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import torch
 
@@ -91,6 +91,12 @@ class GroupElement:
 
     def tensors(self) -> dict[str, torch.Tensor]:
         raise NotImplementedError
+
+    def to(self, device: torch.device | str) -> "GroupElement":
+        """The same element with its tensors on `device` (a matcher that ran on a GPU hands back CPU elements)."""
+        moved = {f.name: getattr(self, f.name).to(device) for f in fields(self)
+                 if isinstance(getattr(self, f.name), torch.Tensor)}
+        return replace(self, **moved)
 
 
 def _join_kind(a: str, b: str) -> str:

@@ -50,6 +50,9 @@ class Transform(dict):
     def classes(self) -> dict[str, str]:
         return {name: element.kind for name, element in self.items()}
 
+    def to(self, device: torch.device | str) -> "Transform":
+        return Transform({name: element.to(device) for name, element in self.items()})
+
     def save(self, path: str | Path, metadata: Mapping[str, str] | None = None,
              start: "Transform | None" = None) -> None:
         """One safetensors file; a learned alignment also keeps the transform it started from
