@@ -106,3 +106,22 @@ def test_a_curve_between_handed_over_models_matches_one_between_held_models():
     pair = [load_model("zoo:vit-digits/0"), load_model("zoo:vit-digits/1")]
     handed = interpolation_curve(pair.pop(0), pair.pop(0), load_data("digits"), points=5)
     assert handed.loss == held.loss
+
+
+@pytest.mark.parametrize("recipe, spec", [("gpt-shakespeare", "shakespeare"), ("bert-shakespeare", "shakespeare-mlm")])
+def test_a_curve_walked_in_place_matches_the_buffered_curve_and_leaves_the_models_alone(recipe, spec, monkeypatch):
+    """Above the size threshold the curve walks one endpoint's parameters along the direction instead
+    of filling a third parameter set: the same losses to float32 round-off, and models that a caller
+    still holds (BERT: a tied decoder) are not changed by it."""
+    import symalign.landscape.interpolation as interpolation_module
+
+    a, b = load_model(f"zoo:{recipe}/0"), load_model(f"zoo:{recipe}/1")
+    data = load_data(spec)
+    buffered = interpolation_curve(a, b, data, points=6, max_examples=16)
+    ca, cb = canonicalize(a), canonicalize(b)
+    before = {k: t.clone() for k, t in (ca.tensors | {f"b.{k}": t for k, t in cb.tensors.items()}).items()}
+    monkeypatch.setattr(interpolation_module, "LARGE_MODEL_PARAMETERS", 0)
+    walked = interpolation_curve(ca, cb, data, points=6, max_examples=16)
+    assert walked.loss == pytest.approx(buffered.loss, rel=1e-5, abs=1e-6)
+    after = ca.tensors | {f"b.{k}": t for k, t in cb.tensors.items()}
+    assert all(torch.equal(before[k], after[k]) for k in before)

@@ -145,6 +145,9 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
         handed = [model_b]  # handed over: align() frees B once it is transformed (real checkpoints: memory)
         del model_b
         alignment = align(model_a, handed.pop(), config, progress=phase_progress(progress, "align"))
+        spec = (config.data or default_data_spec(model_a)) if measure else None
+        pair = [model_a, alignment.aligned] if measure else []
+        del model_a  # A's copy goes before the export unless the curve needs it (real checkpoints: 4 B/param)
         if out is None:
             from symalign.workspace import runs_dir
 
@@ -154,8 +157,7 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
         metrics = align_summary(alignment)
         metrics["classes"] = config.classes
         if measure:
-            spec = config.data or default_data_spec(model_a)
-            curve = measured_curve([model_a, alignment.aligned], spec, data_source, points, max_examples,
+            curve = measured_curve(pair, spec, data_source, points, max_examples,
                                    config.device, "canonical", progress, (_ref(a), str(saved)))
             metrics.update(curve_metrics(curve))
         if store is not None:
