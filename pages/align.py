@@ -8,8 +8,8 @@ import streamlit as st
 from symalign.barrier import default_data_spec
 from symalign.data import learned_defaults
 from symalign.errors import SymalignError
-from symalign.match.config import METHODS, AlignConfig
-from symalign.match.universe import UNIVERSE_METHODS
+from symalign.match.config import AlignConfig
+from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
 from symalign.models.widen import check_pair, same_widths, width_summary
 from symalign.plots import curves_figure
@@ -23,14 +23,6 @@ from symalign.ui.state import cached_canonical_spec, cached_curve_estimate, cach
 from symalign.ui.widgets import StreamlitProgress, device_choice, model_picker, toggle_grid, user_errors
 
 route_through_app()  # opened by its own link: go through app.py's navigation
-
-METHOD_HELP = {
-    "none": "no alignment: the vanilla barrier",
-    "weight": "data-free: coordinate descent over components (Git Re-Basin), closed-form rotations",
-    "activation": "match activations on data (needs a data set)",
-    "learned": "optimise the group elements for low loss along the path (needs data)",
-    "soft": "Sinkhorn relaxation of the permutations, learned like `learned` (needs data)",
-}
 
 st.title("Align two (or three) models")
 third = st.toggle("add a third model: align all three into A's basis (universe alignment)", key="align-three")
@@ -62,9 +54,10 @@ with user_errors():
     spec = cached_canonical_spec(ref_a)
 
     m1, m2, m3 = st.columns(3)
-    methods = [m for m in METHODS if not third or m in UNIVERSE_METHODS]
+    offered = matchers(universe=third)  # every registered matcher (three models: those that align a universe)
+    methods = list(offered)
     method = m1.selectbox("method", methods, index=methods.index("weight"), key="align-method",
-                          format_func=lambda m: f"{m}: {METHOD_HELP[m]}")
+                          format_func=lambda m: f"{m}: {offered[m].help}")
     try:
         data_default = default_data_spec(model_a)
     except SymalignError:  # a model without a training record: the user names the data

@@ -6,6 +6,7 @@ import streamlit as st
 
 from symalign.barrier import default_data_spec
 from symalign.errors import SymalignError
+from symalign.merge.rules import merge_rules
 from symalign.merge.transport import check_transport, parse_alphas
 from symalign.models.io import checkpoint_zip
 from symalign.plots import transport_figure
@@ -20,7 +21,6 @@ route_through_app()  # opened by its own link: go through app.py's navigation
 
 ALIGN_TEXT = {"weight": "weight matching (all classes)", "learned": "learned matching (all classes)",
               "none": "none (as they are)"}
-HOW_TEXT = {"average": "average", "fisher": "Fisher-weighted average", "regmean": "RegMean (per linear map)"}
 
 
 def own_data(ref: str) -> str:
@@ -53,7 +53,8 @@ def merge_section() -> None:
         return
     c1, c2, c3 = st.columns(3)
     how_align = c1.selectbox("alignment", list(ALIGN_TEXT), key="merge-align", format_func=ALIGN_TEXT.get)
-    how = c2.selectbox("merge rule", list(HOW_TEXT), key="merge-how", format_func=HOW_TEXT.get)
+    rules = merge_rules()  # every registered rule (symalign.merge.rules)
+    how = c2.selectbox("merge rule", list(rules), key="merge-how", format_func=lambda n: rules[n].label)
     data = c3.text_input("data (statistics and evaluation)", own_data(refs[0]), key=f"merge-data:{refs[0]}")
     o1, o2 = st.columns(2)
     examples = o1.number_input("training examples for Fisher / RegMean statistics", 1, 100_000, 64, key="merge-examples")

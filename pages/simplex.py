@@ -6,6 +6,7 @@ from symalign.barrier import default_data_spec
 from symalign.data import learned_defaults
 from symalign.errors import SymalignError
 from symalign.match.config import AlignConfig
+from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
 from symalign.runs.execute import simplex_run
 from symalign.ui.jobs import follow_job, submit_job
@@ -16,7 +17,6 @@ from symalign.ui.widgets import StreamlitProgress, device_choice, model_picker, 
 
 route_through_app()  # opened by its own link: go through app.py's navigation
 
-METHOD_TEXT = {"none": "no alignment", "weight": "weight matching (universe)", "learned": "learned matching (universe)"}
 
 st.title("Loss over the simplex of three models")
 st.markdown("Every point of the triangle is a mixture θ = w_A·θ_A + w_B·θ_B + w_C·θ_C (corners: the models, edges: "
@@ -40,8 +40,9 @@ with user_errors():
         check_compatible(models[0], other)
     spec = cached_canonical_spec(refs[0])
     m1, m2, m3 = st.columns(3)
-    methods = m1.multiselect("methods", list(METHOD_TEXT), default=list(METHOD_TEXT), key="simplex-methods",
-                             format_func=METHOD_TEXT.get)
+    offered = matchers(universe=True)
+    methods = m1.multiselect("methods", list(offered), default=[m for m in ("none", "weight", "learned") if m in offered],
+                             key="simplex-methods", format_func=lambda m: f"{m}: {offered[m].help}")
     try:
         data_default = default_data_spec(models[0])
     except SymalignError:

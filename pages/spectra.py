@@ -5,6 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from symalign.match.config import CLASS_PRESETS, AlignConfig
+from symalign.match.matchers import matchers
 from symalign.runs.execute import align_run, spectrum_run
 from symalign.runs.table import run_label
 from symalign.ui.routing import route_through_app
@@ -25,10 +26,11 @@ st.markdown("Learned matching starts from weight matching and refines it. For ev
 
 def learned_runs(store):
     """Finished learned or soft alignments that learned at least one orthogonal map and kept their files."""
+    learning = {name for name, m in matchers().items() if m.learns}
     out = []
     for r in store.list():
         classes = r.metrics.get("classes") or r.settings.get("config", {}).get("classes") or {}
-        if (r.kind in ("align", "align-many") and r.method in ("learned", "soft") and r.state == "done"
+        if (r.kind in ("align", "align-many") and r.method in learning and r.state == "done"
                 and any(classes.get(k) == "orthogonal" for k in ORTHOGONAL) and r.artifacts
                 and Path(r.artifacts).is_dir()):
             out.append(r)

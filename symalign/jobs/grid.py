@@ -17,7 +17,8 @@ from itertools import combinations
 from pathlib import Path
 
 from symalign.errors import SymalignError
-from symalign.match.config import CLASS_PRESETS, METHODS
+from symalign.match.config import CLASS_PRESETS
+from symalign.match.matchers import matcher, method_names
 from symalign.symmetry.spec import KINDS
 
 # Theus et al.'s Table 1 rows, with the ablations in between (Zhang et al.: rotations beat
@@ -89,7 +90,7 @@ class Grid:
         """Rows outermost so that a table fills in row by row; a method without randomness runs once."""
         out = []
         for row in self.rows:
-            seeds = self.seeds if row.method in ("learned", "soft") else self.seeds[:1]
+            seeds = self.seeds if matcher(row.method).stochastic else self.seeds[:1]
             out += [Cell(a, b, row, seed) for a, b in self.pairs for seed in seeds]
         return out
 
@@ -167,8 +168,8 @@ def _row(spec, index: int, source: str) -> Row:
         raise SymalignError(f"{where}: a row is a table with name, method and classes")
     method = str(spec.get("method", ""))
     where = f"{source}, row {index} ({spec.get('name', method)})"
-    if method not in METHODS:
-        raise SymalignError(f"{where}: unknown method {method!r}; choose from {', '.join(METHODS)}")
+    if method not in method_names():
+        raise SymalignError(f"{where}: unknown method {method!r}; choose from {', '.join(method_names())}")
     written = spec.get("classes", "none" if method == "none" else None)
     classes = parse_classes(written, where)
     name = str(spec.get("name") or f"{method} ({spec.get('classes', 'permutations')})")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import torch
 
 from symalign.errors import SymalignError
+from symalign.match.matchers import MatchInputs, MatchOutput
 from symalign.match.solvers import assignment, permutation_matrices, procrustes, procrustes_fixing_ones, rotary_fit
 from symalign.models.family import TransformerModel
 from symalign.symmetry.groups import Dense, Permutation, ScaledPermutation
@@ -186,3 +187,12 @@ def activation_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpe
             if classes.get(kind, "none") != "none":
                 out[p + kind] = _inner(classes[kind], pairs)
     return out
+
+
+def run_activation_matching(inputs: MatchInputs) -> MatchOutput:
+    """The `activation` matcher (symalign.match.matchers)."""
+    from symalign.data import load_data
+
+    c = inputs.config
+    return MatchOutput(activation_match(inputs.a, inputs.b, inputs.spec, inputs.classes, load_data(c.data),
+                                        c.residual_strategy, c.head_strategy, c.max_examples, device=inputs.device))

@@ -12,12 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from symalign.data import load_data
 from symalign.device import pick_device
-from symalign.match.activation import activation_match
 from symalign.match.config import AlignConfig
-from symalign.match.learned import learned_match
-from symalign.match.weight import distance, weight_match
+from symalign.match.matchers import MatchInputs, MatchOutput, matcher
+from symalign.match.weight import distance
 from symalign.models import canonicalize, outputs, random_inputs, save_model, spec_of, transformed
 from symalign.models.family import TransformerModel
 from symalign.models.widen import match_widths
@@ -64,25 +62,12 @@ def align(model_a: TransformerModel, model_b: TransformerModel, config: AlignCon
     config = config.for_spec(spec)
     device = pick_device(config.device)
     active = {k: c for k, c in config.classes.items() if c != "none"}
-    history: list[dict] = []
-    learned: list[dict] = []
-    learned_summary: dict = {}
-    start_t: Transform | None = None
-    if config.method == "none" or not active:
-        transform = Transform()
-    elif config.method == "weight":
-        transform, history = weight_match(a.tensors, b.tensors, spec, active, boundary_tensors(a),
-                                          config.head_cost, config.max_sweeps, config.seed, progress,
-                                          max_seconds=config.max_seconds, device=device)
-    elif config.method == "activation":
-        transform = activation_match(a, b, spec, active, load_data(config.data), config.residual_strategy,
-                                     config.head_strategy, config.max_examples, device=device)
-    elif config.method in ("learned", "soft"):
-        start_t, history = weight_match(a.tensors, b.tensors, spec, active, boundary_tensors(a), config.head_cost,
-                                        config.max_sweeps, config.seed, max_seconds=config.max_seconds, device=device)
-        result = learned_match(a, b, spec, start_t, active, load_data(config.data), config.learned_options(),
-                               device=device, progress=progress)
-        transform, learned, learned_summary = result.transforms[0], result.history, result.summary
+    if active:
+        output = matcher(config.method).runner()(MatchInputs(a, b, spec, active, config, device, progress))
+    else:  # nothing to match: the identity, whatever the method
+        output = MatchOutput(Transform())
+    transform, history, learned = output.transform, output.sweeps, output.learned
+    learned_summary, start_t = output.learned_summary, output.start
     aligned = transformed(b, transform)
     del b
     report = {

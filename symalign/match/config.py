@@ -6,9 +6,9 @@ import copy
 from dataclasses import asdict, dataclass, field
 
 from symalign.errors import SymalignError
+from symalign.match.matchers import matcher
 from symalign.symmetry.spec import KINDS
 
-METHODS = ("none", "weight", "activation", "learned", "soft")
 # Precisions a written checkpoint may take (`auto`: the input's own; symalign.models.io maps the names).
 EXPORT_DTYPES = ("auto", "float32", "bfloat16", "float16")
 DEFAULT_CLASSES = {"mlp": "perm", "heads": "perm", "qk": "none", "vo": "none", "residual": "none"}
@@ -53,8 +53,7 @@ class AlignConfig:
     preset: str | None = None
 
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise SymalignError(f"unknown method {self.method!r}; choose from {', '.join(METHODS)}")
+        needs_data = matcher(self.method).needs_data  # an unknown method is refused here, with the choices
         if self.dtype not in EXPORT_DTYPES:
             raise SymalignError(f"unknown dtype {self.dtype!r}; choose from {', '.join(EXPORT_DTYPES)}")
         if self.max_seconds is not None and self.max_seconds <= 0:
@@ -68,7 +67,7 @@ class AlignConfig:
         self.classes = {**DEFAULT_CLASSES, **self.classes}  # unnamed kinds: MLP and head permutations, else none
         if self.rounds < 0:
             raise SymalignError(f"--rounds must be 0 or more; got {self.rounds}")
-        if self.method in ("activation", "learned", "soft") and self.data is None:
+        if needs_data and self.data is None:
             raise SymalignError(f"--method {self.method} needs --data: it matches on activations or the task loss")
 
     def for_spec(self, spec) -> "AlignConfig":

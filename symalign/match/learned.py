@@ -34,6 +34,7 @@ from symalign.errors import SymalignError
 from symalign.landscape.evaluate import activation_budget, batch_loss, examples_per_chunk, scored
 from symalign.models.functional import functional_params, module_names, weightless_module
 from symalign.match.latent import LatentElement
+from symalign.match.matchers import MatchInputs, MatchOutput
 from symalign.match.mixing import WeightSampler, check_points
 from symalign.models.family import TransformerModel
 from symalign.symmetry.groups import Dense, GroupElement, Permutation
@@ -231,9 +232,21 @@ def _learn_transforms(models: list[TransformerModel], starts: list[Transform], s
 
     def mixed_params(weights: list[float], transforms: list[Transform]) -> dict[str, torch.Tensor]:
         """θ(w) = Σ w_i T_i(θ_i) as the Hugging Face parameters (differentiable in the transforms)."""
-        moved = [tensors[0]] + [apply_unchecked(t, spec, tr) for t, tr in zip(tensors[1:], transforms)]
-        mixed = {k: sum(w * m[k] for w, m in zip(weights, moved)) for k in tensors[0]}
-        del moved
+        moved = [apply_unchecked(t, spec, tr) for t, tr in zip(tensors[1:], transforms)]
+        mixed = {}
+        for k in tensors[0]:
+            terms = [m.pop(k) for m in moved]  # each moved tensor is let go as soon as it is summed
+            first = terms[0]
+            if first.untyped_storage().data_ptr() == tensors[1][k].untyped_storage().data_ptr():
+                first = weights[1] * first  # no transform touched it: B's own tensor, never written to
+            else:
+                first.mul_(weights[1])  # a fresh tensor: the sum is built in it (no third model-sized set)
+            # w_1·T(B_1) + w_0·A equals w_0·A + w_1·T(B_1) bitwise (addition commutes), and so on in order:
+            # the same numbers as summing out of place
+            total = first.add_(weights[0] * tensors[0][k])
+            for w, term in zip(weights[2:], terms[1:]):
+                total = total.add_(w * term)
+            mixed[k] = total
         return functional_params(ref.family, ref.config, mixed, names)
 
     def summed_loss(params: dict[str, torch.Tensor], inputs, y) -> torch.Tensor:
@@ -348,3 +361,17 @@ def learned_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpec, 
                   device: torch.device | str = "cpu", progress: Progress | None = None) -> LearnedResult:
     """Refine `start` (weight matching of B to A) for low loss along the straight path."""
     return learn_transforms([a, b], [start], spec, classes, data, options, device, progress)
+
+
+def run_learned_matching(inputs: MatchInputs) -> MatchOutput:
+    """The `learned` and `soft` matchers (symalign.match.matchers): weight matching's transform, refined
+    on the task loss along the path (`soft`: permutations relaxed by Sinkhorn while they train)."""
+    from symalign.data import load_data
+    from symalign.match.weight import run_weight_matching
+
+    start = run_weight_matching(MatchInputs(inputs.a, inputs.b, inputs.spec, inputs.classes, inputs.config,
+                                            inputs.device))  # its own progress would reset the bar: none
+    c = inputs.config
+    result = learned_match(inputs.a, inputs.b, inputs.spec, start.transform, inputs.classes, load_data(c.data),
+                           c.learned_options(), device=inputs.device, progress=inputs.progress)
+    return MatchOutput(result.transforms[0], start.sweeps, result.history, result.summary, start.transform)

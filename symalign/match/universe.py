@@ -23,6 +23,7 @@ from symalign.errors import SymalignError
 from symalign.match.align import boundary_tensors
 from symalign.match.config import AlignConfig
 from symalign.match.learned import learn_transforms
+from symalign.match.matchers import matcher, method_names
 from symalign.match.weight import distance, weight_match
 from symalign.models import canonicalize, save_model, spec_of, transformed
 from symalign.models.compat import check_compatible
@@ -31,7 +32,6 @@ from symalign.report import function_gap
 from symalign.symmetry.transform import Transform
 
 Progress = Callable[[int, int], None]
-UNIVERSE_METHODS = ("none", "weight", "learned", "soft")
 
 
 @dataclass
@@ -70,8 +70,9 @@ def align_many(models: list[TransformerModel], config: AlignConfig, progress: Pr
     if len(models) < 3:
         raise SymalignError(f"universe alignment needs at least three models (got {len(models)}); "
                             "for two use `symalign align`")
-    if config.method not in UNIVERSE_METHODS:
-        raise SymalignError(f"universe alignment supports --method {', '.join(UNIVERSE_METHODS)}; got {config.method!r}")
+    if not matcher(config.method).universe:
+        raise SymalignError(f"universe alignment supports --method {', '.join(method_names(universe=True))}; "
+                            f"got {config.method!r}")
     for other in models[1:]:
         check_compatible(models[0], other)
     begin = time.perf_counter()
@@ -103,7 +104,7 @@ def align_many(models: list[TransformerModel], config: AlignConfig, progress: Pr
                            "seconds": time.perf_counter() - begin})
     starts: list[Transform | None] = [None] * n
     learned: dict = {}
-    if config.method in ("learned", "soft") and active:
+    if matcher(config.method).learns and active:
         starts = [None] + transforms[1:]
         result = learn_transforms(canon, transforms[1:], spec, active, load_data(config.data),
                                   config.learned_options(), device=device, progress=progress)

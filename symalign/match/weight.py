@@ -22,6 +22,7 @@ import torch
 
 from symalign.match.heads import head_cost, query_head_cost
 from symalign.match.mapped import MappedModel, squared_distance, squared_norm
+from symalign.match.matchers import MatchInputs, MatchOutput
 from symalign.match.solvers import assignment, permutation_matrices, solve
 from symalign.symmetry.groups import Permutation
 from symalign.symmetry.spec import SymmetrySpec
@@ -142,3 +143,14 @@ def _update_heads(space: str, mapped: MappedModel, transform: Transform, head_co
     if qheads in mapped.spec.spaces:  # grouped queries: their order inside each group, by their own circuits
         transform[qheads] = permutation_matrices(query_head_cost(mapped.a, current, layer))
         mapped.act({qheads: transform[qheads]}, current)
+
+
+def run_weight_matching(inputs: MatchInputs) -> MatchOutput:
+    """The `weight` matcher (symalign.match.matchers)."""
+    from symalign.match.align import boundary_tensors
+
+    c = inputs.config
+    transform, history = weight_match(inputs.a.tensors, inputs.b.tensors, inputs.spec, inputs.classes,
+                                      boundary_tensors(inputs.a), c.head_cost, c.max_sweeps, c.seed, inputs.progress,
+                                      max_seconds=c.max_seconds, device=inputs.device)
+    return MatchOutput(transform, sweeps=history)

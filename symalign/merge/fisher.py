@@ -12,6 +12,7 @@ from collections.abc import Callable
 import torch
 
 from symalign.landscape.evaluate import batch_loss, scored
+from symalign.merge.rules import MergeInputs
 from symalign.models.family import TransformerModel
 
 Progress = Callable[[int, int], None]
@@ -45,3 +46,17 @@ def diagonal_fisher(model: TransformerModel, data, examples: int = 64, seed: int
     if "lm_head.weight" not in state and "transformer.wte.weight" in state:
         state["lm_head.weight"] = state["transformer.wte.weight"]  # tied: one tensor, one Fisher
     return model.family.to_logical(state, model.config)
+
+
+def fisher_merge(members: list[TransformerModel], inputs: MergeInputs) -> dict[str, torch.Tensor]:
+    """The `fisher` rule (Matena & Raffel): Σ F_i θ_i / Σ F_i per weight, each model's diagonal Fisher on
+    its training data, ε-floored so a weight no model is sure of falls back to the mean."""
+    fishers = [diagonal_fisher(m, inputs.data, inputs.examples, inputs.seed, inputs.phase(f"Fisher of model {i}"),
+                               inputs.device) for i, m in enumerate(members)]
+    out = {}
+    for n, t in members[0].tensors.items():
+        f = torch.stack([fi[n] for fi in fishers])
+        f = f + 1e-8 * f.mean().clamp_min(1e-30)  # a weight with no information falls back to the mean
+        theta = torch.stack([m.tensors[n].double() for m in members])
+        out[n] = ((f * theta).sum(0) / f.sum(0)).to(t.dtype)
+    return out

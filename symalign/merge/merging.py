@@ -1,5 +1,6 @@
 """Merge N models into one: align them into the first model's basis, then combine their weights.
 
+Merge rules are registered in symalign.merge.rules; the built-in ones:
 - `average`: the mean of the (aligned) logical tensors;
 - `fisher`: Fisher-weighted mean Σ F_i θ_i / Σ F_i with each model's diagonal Fisher on its
   training data (Matena & Raffel), ε-floored so a weight no model is sure of falls back to the mean;
@@ -23,12 +24,12 @@ from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator, Metrics
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
+from symalign.merge.rules import MergeInputs, merge_rule
 from symalign.models import canonicalize, save_model
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
 
 ALIGNS = ("none", "weight", "learned")
-HOWS = ("average", "fisher", "regmean")
 Progress = Callable[[str, int, int], None]
 
 
@@ -57,31 +58,18 @@ def aligned_members(models: list[TransformerModel], how_align: str, data_spec: s
     return align_many(models, config, progress=_phase(progress, "align")).aligned
 
 
+def average(members: list[TransformerModel], inputs: MergeInputs) -> dict[str, torch.Tensor]:
+    """The `average` rule: the mean of the (aligned) logical tensors."""
+    return {n: torch.stack([m.tensors[n].double() for m in members]).mean(0).to(t.dtype)
+            for n, t in members[0].tensors.items()}
+
+
 def combine(members: list[TransformerModel], how: str, data=None, examples: int = 64, seed: int = 0,
             progress: Progress | None = None, device: str = "cpu") -> dict[str, torch.Tensor]:
-    """The merged logical tensors of models that already share one basis (the statistics that need
-    forward or backward passes computed on `device`)."""
-    device = pick_device(device)
-    names = members[0].tensors
-    if how == "average":
-        return {n: torch.stack([m.tensors[n].double() for m in members]).mean(0).to(t.dtype) for n, t in names.items()}
-    if how == "fisher":
-        from symalign.merge.fisher import diagonal_fisher
-
-        fishers = [diagonal_fisher(m, data, examples, seed, _phase(progress, f"Fisher of model {i}"), device)
-                   for i, m in enumerate(members)]
-        out = {}
-        for n, t in names.items():
-            f = torch.stack([fi[n] for fi in fishers])
-            f = f + 1e-8 * f.mean().clamp_min(1e-30)  # a weight with no information falls back to the mean
-            theta = torch.stack([m.tensors[n].double() for m in members])
-            out[n] = ((f * theta).sum(0) / f.sum(0)).to(t.dtype)
-        return out
-    if how == "regmean":
-        from symalign.merge.regmean import regmean
-
-        return regmean(members, data, examples, seed, _phase(progress, "input Gram matrices"), device=device)
-    raise SymalignError(f"unknown merge --how {how!r}; choose {', '.join(HOWS)}")
+    """The merged logical tensors of models that already share one basis, by the registered rule `how`
+    (symalign.merge.rules; statistics that need forward or backward passes computed on `device`)."""
+    rule = merge_rule(how)
+    return rule.combiner()(members, MergeInputs(data, examples, seed, pick_device(device), progress))
 
 
 def merge_models(models: list[TransformerModel], how_align: str = "weight", how: str = "average",
@@ -95,12 +83,13 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
         raise SymalignError(f"merge needs at least two models (got {len(models)})")
     if how_align not in ALIGNS:
         raise SymalignError(f"unknown --align {how_align!r}; choose {', '.join(ALIGNS)}")
-    if how not in HOWS:
-        raise SymalignError(f"unknown merge --how {how!r}; choose {', '.join(HOWS)}")
+    rule = merge_rule(how)  # an unknown rule is refused here, with the choices
+    if len(models) < rule.min_models:
+        raise SymalignError(f"--how {how} merges at least {rule.min_models} models (got {len(models)})")
     for other in models[1:]:
         check_compatible(models[0], other)
     data = load_data(data_spec) if data_spec else None
-    if data is None and (how != "average" or how_align == "learned"):
+    if data is None and (rule.needs_data or how_align == "learned"):
         raise SymalignError(f"--how {how} --align {how_align} needs data (--data SPEC)")
     members = members or aligned_members(models, how_align, data_spec, seed, progress, device)
     # keeps the first model's source, so its tokenizer files travel with the exported checkpoint

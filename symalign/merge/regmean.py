@@ -15,6 +15,7 @@ from collections.abc import Callable
 import torch
 from transformers.pytorch_utils import Conv1D
 
+from symalign.merge.rules import MergeInputs
 from symalign.models.family import TransformerModel
 
 Progress = Callable[[int, int], None]
@@ -74,3 +75,9 @@ def regmean(members: list[TransformerModel], data, examples: int = 64, seed: int
             num = sum(s[key].double() @ gi for gi, s in zip(g, states))
             merged[key] = torch.linalg.solve(den, num.T).T.to(states[0][key].dtype)
     return members[0].family.to_logical(merged, members[0].config)
+
+
+def regmean_merge(members: list[TransformerModel], inputs: MergeInputs) -> dict[str, torch.Tensor]:
+    """The `regmean` rule (symalign.merge.rules)."""
+    return regmean(members, inputs.data, inputs.examples, inputs.seed, inputs.phase("input Gram matrices"),
+                   device=inputs.device)

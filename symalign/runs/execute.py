@@ -246,10 +246,11 @@ def simplex_run(refs: list[ModelLike], config: AlignConfig, resolution: int = 10
                 label: str = "", progress: PhaseProgress | None = None, data_source=None):
     """The loss surface over the simplex of three models after their universe alignment (or none)."""
     from symalign.landscape.simplex import barycentric_grid, simplex_surface
-    from symalign.match.universe import UNIVERSE_METHODS, align_many
+    from symalign.match.matchers import matcher, method_names
+    from symalign.match.universe import align_many
 
-    if config.method not in UNIVERSE_METHODS:
-        raise SymalignError(f"simplex supports --method {', '.join(UNIVERSE_METHODS)}; got {config.method!r}")
+    if not matcher(config.method).universe:
+        raise SymalignError(f"simplex supports --method {', '.join(method_names(universe=True))}; got {config.method!r}")
     barycentric_grid(resolution)  # refuse a bad resolution before loading anything
     if not epsilon >= 0:
         raise SymalignError(f"--epsilon must be 0 or more; got {epsilon}")

@@ -68,7 +68,9 @@ def show_simplex(runs: list[Run], key: str) -> None:
 
     if not runs:
         return
-    order = ("none", "weight", "learned", "soft")
+    from symalign.match.matchers import method_names
+
+    order = method_names()  # the registry's order: none, weight, ..., learned
     runs = sorted(runs, key=lambda r: (order.index(r.method) if r.method in order else len(order), r.created))
     fig = simplex_figures([(f"{r.method} [{r.id[-6:]}]", r.metrics) for r in runs])
     st.plotly_chart(fig, key=key)

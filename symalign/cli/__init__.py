@@ -1,0 +1,45 @@
+"""The `symalign` command: a thin client of the package. User errors end in one line, exit 2.
+
+Each command group is a module whose commands keep their flags beside their handler; a group
+lists its commands' `add_*` functions in COMMANDS, and the parser is built from the groups here."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from symalign.errors import SymalignError
+
+GROUPS = ("models", "training", "aligning", "landscape", "merging", "sweeps", "history")
+ORDER = ("inspect", "transform", "canonicalize", "init", "train", "zoo", "align", "align-many", "merge", "transport",
+         "simplex", "spectrum", "barrier", "sweep", "runs", "app")  # as `symalign --help` lists them
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from importlib import import_module
+
+    parser = argparse.ArgumentParser(prog="symalign", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    adders = {add.__name__[len("add_"):].replace("_", "-"): add
+              for group in GROUPS for add in import_module(f"symalign.cli.{group}").COMMANDS}
+    for name in sorted(adders, key=lambda n: ORDER.index(n) if n in ORDER else len(ORDER)):
+        adders[name](sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except SymalignError as exc:
+        print("symalign: error: " + " ".join(str(exc).split()), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("symalign: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `symalign inspect M | head`: the reader left; nothing to report
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return 0

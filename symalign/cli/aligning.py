@@ -1,0 +1,109 @@
+"""Alignment: two models (align) or three and more into one basis (align-many)."""
+
+from __future__ import annotations
+
+from symalign.cli.common import (
+    Bar, add_class_flags, add_dtype_flag, add_learned_flags, add_run_flags, add_universe_flags, align_config, data_for,
+    print_json, store_for
+)
+from symalign.match.matchers import matchers, method_names
+
+
+def add_align(sub) -> None:
+    p = sub.add_parser("align", help="find the symmetry transform that brings B into A's basis")
+    add_dtype_flag(p)
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("--method", default="weight", choices=method_names(),
+                   help="; ".join(f"{name}: {m.help}" for name, m in matchers().items()))
+    add_class_flags(p)
+    p.add_argument("--head-cost", default="circuit", choices=("circuit", "spectral"))
+    p.add_argument("--max-sweeps", type=int, default=30, help="weight matching: at most this many sweeps")
+    p.add_argument("--max-seconds", type=float, default=None,
+                   help="weight matching: stop after the sweep that passes this many seconds")
+    add_learned_flags(p)
+    p.add_argument("--lambdas", default="uniform_mid", choices=("uniform_mid", "half", "uniform", "normal"),
+                   help="learned/soft: distribution of λ per step")
+    p.add_argument("--residual-strategy", default="all", choices=("all", "first", "last", "identity", "separate"),
+                   help="activation: which hidden states match the residual")
+    p.add_argument("--head-strategy", default="two-stage", choices=("two-stage", "ignore"),
+                   help="activation: match heads two-stage or leave them in place")
+    p.add_argument("--max-examples", type=int, default=256, help="activation: examples whose activations are used")
+    p.add_argument("--data", default=None)
+    p.add_argument("--device", default="auto")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+    p.add_argument("--barrier", action="store_true", help="also measure the barrier between A and aligned B")
+    p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_align)
+
+
+def cmd_align(args) -> None:
+    from symalign.runs.execute import align_run, align_summary
+
+    config = align_config(args)
+    with Bar(f"align ({args.method})") as bar:
+        result = align_run(args.a, args.b, config, out=args.out, measure=args.barrier, store=store_for(args),
+                           source="cli", progress=bar.phases)
+    r = result.alignment.report
+    summary = dict(align_summary(result.alignment), out=str(result.out), method=args.method, classes=r["config"]["classes"],
+                   run=result.run_id)
+    if result.curve is not None:
+        summary.update(barrier=result.curve.barrier, barrier_mean=result.curve.barrier_mean)
+    if args.json:
+        print_json(summary)
+        return
+    print(f"wrote {result.out}: B in A's basis ({args.method}); weight distance {r['distance_before']:.3f} -> "
+          f"{r['distance_after']:.3f} in {summary['sweeps']} sweeps, {r['seconds']:.1f} s; "
+          f"same function as B (max |Δlogit| {r['function_gap_vs_b']:.1e})")
+    if summary.get("stopped"):
+        print(f"weight matching stopped: {summary['stopped']}")
+    if result.curve is not None:
+        print(f"barrier between A and aligned B: {result.curve.barrier:.4f}")
+    if result.run_id:
+        print(f"recorded as run {result.run_id}")
+
+
+def add_align_many(sub) -> None:
+    p = sub.add_parser("align-many", help="bring three or more models into one shared basis (the first model's)")
+    add_dtype_flag(p)
+    add_universe_flags(p, default_method="weight")
+    add_run_flags(p, "data spec for learned matching (default: the models' own data)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--barrier", action="store_true", help="also measure the barrier of every aligned pair")
+    p.set_defaults(func=cmd_align_many)
+
+
+def cmd_align_many(args) -> None:
+    from symalign.runs.execute import align_many_run
+
+    config = align_config(args, data_for(args, args.models))
+    with Bar(f"align-many ({args.method})") as bar:
+        result = align_many_run(args.models, config, out=args.out, measure=args.barrier, store=store_for(args),
+                                source="cli", progress=bar.phases)
+    report = result.universe.report
+    summary = {"outputs": [str(o) for o in result.outputs], "method": args.method, "classes": report["config"]["classes"],
+               "models": args.models, "alpha": config.alpha, "rounds": config.rounds, "steps": config.steps,
+               "learned_steps": report["learned_summary"].get("steps", 0),
+               "function_gap": [m["function_gap"] for m in report["members"]],
+               "pairwise_distance_before": report["pairwise_distance_before"],
+               "pairwise_distance_after": report["pairwise_distance_after"], "seconds": report["seconds"],
+               "run": result.run_id}
+    if result.curves:
+        summary["pairwise_barrier"] = [{"pair": list(p), "barrier": c.barrier} for p, c in result.curves]
+    if args.json:
+        print_json(summary)
+        return
+    print(f"wrote {args.out}: {len(result.outputs)} models in the basis of {args.models[0]} ({args.method}), "
+          f"{report['seconds']:.1f} s; each computes its original function (max |Δlogit| "
+          f"{max(summary['function_gap']):.1e})")
+    after = report["pairwise_distance_after"]
+    for i, folder in enumerate(result.outputs):
+        print(f"  {folder}: {args.models[i]}" + ("" if i == 0 else f" (weight distance to the reference "
+                                                                    f"{report['pairwise_distance_before'][0][i]:.3f} -> {after[0][i]:.3f})"))
+    for (i, j), c in result.curves:
+        print(f"  barrier {i}↔{j}: {c.barrier:.4f}")
+
+
+COMMANDS = (add_align, add_align_many,)

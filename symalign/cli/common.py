@@ -1,0 +1,178 @@
+"""What the commands share: flags that several take, the class and config parsing, the progress
+bar, the run store. A command's own flags live beside its handler in its group's module."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from symalign.errors import SymalignError
+from symalign.match.matchers import matcher, method_names
+from symalign.symmetry.spec import CLASSES, KINDS
+
+
+def print_json(obj) -> None:
+    print(json.dumps(obj, indent=2))
+
+
+def parse_classes(args) -> dict[str, str]:
+    """Per-kind classes from --classes (a preset name, or kind=class pairs) and the per-kind flags (flags win)."""
+    from symalign.match.config import CLASS_PRESETS, preset_classes
+
+    classes: dict[str, str] = {}
+    if (args.classes or "").strip() in CLASS_PRESETS:
+        classes = preset_classes(args.classes.strip())
+        args = argparse.Namespace(**{**vars(args), "classes": ""})
+    for item in filter(None, (args.classes or "").split(",")):
+        kind, sep, cls = item.partition("=")
+        if not sep:
+            raise SymalignError(f"--classes takes a preset (all, permutations, none) or kind=class pairs such as "
+                                f"mlp=perm,qk=orthogonal; got {item!r}")
+        classes[kind.strip()] = cls.strip()
+    for kind in KINDS:
+        if getattr(args, kind, None):
+            classes[kind] = getattr(args, kind)
+    return classes
+
+
+def add_dtype_flag(p: argparse.ArgumentParser) -> None:
+    from symalign.match.config import EXPORT_DTYPES
+
+    p.add_argument("--dtype", default="auto", choices=EXPORT_DTYPES,
+                   help="precision of the written checkpoint (auto: the input's, so bf16 in is bf16 out)")
+
+
+def add_class_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--classes", help="a preset (all, permutations, none) or kind=class pairs, "
+                                     "e.g. mlp=perm,heads=perm,qk=orthogonal")
+    for kind in KINDS:
+        p.add_argument(f"--{kind}", choices=("none",) + CLASSES, help=f"class for {kind} components")
+
+
+def add_learned_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--steps", type=int, default=None,
+                   help="learned/soft: most optimisation steps (default: 600 for images, 300 for text)")
+    p.add_argument("--lr", type=float, default=None, help="learned/soft: learning rate (default 0.01)")
+    p.add_argument("--batch-size", type=int, default=None, help="learned/soft: examples per step")
+    p.add_argument("--input-noise", type=float, default=None,
+                   help="learned/soft: std of Gaussian noise on training images, a regulariser "
+                        "(default 0.3 for images; text takes 0)")
+    p.add_argument("--patience", type=int, default=None,
+                   help="learned/soft: checks (every 25 steps) without improvement before stopping (default 3; "
+                        "a value above steps/25 runs every step)")
+    p.add_argument("--alpha", type=float, default=None,
+                   help="learned, three or more models: Dirichlet(α·1) mixing weights per step "
+                        "(default 1: uniform over the simplex; Theus et al. use 0.1)")
+
+
+def add_universe_flags(p: argparse.ArgumentParser, default_method: str) -> None:
+    """Models, method and classes of a universe alignment (align-many, simplex)."""
+    p.add_argument("models", nargs="+", metavar="MODEL")
+    p.add_argument("--method", default=default_method, choices=method_names(universe=True))
+    add_class_flags(p)
+    add_learned_flags(p)
+    p.add_argument("--rounds", type=int, default=0,
+                   help="weight: refinement rounds, each model matched to the mean of the others")
+
+
+def add_model_output_flags(p: argparse.ArgumentParser) -> None:
+    """The flags of a workflow that evaluates and writes one model (merge, transport)."""
+    p.add_argument("--max-examples", type=int, default=None, help="evaluation examples (default: all)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto", help="auto (CUDA, then MPS, then CPU), cpu, cuda or mps")
+    p.add_argument("--out", required=True)
+    p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
+    p.add_argument("--json", action="store_true")
+
+
+def add_run_flags(p: argparse.ArgumentParser, data_help: str) -> None:
+    """The flags every recorded multi-model workflow takes."""
+    p.add_argument("--data", default=None, help=data_help)
+    p.add_argument("--device", default="auto")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
+    p.add_argument("--json", action="store_true")
+
+
+class Bar:
+    """A tqdm bar with an ETA on stderr (only when it is a terminal: --json output and logs stay
+    clean), opened at the first progress report so that errors print alone. A new phase or a
+    new total (weight matching, then the curve) starts a fresh bar named after the phase."""
+
+    def __init__(self, desc: str):
+        self.desc, self.bar, self.phase = desc, None, None
+
+    def __call__(self, done: int, total: int, loss: float | None = None, phase: str | None = None) -> None:
+        if self.bar is not None and (phase != self.phase or total != self.bar.total):
+            self.bar.close()
+            self.bar = None
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.phase = phase
+            desc = self.desc if phase is None else f"{self.desc}: {phase}"
+            self.bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True,
+                            disable=not sys.stderr.isatty())
+        self.bar.n = done
+        if loss is not None:
+            self.bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
+        self.bar.refresh()
+
+    def phases(self, phase: str, done: int, total: int, *rest) -> None:
+        """The (phase, done, total) callback the recorded workflows take."""
+        self(done, total, rest[0] if rest and isinstance(rest[0], float) else None, phase=phase)
+
+    def __enter__(self) -> "Bar":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def store_for(args):
+    """The run database, unless --no-record."""
+    from symalign.runs import RunStore
+
+    return None if args.no_record else RunStore()
+
+
+def align_config(args, data: str | None = None):
+    """The AlignConfig the align, align-many and simplex flags describe."""
+    from symalign.match.config import AlignConfig
+
+    options = {name: getattr(args, name) for name in ("head_cost", "max_sweeps", "max_seconds", "dtype", "steps", "lr", "lambdas", "alpha",
+                                                      "rounds", "batch_size", "patience", "input_noise", "residual_strategy", "head_strategy",
+                                                      "max_examples") if getattr(args, name, None) is not None}
+    return AlignConfig(method=args.method, classes=parse_classes(args), data=data or args.data, device=args.device,
+                       seed=args.seed, preset=preset_of(args), **options)
+
+
+def preset_of(args) -> str | None:
+    """The preset named by --classes when no per-kind flag changes it: fitted to the model's spec
+    (e.g. `all` on a RoPE model uses rotary QK maps), where classes named one by one are not."""
+    from symalign.match.config import CLASS_PRESETS
+
+    name = (args.classes or "").strip()
+    if name in CLASS_PRESETS and not any(getattr(args, kind, None) for kind in KINDS):
+        return name
+    return None
+
+
+def data_for(args, refs: list[str]) -> str | None:
+    """--data, else (for a method that learns on data) the first model's own training data."""
+    if args.data or not matcher(args.method).needs_data:
+        return args.data
+    from symalign.barrier import default_data_spec
+    from symalign.models import load_model
+
+    return default_data_spec(load_model(refs[0]))
+
+
+def check_html(path: str | None) -> None:
+    """Refuse an --html target that cannot be written before any work is done."""
+    from pathlib import Path
+
+    if path and not Path(path).expanduser().resolve().parent.is_dir():
+        raise SymalignError(f"--html {path}: the folder {Path(path).expanduser().parent} does not exist")

@@ -1,0 +1,90 @@
+"""Merging models and carrying task vectors between them."""
+
+from __future__ import annotations
+
+from symalign.cli.common import Bar, add_dtype_flag, add_model_output_flags, print_json, store_for
+from symalign.merge.rules import merge_rules
+
+
+def add_merge(sub) -> None:
+    p = sub.add_parser("merge", help="merge two or more models (aligned into the first's basis) into one")
+    add_dtype_flag(p)
+    p.add_argument("models", nargs="+", metavar="MODEL")
+    p.add_argument("--align", default="weight", choices=("none", "weight", "learned"),
+                   help="how the models are brought into the first's basis first (all classes); none: as they are")
+    p.add_argument("--how", default="average", choices=tuple(merge_rules()),
+                   help="the merge rule: " + "; ".join(f"{n}: {r.label}" for n, r in merge_rules().items()))
+    p.add_argument("--data", default=None, help="data for Fisher/RegMean statistics and evaluation "
+                                                "(default: the first model's own data)")
+    p.add_argument("--examples", type=int, default=64, help="training examples for Fisher or input Gram matrices")
+    add_model_output_flags(p)
+    p.set_defaults(func=cmd_merge)
+
+
+def cmd_merge(args) -> None:
+    from pathlib import Path
+
+    from symalign.barrier import default_data_spec
+    from symalign.models import load_model
+    from symalign.runs.execute import merge_run
+
+    data = args.data or default_data_spec(load_model(args.models[0]))
+    with Bar(f"merge ({args.how}, align {args.align})") as bar:
+        run = merge_run(args.models, args.align, args.how, data, examples=args.examples, max_examples=args.max_examples,
+                        seed=args.seed, out=Path(args.out), store=store_for(args), source="cli",
+                        progress=bar.phases, dtype=args.dtype, device=args.device)
+    out, report = run.out, run.result.report
+    if args.json:
+        print_json({"inputs": report["inputs"], "merged": report["merged"], "out": str(out), "align": args.align,
+                     "how": args.how, "data": data, "run": run.run_id})
+        return
+    print(f"wrote {out}: {len(args.models)} models merged ({args.how}, aligned by {args.align}), evaluated on {data}")
+    for row in report["inputs"]:
+        print(f"  {row['model']}: loss {row['loss']:.4f}, accuracy {row['accuracy']:.3f}")
+    print(f"  merged: loss {report['merged']['loss']:.4f}, accuracy {report['merged']['accuracy']:.3f}")
+    if run.run_id:
+        print(f"recorded as run {run.run_id}")
+
+
+def add_transport(sub) -> None:
+    p = sub.add_parser("transport", help="carry a fine-tune's task vector from its base A into model B")
+    add_dtype_flag(p)
+    p.add_argument("a", metavar="A", help="the base model")
+    p.add_argument("a_ft", metavar="A_FT", help="A fine-tuned on a task")
+    p.add_argument("b", metavar="B", help="the model that receives the task vector")
+    p.add_argument("--align", default="weight", choices=("none", "weight", "learned"),
+                   help="how A is aligned to B (all classes) to re-express the task vector in B's basis")
+    p.add_argument("--alpha", default="0,0.25,0.5,0.75,1", help="comma-separated scales of the task vector")
+    p.add_argument("--data-task", default=None, help="the fine-tune's task data (default: A_FT's own data)")
+    p.add_argument("--data-base", default=None, help="the original task's data (default: A's own data)")
+    add_model_output_flags(p)
+    p.set_defaults(func=cmd_transport)
+
+
+def cmd_transport(args) -> None:
+    from pathlib import Path
+
+    from symalign.merge.transport import parse_alphas
+    from symalign.runs.execute import transport_run
+
+    alphas = parse_alphas(args.alpha)
+    with Bar(f"transport (align {args.align})") as bar:
+        run = transport_run(args.a, args.a_ft, args.b, alphas, args.data_task, args.data_base, args.align,
+                            max_examples=args.max_examples, seed=args.seed, out=Path(args.out), store=store_for(args),
+                            source="cli", progress=bar.phases, dtype=args.dtype, device=args.device)
+    result, out = run.result, run.out
+    data_task, data_base = result.report["data_task"], result.report["data_base"]
+    if args.json:
+        print_json({"alpha": result.alphas, "task_loss": result.task_loss, "base_loss": result.base_loss,
+                     "task_accuracy": result.task_accuracy, "best_alpha": result.best_alpha, "out": str(out),
+                     "align": args.align, "data_task": data_task, "data_base": data_base, "run": run.run_id})
+        return
+    print(f"wrote {out}: B + α·τ at the best α = {result.best_alpha:g} (task vector of {args.a_ft} aligned by "
+          f"{args.align}); task = {data_task}, original task = {data_base}")
+    for alpha, t, o in zip(result.alphas, result.task_loss, result.base_loss):
+        print(f"  α {alpha:g}: task loss {t:.4f}, original task loss {o:.4f}")
+    if run.run_id:
+        print(f"recorded as run {run.run_id}")
+
+
+COMMANDS = (add_merge, add_transport,)

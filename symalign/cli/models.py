@@ -1,0 +1,155 @@
+"""Commands on one model: inspect its symmetry spec, plant a transform, canonicalise, write a random one."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from symalign.cli.common import add_class_flags, add_dtype_flag, parse_classes, preset_of, print_json
+from symalign.errors import SymalignError
+from symalign.symmetry.spec import CLASSES
+
+DEFAULT_RANDOM_CLASSES = {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal", "residual": "orthogonal"}
+
+
+def add_inspect(sub) -> None:
+    p = sub.add_parser("inspect", help="print a model's symmetry spec: components, sizes, admissible classes")
+    p.add_argument("model")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_inspect)
+
+
+def cmd_inspect(args) -> None:
+    from symalign.models import is_canonical, load_model, spec_of
+    from symalign.report import spec_table
+
+    model = load_model(args.model)
+    summary = spec_table(model, spec_of(model), is_canonical(model))
+    if args.json:
+        print_json(summary)
+        return
+    d = summary["dims"]
+    print(f"{summary['family']} ({summary['hf_class']}) from {args.model}")
+    kv = f" sharing {d['n_kv_head']} key/value heads" if d["n_kv_head"] != d["n_head"] else ""
+    extras = ", ".join(x for x in (d["norm"], "RoPE" if d["rope"] else "", "gated MLP" if d["gated_mlp"] else "") if x)
+    print(f"  {d['n_layer']} layers, width {d['d_model']}, {d['n_head']} heads × {d['d_head']}{kv}, "
+          f"MLP {d['d_mlp']} ({d['activation']}), {extras}; canonical form: {'yes' if summary['canonical'] else 'no'}")
+    print(f"\n  {'component':<16}{'size':>9}  " + "  ".join(f"{c:<11}" for c in CLASSES))
+    notes: list[str] = []
+    for comp in summary["components"]:
+        cells = []
+        for cls in CLASSES:
+            reason = comp["reasons"].get(cls)
+            if reason is None:
+                cells.append(f"{'yes':<11}")
+            else:
+                if reason not in notes:
+                    notes.append(reason)
+                cells.append(f"{'no [' + str(notes.index(reason) + 1) + ']':<11}")
+        size = f"{comp['count']}×{comp['size']}" if comp["count"] > 1 else str(comp["size"])
+        print(f"  {comp['name']:<16}{size:>9}  " + "  ".join(cells))
+    print()
+    for i, note in enumerate(notes, 1):
+        print(f"  [{i}] {note}")
+
+
+def add_transform(sub) -> None:
+    p = sub.add_parser("transform", help="plant a random admissible transform: same function, new weights")
+    add_dtype_flag(p)
+    p.add_argument("model")
+    p.add_argument("--random", action="store_true", help="draw the transform at random (seeded)")
+    add_class_flags(p)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_transform)
+
+
+def cmd_transform(args) -> None:
+    from symalign.models import canonicalize, is_canonical, load_model, save_model, spec_of, transformed
+    from symalign.report import function_gap, relative_change
+    from symalign.symmetry.random import random_transform
+
+    if not args.random:
+        raise SymalignError("transform needs --random (plant a random admissible transform)")
+    classes = parse_classes(args)
+    model = load_model(args.model)
+    preset = preset_of(args)
+    if preset or not classes:  # a preset or the default: fitted to this model (RoPE: rotary QK maps)
+        from symalign.match.config import preset_classes
+
+        wanted = preset_classes(preset) if preset else dict(DEFAULT_RANDOM_CLASSES)
+        classes = model.family.spec(model.config, canonical=True).fit(wanted)
+    canonicalised = False
+    if classes.get("residual") == "orthogonal" and not is_canonical(model):
+        print("note: canonicalising first (norm gains absorbed) so the residual admits orthogonal maps",
+              file=sys.stderr)
+        model, canonicalised = canonicalize(model), True
+    spec = spec_of(model)
+    transform = random_transform(spec, classes, seed=args.seed)
+    result = transformed(model, transform)
+    out = save_model(result, args.out, args.dtype)
+    settings = {"source": args.model, "classes": classes, "seed": args.seed, "canonicalised": canonicalised}
+    transform.save(out / "transforms.safetensors", {"settings": json.dumps(settings)})
+    summary = dict(settings, out=str(out), max_logit_diff=function_gap(model, result),
+                   relative_weight_change=relative_change(model, result))
+    (out / "transform.json").write_text(json.dumps(summary, indent=2))
+    if args.json:
+        print_json(summary)
+    else:
+        print(f"wrote {out}: same function (max |Δlogit| {summary['max_logit_diff']:.1e} on random inputs), "
+              f"weights moved by {100 * summary['relative_weight_change']:.0f}% (relative Frobenius)")
+
+
+def add_canonicalize(sub) -> None:
+    p = sub.add_parser("canonicalize", help="absorb LayerNorm γ, β and centre the residual (same function)")
+    add_dtype_flag(p)
+    p.add_argument("model")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_canonicalize)
+
+
+def cmd_canonicalize(args) -> None:
+    from symalign.models import canonicalize, load_model, save_model
+    from symalign.report import function_gap
+
+    model = load_model(args.model)
+    result = canonicalize(model)
+    out = save_model(result, args.out, args.dtype)
+    print(f"wrote {out}: canonical form (max |Δlogit| {function_gap(model, result):.1e} on random inputs)")
+
+
+def add_init(sub) -> None:
+    p = sub.add_parser("init", help="write a small randomly initialised GPT-2 or ViT")
+    add_dtype_flag(p)
+    p.add_argument("family", choices=("gpt2", "vit"))
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--width", type=int, default=32)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--mlp", type=int, default=None)
+    p.add_argument("--activation", default="gelu")
+    p.add_argument("--untied", action="store_true", help="GPT-2: give the LM head its own weights")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_init)
+
+
+def cmd_init(args) -> None:
+    from symalign.models import save_model
+    from symalign.models.tiny import random_model, tiny_config
+
+    tokenizer, vocab = None, {}
+    if args.family == "gpt2":  # a text model is saved with a tokenizer that fits it, so it can be scored on text
+        from symalign.data.text import char_tokenizer, shakespeare_text
+
+        tokenizer = char_tokenizer(shakespeare_text())
+        vocab = {"vocab": len(tokenizer)}
+    config = tiny_config(args.family, layers=args.layers, width=args.width, heads=args.heads, mlp=args.mlp,
+                         activation=args.activation, tied=not args.untied, **vocab)
+    out = save_model(random_model(config, seed=args.seed), args.out, args.dtype)
+    if tokenizer is not None:
+        tokenizer.save_pretrained(str(out))
+    print(f"wrote {out}: random {args.family} ({args.layers} layers, width {args.width}, {args.heads} heads)")
+
+
+COMMANDS = (add_inspect, add_transform, add_canonicalize, add_init,)

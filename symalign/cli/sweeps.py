@@ -1,0 +1,69 @@
+"""Ablation grids."""
+
+from __future__ import annotations
+
+import sys
+
+from symalign.cli.common import print_json, store_for
+from symalign.errors import SymalignError
+
+
+def add_sweep(sub) -> None:
+    p = sub.add_parser("sweep", help="an ablation grid: model pairs × methods × symmetry classes × seeds")
+    p.add_argument("file", nargs="?", help="a sweep file (.toml, .yaml or .json; see docs/sweeps.md)")
+    p.add_argument("--preset", help="a named grid: table1 (Theus et al.'s rows), components, quick")
+    p.add_argument("--family", help="with --preset: the zoo recipe whose seeds 0, 1, 2 make the pairs")
+    p.add_argument("--seeds", type=int, nargs="+", default=None, help="matcher seeds for learned/soft rows")
+    p.add_argument("--executor", default="auto", choices=("auto", "ray", "serial"),
+                   help="auto: Ray when it is installed, else serial")
+    p.add_argument("--address", default=None, help="join this Ray cluster (HOST:PORT) instead of a local one")
+    p.add_argument("--data", default=None, help="data spec for every cell (default: each model's own data)")
+    p.add_argument("--points", type=int, default=None, help="interpolation points per curve (default 21)")
+    p.add_argument("--max-examples", type=int, default=None, help="evaluation examples per curve point")
+    p.add_argument("--steps", type=int, default=None, help="learned/soft rows: most optimisation steps")
+    p.add_argument("--out", default=None, help="write cells.csv, cells.parquet and summary.csv here")
+    p.add_argument("--no-record", action="store_true",
+                   help="do not record (nor reuse) runs in the run history")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_sweep)
+
+
+def cmd_sweep(args) -> None:
+    from symalign.jobs import preset_grid, read_grid, run_sweep
+    from symalign.jobs.grid import OPTION_KEYS
+
+    if bool(args.file) == bool(args.preset):
+        raise SymalignError("sweep takes a sweep file or --preset NAME --family RECIPE (one of the two)")
+    if args.file and args.family:
+        raise SymalignError("--family goes with --preset; a sweep file names its own models")
+    grid = read_grid(args.file) if args.file else preset_grid(args.preset, args.family or "", args.seeds)
+    for key in OPTION_KEYS:
+        if getattr(args, key) is not None:
+            setattr(grid, key, getattr(args, key))
+    if args.seeds and args.file:
+        grid.seeds = args.seeds
+
+    def progress(done: int, total: int, row: dict) -> None:
+        what = f"barrier {row['barrier']:.4f}" if row["error"] is None else f"failed: {row['error']}"
+        how = "reused" if row["reused"] else f"{row['seconds']:.1f} s"
+        print(f"[{done}/{total}] {row['row']}, {row['a']} ↔ {row['b']}, seed {row['seed']}: {what} ({how})",
+              file=sys.stderr, flush=True)
+
+    result = run_sweep(grid, executor=args.executor, address=args.address, store=store_for(args), out=args.out,
+                       source="cli", progress=progress)
+    if args.json:
+        print_json(result.to_json())
+        return
+    print(f"{grid.name}: {len(result.cells)} cells ({result.executed} executed, {result.reused} reused from the "
+          f"run history) on {result.executor}")
+    print(result.summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    failed = result.cells[result.cells["error"].notna()]
+    for _, row in failed.iterrows():
+        print(f"failed: {row['row']}, {row['a']} ↔ {row['b']}, seed {row['seed']}: {row['error']}")
+    if result.out:
+        print(f"wrote {result.out}/cells.csv, cells.parquet and summary.csv")
+    if result.run_id:
+        print(f"recorded as run {result.run_id}")
+
+
+COMMANDS = (add_sweep,)

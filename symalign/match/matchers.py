@@ -1,0 +1,103 @@
+"""The matchers symalign offers, in one registry.
+
+The command line's `--method` choices, the Align and Simplex pages' lists, sweeps (which rows a
+seed repeats) and the run views read what a matcher is here; `align` runs it from here. A new
+matcher is one file: a function `run(MatchInputs) -> MatchOutput` and a `register(Matcher(...))`
+call. Declarations stay free of torch (the CLI builds its parser without loading it): a matcher
+names its function as "module:function", imported when it first runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import import_module
+from typing import Any
+
+from symalign.errors import SymalignError
+
+
+@dataclass
+class MatchInputs:
+    """What every matcher is given: canonical A and B, B's spec, the classes to use (none left out),
+    the whole AlignConfig (a matcher reads its own options from it), the torch device and progress."""
+
+    a: Any  # TransformerModel
+    b: Any
+    spec: Any  # SymmetrySpec
+    classes: dict[str, str]
+    config: Any  # AlignConfig
+    device: Any  # torch.device
+    progress: Callable[[int, int], None] | None = None
+
+
+@dataclass
+class MatchOutput:
+    transform: Any  # Transform: B's elements, on the CPU
+    sweeps: list[dict] = field(default_factory=list)  # weight matching's history (also a learned run's start)
+    learned: list[dict] = field(default_factory=list)  # per learned step
+    learned_summary: dict = field(default_factory=dict)
+    start: Any = None  # learned / soft: the transform they started from
+
+
+@dataclass(frozen=True)
+class Matcher:
+    name: str
+    help: str  # one line: the CLI's and the pages' description
+    run: Callable[[MatchInputs], MatchOutput] | str  # or "module:function", imported on first use
+    needs_data: bool = False  # matches on activations or the task loss: --data is required
+    universe: bool = False  # also aligns three or more models into one basis (align-many, simplex)
+    stochastic: bool = False  # its result depends on --seed: sweeps repeat its rows per seed
+    learns: bool = False  # keeps learned corrections beside its start (spectra, learned options apply)
+
+    def runner(self) -> Callable[[MatchInputs], MatchOutput]:
+        if callable(self.run):
+            return self.run
+        module, _, name = self.run.partition(":")
+        return getattr(import_module(module), name)
+
+
+_REGISTRY: dict[str, Matcher] = {}
+
+
+def register(matcher: Matcher) -> Matcher:
+    """Add (or replace) a matcher; it appears wherever methods are offered."""
+    _REGISTRY[matcher.name] = matcher
+    return matcher
+
+
+def unregister(name: str) -> None:
+    _REGISTRY.pop(name, None)
+
+
+def matchers(universe: bool = False) -> dict[str, Matcher]:
+    """Every registered matcher (in registration order); `universe`: only those that align three or more."""
+    return {n: m for n, m in _REGISTRY.items() if m.universe or not universe}
+
+
+def method_names(universe: bool = False) -> tuple[str, ...]:
+    return tuple(matchers(universe))
+
+
+def matcher(name: str) -> Matcher:
+    if name not in _REGISTRY:
+        raise SymalignError(f"unknown method {name!r}; choose from {', '.join(_REGISTRY)}")
+    return _REGISTRY[name]
+
+
+def _identity(inputs: MatchInputs) -> MatchOutput:
+    from symalign.symmetry.transform import Transform
+
+    return MatchOutput(Transform())
+
+
+register(Matcher("none", "no alignment: the vanilla barrier", _identity, universe=True))
+register(Matcher("weight", "data-free: coordinate descent over components (Git Re-Basin), closed-form rotations",
+                 "symalign.match.weight:run_weight_matching", universe=True))
+register(Matcher("activation", "match activations on data (needs a data set)",
+                 "symalign.match.activation:run_activation_matching", needs_data=True))
+register(Matcher("learned", "optimise the group elements for low loss along the path (needs data)",
+                 "symalign.match.learned:run_learned_matching", needs_data=True, universe=True, stochastic=True,
+                 learns=True))
+register(Matcher("soft", "Sinkhorn relaxation of the permutations, learned like `learned` (needs data)",
+                 "symalign.match.learned:run_learned_matching", needs_data=True, universe=True, stochastic=True,
+                 learns=True))

@@ -1,0 +1,76 @@
+"""The merge rules symalign offers, in one registry.
+
+`symalign merge --how`, the Merge page and `merge_models` read what a rule is here: its label,
+whether it needs data (Fisher and RegMean read training examples; averaging does not), whether it
+needs a base model and how many models it takes. A new rule is one file: a function
+`combine(members, MergeInputs) -> logical tensors` and a `register(MergeRule(...))` call. The
+declarations stay free of torch (the CLI builds its parser without loading it): a rule names its
+function as "module:function", imported when it first runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Any
+
+from symalign.errors import SymalignError
+
+
+@dataclass
+class MergeInputs:
+    """What a rule may read beside the members (models already in one basis)."""
+
+    data: Any = None  # the data source (None for a rule that needs none)
+    examples: int = 64  # training examples for statistics (Fisher, Gram matrices)
+    seed: int = 0
+    device: Any = "cpu"  # torch.device for forward and backward passes
+    progress: Callable[[str, int, int], None] | None = None
+
+    def phase(self, name: str) -> Callable[[int, int], None] | None:
+        """A (done, total) progress callback for one named phase of the rule."""
+        return None if self.progress is None else (lambda done, total: self.progress(name, done, total))
+
+
+@dataclass(frozen=True)
+class MergeRule:
+    name: str
+    label: str  # what the Merge page shows
+    combine: Callable[[list, MergeInputs], dict] | str  # or "module:function", imported on first use
+    needs_data: bool = False
+    needs_base: bool = False  # the first model is a base the others were fine-tuned from
+    min_models: int = 2
+
+    def combiner(self) -> Callable[[list, MergeInputs], dict]:
+        if callable(self.combine):
+            return self.combine
+        module, _, name = self.combine.partition(":")
+        return getattr(import_module(module), name)
+
+
+_REGISTRY: dict[str, MergeRule] = {}
+
+
+def register(rule: MergeRule) -> MergeRule:
+    """Add (or replace) a rule; it appears wherever merge rules are offered."""
+    _REGISTRY[rule.name] = rule
+    return rule
+
+
+def unregister(name: str) -> None:
+    _REGISTRY.pop(name, None)
+
+
+def merge_rules() -> dict[str, MergeRule]:
+    return dict(_REGISTRY)
+
+
+def merge_rule(name: str) -> MergeRule:
+    if name not in _REGISTRY:
+        raise SymalignError(f"unknown merge --how {name!r}; choose {', '.join(_REGISTRY)}")
+    return _REGISTRY[name]
+
+
+register(MergeRule("average", "average", "symalign.merge.merging:average"))
+register(MergeRule("fisher", "Fisher-weighted average", "symalign.merge.fisher:fisher_merge", needs_data=True))
+register(MergeRule("regmean", "RegMean (per linear map)", "symalign.merge.regmean:regmean_merge", needs_data=True))
