@@ -1,5 +1,5 @@
 """Symmetries: what a symmetry does to the weights, for teaching. The science is in
-symalign.symmetry.anatomy; this page only draws it."""
+symalign.anatomy; this page only draws it."""
 
 import pandas as pd
 import streamlit as st
@@ -10,7 +10,7 @@ from symalign.models import canonicalize, load_model, random_inputs
 from symalign.models.widen import match_widths
 from symalign.plots import action_figure, heatmaps_figure
 from symalign.runs.table import run_label
-from symalign.symmetry.anatomy import (
+from symalign.anatomy import (
     action_grid,
     admissible_classes,
     as_matrix,

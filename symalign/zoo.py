@@ -1,5 +1,8 @@
 """The shipped model zoo: assets/zoo/RECIPE/SEED directories and a manifest recording how each
-was made (exact command) and what it scores (evaluation metrics), with file hashes."""
+was made (exact command) and what it scores (evaluation metrics), with file hashes.
+
+This is the zoo's read side, low in the package (models resolve zoo:RECIPE/SEED through it); the
+side that trains it lives in symalign.train.zoo_build."""
 
 from __future__ import annotations
 
@@ -60,19 +63,3 @@ def add_entry(record: dict, folder: Path) -> None:
     data["models"].append(entry)
     data["models"].sort(key=lambda e: (e["recipe"], e["seed"]))
     (zoo_dir() / "manifest.json").write_text(json.dumps(data, indent=2) + "\n")
-
-
-def build(recipes: list[str], seeds: list[int], progress=None) -> list[dict]:
-    """Train each recipe for each seed into the zoo and record it."""
-    from symalign.train.loop import train
-
-    records = []
-    for recipe in recipes:
-        for seed in seeds:
-            folder = zoo_dir() / recipe / str(seed)
-            record = train(recipe, seed, folder, progress=progress)
-            record["command"] = f"symalign train {recipe} --seed {seed} --out assets/zoo/{recipe}/{seed}"
-            (folder / "training.json").write_text(json.dumps(record, indent=2))
-            add_entry(record, folder)
-            records.append(record)
-    return records

@@ -9,7 +9,7 @@ import torch
 from symalign.errors import InadmissibleError
 from symalign.models import canonicalize, load_model, random_inputs, spec_of
 from symalign.models.tiny import random_model, tiny_config
-from symalign.symmetry.anatomy import (
+from symalign.anatomy import (
     action_grid,
     admissible_classes,
     as_matrix,

@@ -42,7 +42,8 @@ def add_zoo(sub) -> None:
 
 def cmd_zoo(args) -> None:
     from symalign.train.recipes import RECIPES
-    from symalign.zoo import build, manifest
+    from symalign.train.zoo_build import build
+    from symalign.zoo import manifest
 
     if args.action == "build":
         with Bar("zoo") as bar:
