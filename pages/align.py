@@ -13,7 +13,7 @@ from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
 from symalign.models.widen import check_pair, same_widths, width_summary
 from symalign.plots import curves_figure
-from symalign.runs.execute import align_many_run, align_run, barrier_run
+from symalign.runs.execute import align_many_run, align_then_vanilla
 from symalign.runs.table import run_label
 from symalign.ui.jobs import follow_job, submit_job
 from symalign.ui.routing import route_through_app
@@ -132,13 +132,9 @@ with user_errors():
             st.session_state["align-last"] = [many.run_id]
             st.session_state["align-last-refs"] = [ref_a, ref_b, ref_c]
             st.rerun()
-        result = align_run(model_a, model_b, config, points=int(points), max_examples=n, store=store, source="app",
-                           progress=bar, data_source=data_source)
-        ids = [result.run_id]
-        if with_vanilla:
-            ids.append(barrier_run(model_a, model_b, data=data or data_default, points=int(points), max_examples=n,
-                                   device=device, store=store, source="app", progress=bar,
-                                   data_source=data_source)[0])
+        ids = align_then_vanilla(model_a, model_b, replace(config, data=data or data_default), with_vanilla,
+                                 points=int(points), max_examples=n, store=store, source="app", progress=bar,
+                                 data_source=data_source)
         bar.done()
         st.session_state["align-last"] = ids
 

@@ -28,17 +28,11 @@ def barrier_job(request: dict, store: RunStore, progress: Progress) -> list[str]
 
 def align_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     """An alignment and its barrier; with `with_vanilla`, then the vanilla barrier (the Align page's order)."""
-    from symalign.runs.execute import align_run, barrier_run
+    from symalign.runs.execute import align_then_vanilla
 
-    config = _config(request)
-    ids = [align_run(request["a"], request["b"], config, points=request.get("points", 21),
-                     max_examples=request.get("max_examples"), store=store, source="app",
-                     label=request.get("label", ""), progress=progress).run_id]
-    if request.get("with_vanilla"):
-        ids.append(barrier_run(request["a"], request["b"], data=config.data, points=request.get("points", 21),
-                               max_examples=request.get("max_examples"), device=config.device, store=store,
-                               source="app", label=request.get("label", ""), progress=progress)[0])
-    return ids
+    return align_then_vanilla(request["a"], request["b"], _config(request), bool(request.get("with_vanilla")),
+                              points=request.get("points", 21), max_examples=request.get("max_examples"), store=store,
+                              source="app", label=request.get("label", ""), progress=progress)
 
 
 def align_many_job(request: dict, store: RunStore, progress: Progress) -> list[str]:

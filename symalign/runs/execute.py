@@ -165,6 +165,21 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
     return AlignRun(run_id, alignment, curve, saved)
 
 
+
+def align_then_vanilla(a: ModelLike, b: ModelLike, config: AlignConfig, with_vanilla: bool = True, points: int = 21,
+                       max_examples: int | None = None, store: RunStore | None = None, source: str = "api",
+                       label: str = "", progress: PhaseProgress | None = None, data_source=None) -> list[str | None]:
+    """The Align page's run: the alignment with its barrier, then (`with_vanilla`) the vanilla barrier
+    of the same pair on the same data and points, so the two curves compare like with like. One
+    workflow for the page and its background job. Returns the run ids, the alignment's first."""
+    ids = [align_run(a, b, config, points=points, max_examples=max_examples, store=store, source=source,
+                     label=label, progress=progress, data_source=data_source).run_id]
+    if with_vanilla:
+        ids.append(barrier_run(a, b, data=config.data, points=points, max_examples=max_examples, device=config.device,
+                               store=store, source=source, label=label, progress=progress,
+                               data_source=data_source)[0])
+    return ids
+
 def check_classes(model: TransformerModel, classes: dict[str, str]) -> None:
     """Refuse an inadmissible class (with the spec's reason) before a run is recorded. Matchers
     work in canonical form, so that is the spec that decides."""
