@@ -1,4 +1,4 @@
-"""Shared fixtures: tiny random models of both families (every parameter random)."""
+"""Shared fixtures: tiny random models of every family (every parameter random)."""
 
 from __future__ import annotations
 
@@ -7,44 +7,26 @@ import random
 import pytest
 import torch
 
-from symalign.models.tiny import random_model, tiny_config
+from symalign.models.io import FAMILIES
+from symalign.models.tiny import random_model, tiny_config, tiny_families
 
 torch.set_num_threads(2)
 
 
 def random_configs(family: str, n: int, seed: int) -> list:
-    """Varied small configs: layers, heads, widths, tied/untied, GELU/ReLU, with/without q/k/v bias
-    (Llama: key/value heads and optional attention/MLP biases; Qwen2: q/k/v biases)."""
-    rng = random.Random(seed)
-    out = []
-    if family in ("llama", "qwen2"):  # grouped queries (1, 2 or all heads per KV head), even head sizes for RoPE
-        for _ in range(n):
-            heads = rng.choice([2, 4])
-            biases = dict(attention_bias=rng.random() < 0.4, mlp_bias=rng.random() < 0.3) if family == "llama" else {}
-            out.append(tiny_config(
-                family, layers=rng.choice([1, 2, 3]), width=heads * rng.choice([4, 8]), heads=heads,
-                kv_heads=rng.choice([h for h in (1, 2, 4) if h <= heads]), mlp=rng.choice([16, 24, 48]),
-                tied=rng.random() < 0.5, **biases))
-        return out
-    if family in ("bert", "roberta"):  # post-LN encoders: tied or untied decoder, GELU or ReLU
-        for _ in range(n):
-            heads = rng.choice([1, 2, 4])
-            out.append(tiny_config(
-                family, layers=rng.choice([1, 2, 3]), width=heads * rng.choice([4, 8]), heads=heads,
-                mlp=rng.choice([16, 24, 48]), activation=rng.choice(["gelu", "relu"]), tied=rng.random() < 0.5))
-        return out
-    for _ in range(n):
-        heads = rng.choice([1, 2, 4])
-        width = heads * rng.choice([4, 8, 12])
-        out.append(tiny_config(
-            family, layers=rng.choice([1, 2, 3]), width=width, heads=heads, mlp=rng.choice([16, 24, 48]),
-            activation=rng.choice(["gelu", "relu", "gelu_new"] if family == "gpt2" else ["gelu", "relu"]),
-            tied=rng.random() < 0.5, qkv_bias=rng.random() < 0.7,
-        ))
-    return out
+    """Varied small configs of the family (its adapter's `test_configs`: layers, heads, widths, ties,
+    activations, biases, grouped queries, whatever the family can vary)."""
+    return FAMILIES[family].test_configs(random.Random(seed), n)
 
 
-@pytest.fixture(params=["gpt2", "vit"])
+# Pre-LN LayerNorm families (GPT-2, ViT): the tests of the all-ones condition and of widening with its
+# LayerNorm correction are about them; every other shared test runs on every family.
+LAYERNORM_FAMILIES = [f for f in tiny_families() if FAMILIES[f].dims(tiny_config(f)).norm == "layernorm"]
+# Pre-norm families (a final norm before the head): their raw form is not canonical. Post-LN BERT's is.
+PRE_NORM_FAMILIES = [f for f in tiny_families() if FAMILIES[f].final_norm]
+
+
+@pytest.fixture(params=tiny_families())  # every family that can build small models
 def family(request) -> str:
     return request.param
 

@@ -11,6 +11,7 @@ from symalign.models.tiny import random_model, tiny_config
 from symalign.symmetry.groups import Dense, ScaledPermutation
 from symalign.symmetry.random import random_orthogonal, random_transform
 from symalign.symmetry.transform import Transform
+from tests.conftest import LAYERNORM_FAMILIES
 
 
 @pytest.mark.parametrize("family", ["gpt2", "vit"])
@@ -22,6 +23,7 @@ def test_scaled_permutation_on_gelu_is_refused(family):
     random_transform(relu, {"mlp": "scaled_perm"})  # admitted for ReLU
 
 
+@pytest.mark.parametrize("family", LAYERNORM_FAMILIES)
 def test_rotating_mlp_units_or_heads_is_refused(model):
     spec = spec_of(model)
     with pytest.raises(InadmissibleError, match="commutes only with"):
@@ -32,6 +34,7 @@ def test_rotating_mlp_units_or_heads_is_refused(model):
         random_transform(spec_of(canonicalize(model)), {"residual": "invertible"})
 
 
+@pytest.mark.parametrize("family", LAYERNORM_FAMILIES)
 def test_hand_built_elements_are_checked(model):
     model = canonicalize(model)
     d = model.dims.d_model

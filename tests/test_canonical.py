@@ -8,7 +8,7 @@ from symalign.errors import InadmissibleError
 from symalign.models import canonicalize, is_canonical, outputs, random_inputs, spec_of, transformed
 from symalign.models.tiny import random_model, tiny_config
 from symalign.symmetry.random import random_transform
-from tests.conftest import random_configs
+from tests.conftest import PRE_NORM_FAMILIES, random_configs
 
 
 @pytest.mark.parametrize("family", ["gpt2", "vit"])
@@ -36,6 +36,7 @@ def test_tied_gpt2_is_untied_and_bias_free_vit_gets_biases():
     assert canonicalize(vit).config.qkv_bias is True
 
 
+@pytest.mark.parametrize("family", PRE_NORM_FAMILIES)
 def test_residual_rotation_refused_before_canonical_form(model):
     spec = spec_of(model)
     with pytest.raises(InadmissibleError, match="canonical"):

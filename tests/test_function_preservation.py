@@ -9,10 +9,10 @@ import torch
 from transformers import AutoModelForCausalLM, AutoModelForImageClassification, AutoModelForMaskedLM
 
 from symalign.models import canonicalize, outputs, random_inputs, save_model, spec_of, transformed
-from symalign.models.tiny import random_model
+from symalign.models.tiny import random_model, tiny_families
 from symalign.symmetry.random import random_transform
 from symalign.symmetry.spec import CLASSES, KINDS
-from tests.conftest import random_configs
+from tests.conftest import PRE_NORM_FAMILIES, random_configs
 
 TOL = 1e-4
 
@@ -25,7 +25,7 @@ def admissible_choices(spec) -> list[dict[str, str]]:
     return single + mixes
 
 
-@pytest.mark.parametrize("family", ["gpt2", "vit", "llama", "qwen2", "bert", "roberta"])
+@pytest.mark.parametrize("family", tiny_families())
 @pytest.mark.parametrize("index", range(8))
 def test_random_configs_every_class(family, index):
     config = random_configs(family, 8, seed=11)[index]
@@ -46,7 +46,7 @@ def test_random_configs_every_class(family, index):
             assert moved > 1e-2, f"{classes} left the weights unchanged: the test would prove nothing"
 
 
-@pytest.mark.parametrize("family", ["gpt2", "vit", "llama", "qwen2"])  # post-LN (bert) has no other form
+@pytest.mark.parametrize("family", PRE_NORM_FAMILIES)
 def test_non_canonical_model_keeps_function_under_its_admissible_classes(family):
     for i, config in enumerate(random_configs(family, 4, seed=5)):
         model = random_model(config, seed=i)
@@ -65,7 +65,7 @@ def _plain_load(path, family):
     return auto.from_pretrained(str(path)).eval()
 
 
-@pytest.mark.parametrize("family", ["gpt2", "vit", "llama", "qwen2", "bert", "roberta"])
+@pytest.mark.parametrize("family", tiny_families())
 def test_export_reload_with_plain_transformers(family, tmp_path):
     for i, config in enumerate(random_configs(family, 3, seed=23)):
         original = random_model(config, seed=i)

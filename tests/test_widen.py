@@ -20,6 +20,7 @@ from symalign.models import widen
 from symalign.models.tiny import random_model, tiny_config
 from symalign.models.widen import embed, match_widths
 from symalign.symmetry.random import random_transform
+from tests.conftest import LAYERNORM_FAMILIES
 
 TOL = 1e-4
 
@@ -58,6 +59,7 @@ def test_embedding_keeps_the_function_on_random_configs(family, index, tmp_path)
     assert (reloaded - outputs(narrow, x)).abs().max().item() < TOL
 
 
+@pytest.mark.parametrize("family", LAYERNORM_FAMILIES)
 def test_new_units_and_heads_are_empty_and_the_residual_is_a_scaled_injection(family):
     narrow = random_model(tiny_config(family, width=16, heads=2, mlp=24), seed=1)
     wide = random_model(tiny_config(family, width=32, heads=4, mlp=40), seed=2)
@@ -75,6 +77,7 @@ def test_new_units_and_heads_are_empty_and_the_residual_is_a_scaled_injection(fa
     assert torch.allclose(proj[:16, :24], small * 2 ** 0.5, atol=1e-6)
 
 
+@pytest.mark.parametrize("family", LAYERNORM_FAMILIES)
 def test_zero_padding_without_the_layernorm_correction_changes_the_function(family, monkeypatch):
     """The test above can fail: an embedding that ignores LayerNorm's statistics over the wider
     residual (plain zero-padding, no √(N/n)) is measurably a different function."""
@@ -120,6 +123,7 @@ def test_weight_matching_recovers_a_planted_width_heterogeneous_pair(family, pre
     assert sum((planted.tensors[k] - embedded.tensors[k]).norm() for k in embedded.tensors) > 1.0
 
 
+@pytest.mark.parametrize("family", LAYERNORM_FAMILIES)
 def test_pairs_that_do_not_fit_are_refused_in_one_line(family):
     base = random_model(tiny_config(family, width=16, heads=2, mlp=64), seed=1)
     mixed = random_model(tiny_config(family, width=32, heads=4, mlp=32), seed=1)  # wider residual, narrower MLP

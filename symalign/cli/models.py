@@ -120,29 +120,33 @@ def cmd_canonicalize(args) -> None:
 
 
 def add_init(sub) -> None:
-    p = sub.add_parser("init", help="write a small randomly initialised GPT-2 or ViT")
+    p = sub.add_parser("init", help="write a small randomly initialised model of any supported family")
     add_dtype_flag(p)
-    p.add_argument("family", choices=("gpt2", "vit"))
+    p.add_argument("family", help="a model type: gpt2, vit, llama, qwen2, mistral, bert, roberta, ... "
+                                  "(every family in symalign/models/families that builds small models)")
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--width", type=int, default=32)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--mlp", type=int, default=None)
-    p.add_argument("--activation", default="gelu")
-    p.add_argument("--untied", action="store_true", help="GPT-2: give the LM head its own weights")
+    p.add_argument("--activation", default="gelu", help="GPT-2, ViT, BERT (Llama-like families use SwiGLU)")
+    p.add_argument("--untied", action="store_true", help="text models: give the output head its own weights")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_init)
 
 
 def cmd_init(args) -> None:
-    from symalign.models import save_model
-    from symalign.models.tiny import random_model, tiny_config
+    from symalign.models import FAMILIES, save_model
+    from symalign.models.tiny import random_model, tiny_config, tiny_families
 
+    if args.family not in tiny_families():  # checked here: the families are known once torch is loaded
+        raise SymalignError(f"init cannot build {args.family!r}; choose from {', '.join(tiny_families())}")
     tokenizer, vocab = None, {}
-    if args.family == "gpt2":  # a text model is saved with a tokenizer that fits it, so it can be scored on text
+    task = FAMILIES[args.family].task
+    if task != "image-classification":  # a text model is saved with a tokenizer that fits it: it can be scored
         from symalign.data.text import char_tokenizer, shakespeare_text
 
-        tokenizer = char_tokenizer(shakespeare_text())
+        tokenizer = char_tokenizer(shakespeare_text(), mask=task == "masked-lm")
         vocab = {"vocab": len(tokenizer)}
     config = tiny_config(args.family, layers=args.layers, width=args.width, heads=args.heads, mlp=args.mlp,
                          activation=args.activation, tied=not args.untied, **vocab)

@@ -59,6 +59,11 @@ class Family:
     norm_readers: dict[str, tuple[str, ...]] = field(default_factory=lambda: BLOCK_NORM_READERS)
     task: str = "causal-lm"  # causal-lm | image-classification: which data sources fit
     context: Callable[[Any], int] = field(default=lambda config: getattr(config, "n_positions", 0))
+    # Small models of the family (tests, `symalign init`): `tiny(**options)` takes symalign.models.tiny's
+    # keywords (those of other families are ignored); `test_configs(rng, n)` draws n varied small configs
+    # covering what the family can vary (biases, ties, activations, grouped queries, ...).
+    tiny: Callable[..., Any] | None = None
+    test_configs: Callable[[Any, int], list] | None = None
 
     @property
     def hf_class(self):

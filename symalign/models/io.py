@@ -13,14 +13,11 @@ import torch
 
 from symalign.errors import ModelLoadError, brief
 from symalign.memory import return_freed_memory
+from symalign.models.families import collect
 from symalign.models.family import Family, TransformerModel
-from symalign.models.bert import BERT, ROBERTA
-from symalign.models.gpt2 import GPT2
 from symalign.models.hub import is_hub_id, resolve_hub_id
-from symalign.models.llama import LLAMA, MISTRAL, QWEN2
-from symalign.models.vit import VIT
 
-FAMILIES: dict[str, Family] = {f.model_type: f for f in (GPT2, VIT, LLAMA, MISTRAL, QWEN2, BERT, ROBERTA)}
+FAMILIES: dict[str, Family] = collect()  # every adapter in symalign/models/families
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
 
 

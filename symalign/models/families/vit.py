@@ -95,6 +95,28 @@ def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch
     return {"pixel_values": torch.randn(shape, generator=generator)}
 
 
+def tiny_config(*, layers: int = 2, width: int = 32, heads: int = 4, mlp: int | None = None, activation: str = "gelu",
+                qkv_bias: bool = True, image_size: int = 8, patch: int = 2, channels: int = 1, labels: int = 10,
+                **other_families_options):
+    from transformers import ViTConfig
+
+    return ViTConfig(num_hidden_layers=layers, hidden_size=width, num_attention_heads=heads, intermediate_size=mlp or 4 * width,
+                     hidden_act=activation, image_size=image_size, patch_size=patch, num_channels=channels,
+                     num_labels=labels, qkv_bias=qkv_bias, architectures=["ViTForImageClassification"])
+
+
+def test_configs(rng, n: int) -> list:
+    """Layers, heads, widths, GELU or ReLU, with or without q/k/v biases."""
+    out = []
+    for _ in range(n):
+        heads = rng.choice([1, 2, 4])
+        width = heads * rng.choice([4, 8, 12])
+        out.append(tiny_config(layers=rng.choice([1, 2, 3]), width=width, heads=heads, mlp=rng.choice([16, 24, 48]),
+                               activation=rng.choice(["gelu", "relu"]), tied=rng.random() < 0.5,
+                               qkv_bias=rng.random() < 0.7))
+    return out
+
+
 VIT = Family(
     name="vit",
     model_type="vit",
@@ -108,4 +130,6 @@ VIT = Family(
     random_inputs=random_inputs,
     hook_points={"mlp": "vit.layers.{i}.mlp.fc2", "heads": "vit.layers.{i}.attention.o_proj",
                  "q": "vit.layers.{i}.attention.q_proj", "k": "vit.layers.{i}.attention.k_proj"},
+    tiny=tiny_config,
+    test_configs=test_configs,
 )

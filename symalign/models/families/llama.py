@@ -152,7 +152,42 @@ def check_config(config) -> None:
         refuse(f"hidden_act {config.hidden_act!r} (the gated MLP here is SwiGLU: silu)")
 
 
+def _tiny(model_type: str, config_class: str):
+    def tiny_config(*, layers: int = 2, width: int = 32, heads: int = 4, mlp: int | None = None, tied: bool = True,
+                    vocab: int = 61, context: int = 32, kv_heads: int | None = None, attention_bias: bool = False,
+                    mlp_bias: bool = False, **other_families_options):
+        """`attention_bias`, `mlp_bias`: Llama only (Qwen2 has q/k/v biases of its own; Mistral none)."""
+        import transformers
+
+        options = dict(num_hidden_layers=layers, hidden_size=width, num_attention_heads=heads,
+                       num_key_value_heads=kv_heads or heads, intermediate_size=mlp or 4 * width, hidden_act="silu",
+                       vocab_size=vocab, max_position_embeddings=context, tie_word_embeddings=tied, bos_token_id=0,
+                       eos_token_id=0, rope_theta=10000.0, architectures=[HF_CLASSES[model_type]])
+        if model_type == "llama":
+            options.update(attention_bias=attention_bias, mlp_bias=mlp_bias)
+        return getattr(transformers, config_class)(**options)
+
+    def test_configs(rng, n: int) -> list:
+        """Grouped queries (1, 2 or all heads per key/value head), even head sizes for RoPE, ties; Llama
+        also with and without attention/MLP biases."""
+        out = []
+        for _ in range(n):
+            heads = rng.choice([2, 4])
+            biases = dict(attention_bias=rng.random() < 0.4, mlp_bias=rng.random() < 0.3) if model_type == "llama" else {}
+            out.append(tiny_config(layers=rng.choice([1, 2, 3]), width=heads * rng.choice([4, 8]), heads=heads,
+                                   kv_heads=rng.choice([h for h in (1, 2, 4) if h <= heads]),
+                                   mlp=rng.choice([16, 24, 48]), tied=rng.random() < 0.5, **biases))
+        return out
+
+    return tiny_config, test_configs
+
+
+HF_CLASSES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "qwen2": "Qwen2ForCausalLM"}
+CONFIG_CLASSES = {"llama": "LlamaConfig", "mistral": "MistralConfig", "qwen2": "Qwen2Config"}
+
+
 def _family(model_type: str, hf_class_name: str) -> Family:
+    tiny, tests = _tiny(model_type, CONFIG_CLASSES[model_type])
     return Family(
         name="llama",
         model_type=model_type,
@@ -171,6 +206,8 @@ def _family(model_type: str, hf_class_name: str) -> Family:
         norm_readers=NORM_READERS,
         task="causal-lm",
         context=lambda config: config.max_position_embeddings,
+        tiny=tiny,
+        test_configs=tests,
     )
 
 

@@ -138,6 +138,26 @@ def check_config(config) -> None:
 def _family(kind: str, hf_class_name: str) -> Family:
     to_logical, from_logical = _adapter(kind)
     p0 = NAMES[kind]["prefix"]
+
+    def tiny_config(*, layers: int = 2, width: int = 32, heads: int = 4, mlp: int | None = None, activation: str = "gelu",
+                    tied: bool = True, vocab: int = 61, context: int = 32, **other_families_options):
+        import transformers
+
+        cls = getattr(transformers, "BertConfig" if kind == "bert" else "RobertaConfig")
+        return cls(num_hidden_layers=layers, hidden_size=width, num_attention_heads=heads, intermediate_size=mlp or 4 * width,
+                   hidden_act=activation, vocab_size=vocab, max_position_embeddings=context + 2,
+                   tie_word_embeddings=tied, pad_token_id=0, architectures=[hf_class_name])
+
+    def test_configs(rng, n: int) -> list:
+        """Post-LN encoders: tied or untied decoder, GELU or ReLU."""
+        out = []
+        for _ in range(n):
+            heads = rng.choice([1, 2, 4])
+            out.append(tiny_config(layers=rng.choice([1, 2, 3]), width=heads * rng.choice([4, 8]), heads=heads,
+                                   mlp=rng.choice([16, 24, 48]), activation=rng.choice(["gelu", "relu"]),
+                                   tied=rng.random() < 0.5))
+        return out
+
     return Family(
         name=kind,
         model_type=kind,
@@ -159,6 +179,8 @@ def _family(kind: str, hf_class_name: str) -> Family:
         task="masked-lm",
         context=lambda config: config.max_position_embeddings - 2 if config.model_type == "roberta"
         else config.max_position_embeddings,
+        tiny=tiny_config,
+        test_configs=test_configs,
     )
 
 

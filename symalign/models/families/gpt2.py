@@ -79,6 +79,27 @@ def check_config(config) -> None:
         raise ModelLoadError("GPT-2 with cross-attention is not supported (its encoder stream has its own symmetries)")
 
 
+def tiny_config(*, layers: int = 2, width: int = 32, heads: int = 4, mlp: int | None = None, activation: str = "gelu",
+                tied: bool = True, vocab: int = 61, context: int = 32, **other_families_options):
+    from transformers import GPT2Config
+
+    return GPT2Config(n_layer=layers, n_embd=width, n_head=heads, n_inner=mlp or 4 * width, activation_function=activation,
+                      vocab_size=vocab, n_positions=context, tie_word_embeddings=tied, bos_token_id=0, eos_token_id=0,
+                      architectures=["GPT2LMHeadModel"])
+
+
+def test_configs(rng, n: int) -> list:
+    """Layers, heads, widths, tied or untied, GELU (both forms) or ReLU."""
+    out = []
+    for _ in range(n):
+        heads = rng.choice([1, 2, 4])
+        width = heads * rng.choice([4, 8, 12])
+        out.append(tiny_config(layers=rng.choice([1, 2, 3]), width=width, heads=heads, mlp=rng.choice([16, 24, 48]),
+                               activation=rng.choice(["gelu", "relu", "gelu_new"]), tied=rng.random() < 0.5,
+                               qkv_bias=rng.random() < 0.7))
+    return out
+
+
 GPT2 = Family(
     name="gpt2",
     model_type="gpt2",
@@ -92,4 +113,6 @@ GPT2 = Family(
     check_config=check_config,
     hook_points={"mlp": "transformer.h.{i}.mlp.c_proj", "heads": "transformer.h.{i}.attn.c_proj",
                  "qkv": "transformer.h.{i}.attn.c_attn"},
+    tiny=tiny_config,
+    test_configs=test_configs,
 )
