@@ -14,6 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "symalign"
 # Lowest first. A unit may import units of lower layers only.
 LAYERS = [
     {"errors"},
+    {"registry"},
     {"memory", "device", "data", "zoo", "symmetry", "plots"},
     {"models"},
     {"report", "barrier", "offline_hub", "landscape"},

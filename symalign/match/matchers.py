@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import import_module
 from typing import Any
 
-from symalign.errors import SymalignError
+from symalign.registry import Registry, resolve
 
 
 @dataclass
@@ -50,38 +49,20 @@ class Matcher:
     learns: bool = False  # keeps learned corrections beside its start (spectra, learned options apply)
 
     def runner(self) -> Callable[[MatchInputs], MatchOutput]:
-        if callable(self.run):
-            return self.run
-        module, _, name = self.run.partition(":")
-        return getattr(import_module(module), name)
+        return resolve(self.run)
 
 
-_REGISTRY: dict[str, Matcher] = {}
-
-
-def register(matcher: Matcher) -> Matcher:
-    """Add (or replace) a matcher; it appears wherever methods are offered."""
-    _REGISTRY[matcher.name] = matcher
-    return matcher
-
-
-def unregister(name: str) -> None:
-    _REGISTRY.pop(name, None)
+_MATCHERS: Registry[Matcher] = Registry("unknown method {name}; choose from {choices}")
+register, unregister, matcher = _MATCHERS.register, _MATCHERS.unregister, _MATCHERS.get
 
 
 def matchers(universe: bool = False) -> dict[str, Matcher]:
     """Every registered matcher (in registration order); `universe`: only those that align three or more."""
-    return {n: m for n, m in _REGISTRY.items() if m.universe or not universe}
+    return {n: m for n, m in _MATCHERS.entries().items() if m.universe or not universe}
 
 
 def method_names(universe: bool = False) -> tuple[str, ...]:
     return tuple(matchers(universe))
-
-
-def matcher(name: str) -> Matcher:
-    if name not in _REGISTRY:
-        raise SymalignError(f"unknown method {name!r}; choose from {', '.join(_REGISTRY)}")
-    return _REGISTRY[name]
 
 
 def _identity(inputs: MatchInputs) -> MatchOutput:

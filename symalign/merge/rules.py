@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import import_module
 from typing import Any
 
-from symalign.errors import SymalignError
+from symalign.registry import Registry, resolve
 
 
 @dataclass
@@ -42,33 +41,11 @@ class MergeRule:
     min_models: int = 2
 
     def combiner(self) -> Callable[[list, MergeInputs], dict]:
-        if callable(self.combine):
-            return self.combine
-        module, _, name = self.combine.partition(":")
-        return getattr(import_module(module), name)
+        return resolve(self.combine)
 
 
-_REGISTRY: dict[str, MergeRule] = {}
-
-
-def register(rule: MergeRule) -> MergeRule:
-    """Add (or replace) a rule; it appears wherever merge rules are offered."""
-    _REGISTRY[rule.name] = rule
-    return rule
-
-
-def unregister(name: str) -> None:
-    _REGISTRY.pop(name, None)
-
-
-def merge_rules() -> dict[str, MergeRule]:
-    return dict(_REGISTRY)
-
-
-def merge_rule(name: str) -> MergeRule:
-    if name not in _REGISTRY:
-        raise SymalignError(f"unknown merge --how {name!r}; choose {', '.join(_REGISTRY)}")
-    return _REGISTRY[name]
+_RULES: Registry[MergeRule] = Registry("unknown merge --how {name}; choose {choices}")
+register, unregister, merge_rule, merge_rules = _RULES.register, _RULES.unregister, _RULES.get, _RULES.entries
 
 
 register(MergeRule("average", "average", "symalign.merge.merging:average"))

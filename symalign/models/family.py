@@ -35,6 +35,18 @@ def token_inputs(vocab_size: int, context: int, n: int, generator: torch.Generat
     return {"input_ids": torch.randint(0, vocab_size, (n, min(context, 16)), generator=generator)}
 
 
+def varied_configs(tiny: Callable[..., Any], rng, n: int, activations: list[str]) -> list:
+    """n small configs of a pre-LN family (GPT-2, ViT): layers, heads, widths, MLP sizes, activations,
+    tied or untied head, with or without q/k/v biases (each family reads the options it has)."""
+    out = []
+    for _ in range(n):
+        heads = rng.choice([1, 2, 4])
+        width = heads * rng.choice([4, 8, 12])
+        out.append(tiny(layers=rng.choice([1, 2, 3]), width=width, heads=heads, mlp=rng.choice([16, 24, 48]),
+                        activation=rng.choice(activations), tied=rng.random() < 0.5, qkv_bias=rng.random() < 0.7))
+    return out
+
+
 @dataclass(frozen=True)
 class Family:
     """One architecture family (e.g. GPT-2): declarative rows plus the few functions that differ."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from symalign.errors import ModelLoadError
-from symalign.models.family import Family, Tensors
+from symalign.models.family import Family, Tensors, varied_configs
 from symalign.models.layout import Dims
 
 OUTER = {
@@ -107,14 +107,7 @@ def tiny_config(*, layers: int = 2, width: int = 32, heads: int = 4, mlp: int | 
 
 def test_configs(rng, n: int) -> list:
     """Layers, heads, widths, GELU or ReLU, with or without q/k/v biases."""
-    out = []
-    for _ in range(n):
-        heads = rng.choice([1, 2, 4])
-        width = heads * rng.choice([4, 8, 12])
-        out.append(tiny_config(layers=rng.choice([1, 2, 3]), width=width, heads=heads, mlp=rng.choice([16, 24, 48]),
-                               activation=rng.choice(["gelu", "relu"]), tied=rng.random() < 0.5,
-                               qkv_bias=rng.random() < 0.7))
-    return out
+    return varied_configs(tiny_config, rng, n, ["gelu", "relu"])
 
 
 VIT = Family(
