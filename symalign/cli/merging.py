@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from symalign.cli.common import Bar, add_dtype_flag, add_model_output_flags, print_json, store_for
-from symalign.merge.rules import merge_rules
+from symalign.merge.rules import ALIGNS, merge_rules
 
 
 def add_merge(sub) -> None:
     p = sub.add_parser("merge", help="merge two or more models (aligned into the first's basis) into one")
     add_dtype_flag(p)
     p.add_argument("models", nargs="+", metavar="MODEL")
-    p.add_argument("--align", default="weight", choices=("none", "weight", "learned"),
+    p.add_argument("--align", default="weight", choices=ALIGNS,
                    help="how the models are brought into the first's basis first (all classes); none: as they are")
     p.add_argument("--how", default="average", choices=tuple(merge_rules()),
                    help="the merge rule: " + "; ".join(f"{n}: {r.label}" for n, r in merge_rules().items()))
@@ -52,7 +52,7 @@ def add_transport(sub) -> None:
     p.add_argument("a", metavar="A", help="the base model")
     p.add_argument("a_ft", metavar="A_FT", help="A fine-tuned on a task")
     p.add_argument("b", metavar="B", help="the model that receives the task vector")
-    p.add_argument("--align", default="weight", choices=("none", "weight", "learned"),
+    p.add_argument("--align", default="weight", choices=ALIGNS,
                    help="how A is aligned to B (all classes) to re-express the task vector in B's basis")
     p.add_argument("--alpha", default="0,0.25,0.5,0.75,1", help="comma-separated scales of the task vector")
     p.add_argument("--data-task", default=None, help="the fine-tune's task data (default: A_FT's own data)")

@@ -15,7 +15,7 @@ from typing import Callable
 from symalign.device import pick_device
 from symalign.match.config import AlignConfig
 from symalign.match.matchers import MatchInputs, MatchOutput, matcher
-from symalign.match.weight import distance
+from symalign.match.weight import boundary_tensors, distance  # noqa: F401 (boundary_tensors: align's API)
 from symalign.models import canonicalize, outputs, random_inputs, save_model, spec_of, transformed
 from symalign.models.family import TransformerModel
 from symalign.models.widen import match_widths
@@ -39,11 +39,6 @@ class Alignment:
                             start=self.start)
         (out / "alignment.json").write_text(json.dumps(self.report, indent=2))
         return out
-
-
-def boundary_tensors(model: TransformerModel) -> list[str]:
-    """Embedding and head tensors that touch the residual: rows that correspond across models."""
-    return [n for n, tags in model.family.outer_tags.items() if any(t and t.startswith("residual") for t in tags)]
 
 
 def align(model_a: TransformerModel, model_b: TransformerModel, config: AlignConfig,

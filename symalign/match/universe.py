@@ -20,11 +20,10 @@ import torch
 from symalign.data import load_data
 from symalign.device import pick_device
 from symalign.errors import SymalignError
-from symalign.match.align import boundary_tensors
 from symalign.match.config import AlignConfig
 from symalign.match.learned import learn_transforms
 from symalign.match.matchers import matcher, method_names
-from symalign.match.weight import distance, weight_match
+from symalign.match.weight import boundary_tensors, distance, weight_match
 from symalign.models import canonicalize, save_model, spec_of, transformed
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel

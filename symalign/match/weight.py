@@ -38,6 +38,11 @@ def distance(a: Tensors, b: Tensors) -> float:
     return (num / sum(squared_norm(t) for t in a.values())) ** 0.5
 
 
+def boundary_tensors(model) -> list[str]:
+    """Embedding and head tensors that touch the residual: rows that correspond across models."""
+    return [n for n, tags in model.family.outer_tags.items() if any(t and t.startswith("residual") for t in tags)]
+
+
 def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, str], boundary: list[str],
                  head_cost_kind: str = "circuit", max_sweeps: int = 30, seed: int = 0,
                  progress: Progress | None = None, tol: float = 1e-5,
@@ -147,8 +152,6 @@ def _update_heads(space: str, mapped: MappedModel, transform: Transform, head_co
 
 def run_weight_matching(inputs: MatchInputs) -> MatchOutput:
     """The `weight` matcher (symalign.match.matchers)."""
-    from symalign.match.align import boundary_tensors
-
     c = inputs.config
     transform, history = weight_match(inputs.a.tensors, inputs.b.tensors, inputs.spec, inputs.classes,
                                       boundary_tensors(inputs.a), c.head_cost, c.max_sweeps, c.seed, inputs.progress,

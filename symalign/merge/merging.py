@@ -24,12 +24,11 @@ from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator, Metrics
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
-from symalign.merge.rules import MergeInputs, merge_rule
+from symalign.merge.rules import ALIGNS, MergeInputs, merge_rule, phase
 from symalign.models import canonicalize, save_model
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
 
-ALIGNS = ("none", "weight", "learned")
 Progress = Callable[[str, int, int], None]
 
 
@@ -51,11 +50,11 @@ def aligned_members(models: list[TransformerModel], how_align: str, data_spec: s
         return [canonicalize(m) for m in models]
     config = AlignConfig(method=how_align, preset="all", data=data_spec, seed=seed, device=device)
     if len(models) == 2:
-        result = align(models[0], models[1], config, progress=_phase(progress, "align"))
+        result = align(models[0], models[1], config, progress=phase(progress, "align"))
         return [canonicalize(models[0]), result.aligned]
     from symalign.match.universe import align_many
 
-    return align_many(models, config, progress=_phase(progress, "align")).aligned
+    return align_many(models, config, progress=phase(progress, "align")).aligned
 
 
 def average(members: list[TransformerModel], inputs: MergeInputs) -> dict[str, torch.Tensor]:
@@ -95,7 +94,7 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
     # keeps the first model's source, so its tokenizer files travel with the exported checkpoint
     merged = members[0].with_tensors(combine(members, how, data, examples, seed, progress, device))
     report = {"align": how_align, "how": how, "models": [m.source for m in models], "data": data_spec,
-              "examples": examples if how != "average" else None}
+              "examples": examples if rule.needs_data else None}
     if data is not None:
         evaluator = Evaluator(members[0], data, max_examples, pick_device(device))
 
@@ -107,6 +106,3 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
         report["merged"] = metrics(merged)
     return MergeResult(merged, report)
 
-
-def _phase(progress: Progress | None, name: str):
-    return None if progress is None else (lambda done, total: progress(name, done, total))

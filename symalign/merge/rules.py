@@ -16,6 +16,16 @@ from typing import Any
 from symalign.registry import Registry, resolve
 
 
+# How models are brought into one basis before they are merged or a task vector is carried
+# (`--align` of merge and transport): kept here, free of torch, so the CLI offers it without loading it.
+ALIGNS = ("none", "weight", "learned")
+
+
+def phase(progress: Callable[[str, int, int], None] | None, name: str) -> Callable[[int, int], None] | None:
+    """A (done, total) progress callback for one named phase of a (phase, done, total) reporter."""
+    return None if progress is None else (lambda done, total: progress(name, done, total))
+
+
 @dataclass
 class MergeInputs:
     """What a rule may read beside the members (models already in one basis)."""
@@ -28,7 +38,7 @@ class MergeInputs:
 
     def phase(self, name: str) -> Callable[[int, int], None] | None:
         """A (done, total) progress callback for one named phase of the rule."""
-        return None if self.progress is None else (lambda done, total: self.progress(name, done, total))
+        return phase(self.progress, name)
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,11 @@ from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
+from symalign.merge.rules import ALIGNS, phase
 from symalign.models import canonicalize, save_model, transformed
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
 
-ALIGNS = ("none", "weight", "learned")
 Progress = Callable[[str, int, int], None]
 
 
@@ -87,7 +87,7 @@ def task_vector_in(b: TransformerModel, a: TransformerModel, a_ft: TransformerMo
         moved_a, moved_ft = canon_a, canon_ft
     else:
         config = AlignConfig(method=how_align, preset="all", data=data_spec, seed=seed, device=device)
-        result = align(b, a, config, progress=None if progress is None else (lambda d, t: progress("align", d, t)))
+        result = align(b, a, config, progress=phase(progress, "align"))
         moved_a, moved_ft = result.aligned, transformed(canon_ft, result.transform)
     return {n: moved_ft.tensors[n].double() - moved_a.tensors[n].double() for n in moved_a.tensors}
 
