@@ -20,6 +20,7 @@ from symalign.errors import SymalignError
 from symalign.match.matchers import MatchInputs, MatchOutput
 from symalign.match.solvers import assignment, permutation_matrices, procrustes, procrustes_fixing_ones, rotary_fit
 from symalign.models.family import TransformerModel
+from symalign.models.fused import split_qkv
 from symalign.symmetry.groups import Dense, Permutation, ScaledPermutation
 from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform
@@ -43,10 +44,11 @@ def collect(model: TransformerModel, data, max_examples: int | None = 256,
             store.setdefault(key, []).append(args[0].detach().reshape(-1, args[0].shape[-1]).cpu())
         return pre_hook
 
-    def keep_out(keys):
+    def keep_out(keys, fused=False):
         def hook(_, __, out):
             flat = out.detach().reshape(-1, out.shape[-1]).cpu()
-            for key, part in zip(keys, flat.split(dims.d_model, dim=-1)):
+            parts = split_qkv(flat, dims.n_head, model.family.fused_qkv, dim=-1) if fused else (flat,)
+            for key, part in zip(keys, parts):
                 store.setdefault(key, []).append(part)
         return hook
 
@@ -56,7 +58,7 @@ def collect(model: TransformerModel, data, max_examples: int | None = 256,
         handles.append(modules[points["mlp"]].register_forward_pre_hook(keep(f"layer.{i}.mlp")))
         handles.append(modules[points["heads"]].register_forward_pre_hook(keep(f"layer.{i}.heads")))
         if "qkv" in points:
-            handles.append(modules[points["qkv"]].register_forward_hook(keep_out([f"layer.{i}.q", f"layer.{i}.k"])))
+            handles.append(modules[points["qkv"]].register_forward_hook(keep_out([f"layer.{i}.q", f"layer.{i}.k"], fused=True)))
         else:
             handles.append(modules[points["q"]].register_forward_hook(keep_out([f"layer.{i}.q"])))
             handles.append(modules[points["k"]].register_forward_hook(keep_out([f"layer.{i}.k"])))
@@ -105,7 +107,7 @@ def _heads_two_stage(qa: torch.Tensor, qb: torch.Tensor) -> torch.Tensor:
     return assignment(score)
 
 
-def _inner(cls: str, pairs: list[tuple[torch.Tensor, torch.Tensor]]):
+def _inner(cls: str, pairs: list[tuple[torch.Tensor, torch.Tensor]], rotated: int | None = None):
     """Per-head element from activation pairs [rows, H, dh] (after the head permutation)."""
     cross = sum(torch.einsum("rhi,rhj->hij", a, b) for a, b in pairs)
     if cls == "orthogonal":
@@ -125,7 +127,7 @@ def _inner(cls: str, pairs: list[tuple[torch.Tensor, torch.Tensor]]):
             return x.permute(1, 2, 0)  # [H, dh, rows]
         co = [(unfolded(pairs[0][0]), unfolded(pairs[0][1]))]
         contra = [(unfolded(a), unfolded(b)) for a, b in pairs[1:]]
-        return Dense(rotary_fit(co, contra), "rotary")
+        return Dense(rotary_fit(co, contra, rotated), "rotary")
     raise SymalignError(f"activation matching has no solver for {cls} inside heads; use perm, orthogonal, invertible, "
                         "rescale or rotary")
 
@@ -185,7 +187,7 @@ def activation_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpe
                  "vo": [(_as_rows(heads_a, kv), _as_rows(hb, kv))]}
         for kind, pairs in inner.items():
             if classes.get(kind, "none") != "none":
-                out[p + kind] = _inner(classes[kind], pairs)
+                out[p + kind] = _inner(classes[kind], pairs, spec.spaces[p + kind].rotated)
     return out
 
 

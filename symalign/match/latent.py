@@ -2,7 +2,8 @@
 
 - orthogonal: G = G₀ · exp(S − Sᵀ) (on the residual, inside the complement of 1, so Q·1 = 1);
 - invertible: G = G₀ · (I + M); rescale: a = a₀ · e^s;
-- rotary: G = G₀ · R(e^{s + iθ}) with a log-modulus s and an angle θ per frequency pair;
+- rotary: G = G₀ · R(e^{s + iθ}) with a log-modulus s and an angle θ per frequency pair (and
+  exp(S − Sᵀ) on the dimensions a partial RoPE leaves alone);
 - permutation: latent Z (initialised at the one-hot P₀); the forward uses the assignment
   P = LAP(Z) with a straight-through gradient to Z, or Sinkhorn(exp(Z)) when soft;
 - scaled permutations stay at their starting value.
@@ -33,8 +34,9 @@ class LatentElement(torch.nn.Module):
     """One space's trainable element around its starting value."""
 
     def __init__(self, start: GroupElement, cls: str, residual: bool, soft: bool = False,
-                 generator: torch.Generator | None = None):
+                 generator: torch.Generator | None = None, rotated: int | None = None):
         super().__init__()
+        self.free = None  # rotary on a partially rotated head: the unrotated block's skew latent
         self.cls, self.residual, self.start, self.soft = cls, residual, start, soft
         self.frozen: Permutation | None = None  # a permutation fixed for the rest of training
         self._projection: tuple[int, torch.Tensor] | None = None  # (latent version, its assignment)
@@ -50,7 +52,11 @@ class LatentElement(torch.nn.Module):
         elif cls == "rescale":
             self.p = torch.nn.Parameter(torch.zeros(m.shape[0], dtype=torch.float64))
         elif cls == "rotary":  # [count, pairs, 2]: log-modulus and angle
-            self.p = torch.nn.Parameter(torch.zeros(*m.shape[:-2], m.shape[-1] // 2, 2, dtype=torch.float64))
+            r = m.shape[-1] if rotated is None else rotated
+            self.p = torch.nn.Parameter(torch.zeros(*m.shape[:-2], r // 2, 2, dtype=torch.float64))
+            if r < m.shape[-1]:
+                f = m.shape[-1] - r
+                self.free = torch.nn.Parameter(torch.zeros(*m.shape[:-2], f, f, dtype=torch.float64))
         elif cls == "perm" and isinstance(start, Permutation) and soft:
             noise = 0.01 * torch.rand(m.shape, generator=generator, dtype=torch.float64)
             self.p = torch.nn.Parameter(torch.log(m + noise))
@@ -99,8 +105,9 @@ class LatentElement(torch.nn.Module):
             return Dense(self.g0 * torch.exp(self.p)[:, None, None], "rescale")
         if self.cls == "rotary":
             radius = torch.exp(self.p[..., 0])
-            return Dense(self.g0 @ rotary_matrix(radius * torch.cos(self.p[..., 1]), radius * torch.sin(self.p[..., 1])),
-                         "rotary")
+            free = None if self.free is None else torch.linalg.matrix_exp(_skew(self.free))
+            return Dense(self.g0 @ rotary_matrix(radius * torch.cos(self.p[..., 1]), radius * torch.sin(self.p[..., 1]),
+                                                 free), "rotary")
         if self.frozen is not None:
             return self.frozen
         if self.soft:

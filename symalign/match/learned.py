@@ -132,14 +132,17 @@ class _Mover:
                  generator: torch.Generator, device: torch.device):
         self.spec = spec
         self.latents = {name: LatentElement(el, classes[spec.spaces[name].kind], spec.spaces[name].fixes_ones,
-                                            soft, generator).to(device)
+                                            soft, generator, spec.spaces[name].rotated).to(device)
                         for name, el in start.items()}
         # per-head maps are learned per *B head*: when a head permutation moves, its maps move with it
         self.start_inverse = {name: torch.argsort(el.perm).to(device) for name, el in start.items()
                               if isinstance(el, Permutation)}
 
     def parameters(self, permutations: bool) -> list[torch.nn.Parameter]:
-        return [l.p for l in self.latents.values() if l.trainable and l.is_permutation == permutations]
+        out = [l.p for l in self.latents.values() if l.trainable and l.is_permutation == permutations]
+        if not permutations:  # partial rotary: the unrotated blocks' latents train with the rest
+            out += [l.free for l in self.latents.values() if l.free is not None]
+        return out
 
     def permutations(self) -> dict[str, torch.Tensor]:
         return {name: l.hard_perm() for name, l in self.latents.items() if l.is_permutation}

@@ -11,7 +11,8 @@ import numpy as np
 import torch
 from scipy.optimize import linear_sum_assignment
 
-from symalign.symmetry.groups import CO, CONTRA, DIAG, Dense, GroupElement, Permutation, ScaledPermutation, rotary_matrix
+from symalign.symmetry.groups import (CO, CONTRA, DIAG, Dense, GroupElement, Permutation, ScaledPermutation, rotary_matrix,
+                                     rotary_parts)
 from symalign.symmetry.random import ones_complement_basis
 from symalign.symmetry.spec import SymmetrySpec
 
@@ -115,7 +116,7 @@ def solve(cls: str, a: Tensors, b: Tensors, spec: SymmetrySpec, space: str,
         return Dense(_rescale(a, b, spec, space), "rescale")
     if cls == "rotary":
         co, contra = list(slices(a, b, spec, space, (CO,))), list(slices(a, b, spec, space, (CONTRA,)))
-        m = rotary_fit(co, contra)
+        m = rotary_fit(co, contra, sp.rotated_dims)
         return Dense(m if batched else m[0], "rotary")
     if c is None:
         c = correlation(a, b, spec, space)
@@ -131,6 +132,10 @@ def solve(cls: str, a: Tensors, b: Tensors, spec: SymmetrySpec, space: str,
     raise ValueError(f"weight matching has no solver for {cls} on {space}")
 
 
+def _batched(u: torch.Tensor) -> torch.Tensor:
+    return u if u.dim() == 3 else u[None]
+
+
 def _complex(u: torch.Tensor) -> torch.Tensor:
     """[count, n, rest] real slices -> [count, n/2, rest] complex: pair (i, i + n/2) as x_i + i·x_{i+n/2}."""
     u = u if u.dim() == 3 else u[None]
@@ -139,12 +144,19 @@ def _complex(u: torch.Tensor) -> torch.Tensor:
 
 
 def rotary_fit(co: list[tuple[torch.Tensor, torch.Tensor]],
-               contra: list[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
+               contra: list[tuple[torch.Tensor, torch.Tensor]], rotated: int | None = None) -> torch.Tensor:
     """The rotary map G (a complex number z per frequency pair) with A ≈ G·B on co slices and
     A ≈ G^-T·B on contra slices ([count, n, rest] pairs of A and B). G^-T multiplies a pair by z/|z|²,
     so the phase of z comes from both sides' complex correlations and its modulus from the ratio of
     norms (geometric mean of both sides, as for rescalings; least squares when one side is absent).
-    Exact when B is A under a rotary map."""
+    Exact when B is A under a rotary map. With `rotated` below the size (partial rotary) the rest gets
+    the orthogonal map that best fits both sides (Procrustes; G^-T = G there)."""
+    n = (co or contra)[0][0].shape[-2]
+    if rotated is not None and rotated < n:
+        def lead(pairs):
+            return [(x[..., :rotated, :], y[..., :rotated, :]) for x, y in pairs]
+        c = sum(_batched(x[..., rotated:, :]) @ _batched(y[..., rotated:, :]).mT for x, y in co + contra)
+        return rotary_matrix(*rotary_parts(rotary_fit(lead(co), lead(contra))), procrustes(c))
     def side(pairs):
         if not pairs:
             return None

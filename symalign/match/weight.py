@@ -95,18 +95,20 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
 
 
 def _units(spec: SymmetrySpec, classes: dict[str, str]) -> list[tuple[str, ...]]:
-    """Update units: the residual, each MLP, and each layer's attention (heads, then qk, vo)."""
+    """Update units in the spec's declared order: each unbatched space with the spaces batched by it
+    (a layer's heads, then the maps inside them), those of kind heads excepted (a head update
+    solves them itself: grouped query heads). Only spaces whose kind has a class take part."""
+    def chosen(space):
+        return classes.get(space.kind, "none") != "none"
+
     units: list[tuple[str, ...]] = []
-    if classes.get("residual", "none") != "none":
-        units.append(("residual",))
-    layers = sorted({int(s.name.split(".")[1]) for s in spec.spaces.values() if s.name.startswith("layer.")})
-    for i in layers:
-        if classes.get("mlp", "none") != "none":
-            units.append((f"layer.{i}.mlp",))
-        attention = tuple(f"layer.{i}.{k}" for k in ("heads", "qk", "vo")  # qheads: solved with heads
-                          if f"layer.{i}.{k}" in spec.spaces and classes.get(spec.spaces[f"layer.{i}.{k}"].kind, "none") != "none")
-        if attention:
-            units.append(attention)
+    for parent in spec.spaces.values():
+        if parent.batched_by is not None:
+            continue
+        children = [s.name for s in spec.spaces.values() if s.batched_by == parent.name and s.kind != "heads" and chosen(s)]
+        unit = ((parent.name,) if chosen(parent) else ()) + tuple(children)
+        if unit:
+            units.append(unit)
     return units
 
 
@@ -138,16 +140,16 @@ def _update_heads(space: str, mapped: MappedModel, transform: Transform, head_co
     """Match whole heads by a cost no per-head map changes, then drop the per-head maps (they were
     solved for the old head order; the unit's next steps solve them again)."""
     layer = int(space.split(".")[1])
-    inner = [n for n in (f"layer.{layer}.qheads", f"layer.{layer}.qk", f"layer.{layer}.vo") if n in transform]
+    children = [s for s in mapped.spec.spaces.values() if s.batched_by == space]
+    inner = [s.name for s in children if s.name in transform]
     current = mapped.act({n: transform.pop(n).inverse() for n in inner}, mapped.touching(space))
     delta = Permutation(assignment(head_cost(mapped.a, current, layer, head_cost_kind)))  # against heads as they are
     old = transform.get(space)
     transform[space] = delta if old is None else delta.compose(old)
     current = mapped.act({space: delta}, current)
-    qheads = f"layer.{layer}.qheads"
-    if qheads in mapped.spec.spaces:  # grouped queries: their order inside each group, by their own circuits
-        transform[qheads] = permutation_matrices(query_head_cost(mapped.a, current, layer))
-        mapped.act({qheads: transform[qheads]}, current)
+    for query_heads in (s.name for s in children if s.kind == "heads"):  # grouped queries: by their own circuits
+        transform[query_heads] = permutation_matrices(query_head_cost(mapped.a, current, layer))
+        mapped.act({query_heads: transform[query_heads]}, current)
 
 
 def run_weight_matching(inputs: MatchInputs) -> MatchOutput:

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import torch
 
-from symalign.models.layout import BLOCK, BLOCK_NORM_READERS, FINAL_NORM, Dims, build_spec
+from symalign.models.layout import BLOCK, BLOCK_NORM_READERS, FINAL_NORM, Dims, LocalSpace, attention_spaces, build_spec
 from symalign.symmetry.spec import SymmetrySpec
 
 Tensors = dict[str, torch.Tensor]
@@ -64,11 +64,15 @@ class Family:
     # Hugging Face module names ({i} = layer) whose *inputs* are the MLP hidden units and the
     # concatenated head outputs, and whose outputs hold q|k (activation matching hooks them).
     hook_points: dict[str, str] = field(default_factory=dict)
+    # A fused `qkv` hook point's output order (symalign.models.fused: "blocks" or "per-head").
+    fused_qkv: str = "blocks"
     # The block's tag rows, the final norm's, and which norm feeds which readers (canonical form).
     # `block` may be a function of the config where the layout varies (a Llama with or without biases).
     block: dict[str, tuple[str | None, ...]] | Callable[[Any], dict] = field(default_factory=lambda: BLOCK)
     final_norm: dict[str, tuple[str | None, ...]] = field(default_factory=lambda: FINAL_NORM)
     norm_readers: dict[str, tuple[str, ...]] = field(default_factory=lambda: BLOCK_NORM_READERS)
+    # The per-layer spaces its tag rows name (their kinds are what the app toggles and matchers solve).
+    spaces: Callable[[Dims], tuple[LocalSpace, ...]] = attention_spaces
     task: str = "causal-lm"  # causal-lm | image-classification: which data sources fit
     context: Callable[[Any], int] = field(default=lambda config: getattr(config, "n_positions", 0))
     # Small models of the family (tests, `symalign init`): `tiny(**options)` takes symalign.models.tiny's
@@ -85,7 +89,8 @@ class Family:
 
     def spec(self, config: Any, canonical: bool) -> SymmetrySpec:
         block = self.block(config) if callable(self.block) else self.block
-        return build_spec(self.name, self.dims(config), self.outer_tags, canonical, block, self.final_norm)
+        dims = self.dims(config)
+        return build_spec(self.name, dims, self.outer_tags, canonical, block, self.final_norm, self.spaces(dims))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from symalign.symmetry.spec import KINDS, Space, SymmetrySpec, parse_tag, refusals_for
+from symalign.symmetry.spec import Space, SymmetrySpec, parse_tag, refusals_for
 
 BLOCK: dict[str, tuple[str | None, ...]] = {
     "ln1.weight": ("residual:diag",),
@@ -57,8 +57,12 @@ class Dims:
     activation: str
     n_kv_head: int = 0  # grouped-query attention: key/value heads (0: one per query head)
     norm: str = "layernorm"  # layernorm | rmsnorm | post-layernorm
-    rope: bool = False  # rotary position embeddings act on q and k
+    rotary_dims: int = 0  # dimensions of each head that rotary position embeddings rotate (0: no RoPE)
     gated: bool = False  # gated MLP (SwiGLU)
+
+    @property
+    def rope(self) -> bool:
+        return self.rotary_dims > 0
 
     @property
     def d_head(self) -> int:
@@ -89,30 +93,65 @@ def tensor_tags(dims: Dims, outer: dict[str, tuple[str | None, ...]], block: dic
     return tags
 
 
-def build_spec(family: str, dims: Dims, outer: dict[str, tuple[str | None, ...]], canonical: bool,
-               block: dict = BLOCK, final_norm: dict = FINAL_NORM) -> SymmetrySpec:
-    """The symmetry spec of a transformer with these dimensions and this block layout.
+@dataclass(frozen=True)
+class LocalSpace:
+    """A per-layer space a family declares: the name its tag rows use, the kind the app's toggles
+    and the matchers know it by, its size and, when it exists once per head, the space it is
+    batched by (`count` copies, one per element of that space)."""
 
-    With grouped-query attention the `heads` space permutes key/value heads (their query heads move
-    with them), a `qheads` space (also of kind heads) permutes the query heads inside each group,
-    and the per-head qk and vo maps belong to the key/value head that all its query heads share."""
-    reasons = {k: refusals_for(k, activation=dims.activation, canonical=canonical, norm=dims.norm, rope=dims.rope,
-                               gated=dims.gated) for k in KINDS}
-    if dims.d_head % 2:
-        for kind in ("qk", "vo"):
-            reasons[kind] = {**reasons[kind], "rotary": f"rotary maps act on pairs of coordinates; the head size {dims.d_head} is odd"}
-    spaces = {"residual": Space("residual", "residual", dims.d_model, refusals=reasons["residual"],
+    name: str
+    kind: str
+    size: int
+    count: int = 1
+    batched_by: str | None = None
+    rotated: int | None = None  # rotary class: leading dimensions paired up (None: all)
+
+
+def attention_spaces(dims: Dims) -> tuple[LocalSpace, ...]:
+    """The spaces of a standard block: MLP units, heads, and per head its QK and VO spaces (RoPE's
+    rotated dimensions on QK)."""
+    per_head = dict(size=dims.d_head, count=dims.kv_heads, batched_by="heads")
+    return (LocalSpace("mlp", "mlp", dims.d_mlp), LocalSpace("heads", "heads", dims.kv_heads),
+            LocalSpace("qk", "qk", rotated=dims.rotary_dims or None, **per_head), LocalSpace("vo", "vo", **per_head))
+
+
+def grouped_attention_spaces(dims: Dims) -> tuple[LocalSpace, ...]:
+    """Grouped-query attention: `heads` permutes key/value heads (their query heads move with them), a
+    `qheads` space (also of kind heads) the query heads inside each group; the per-head QK and VO
+    maps belong to the key/value head all its query heads share."""
+    mlp, heads, qk, vo = attention_spaces(dims)
+    return (mlp, heads, LocalSpace("qheads", "heads", dims.group, count=dims.kv_heads, batched_by="heads"), qk, vo)
+
+
+def _refusals(local: LocalSpace, dims: Dims, canonical: bool) -> dict[str, str]:
+    partial = ""
+    if local.kind == "qk" and local.rotated is not None and local.rotated < local.size:
+        partial = f"the first {local.rotated} of {local.size} dimensions"
+    out = refusals_for(local.kind, activation=dims.activation, canonical=canonical, norm=dims.norm, rope=dims.rope,
+                       gated=dims.gated, partial=partial)
+    pairs = local.size if local.rotated is None else local.rotated
+    if local.kind in ("qk", "vo") and pairs % 2:
+        out = {**out, "rotary": f"rotary maps act on pairs of coordinates; {pairs} dimensions are odd"}
+    return out
+
+
+def build_spec(family: str, dims: Dims, outer: dict[str, tuple[str | None, ...]], canonical: bool,
+               block: dict = BLOCK, final_norm: dict = FINAL_NORM,
+               local_spaces: tuple[LocalSpace, ...] | None = None) -> SymmetrySpec:
+    """The symmetry spec of a transformer with these dimensions, block layout and declared per-layer
+    spaces (`attention_spaces` unless the family declares its own)."""
+    local_spaces = attention_spaces(dims) if local_spaces is None else local_spaces
+    declared = {s.name for s in local_spaces}
+    used = {t.split(":")[0] for row in block.values() for t in row if t} - {"residual"}
+    if used - declared:
+        raise ValueError(f"{family}: block rows name spaces {sorted(used - declared)} that the family does not declare")
+    residual = refusals_for("residual", activation=dims.activation, canonical=canonical, norm=dims.norm)
+    spaces = {"residual": Space("residual", "residual", dims.d_model, refusals=residual,
                                 fixes_ones=dims.norm == "layernorm")}
-    grouped = any(t and t.startswith("qheads") for row in block.values() for t in row)
     for i in range(dims.n_layer):
-        heads = layer_name(i, "heads")
-        spaces[layer_name(i, "mlp")] = Space(layer_name(i, "mlp"), "mlp", dims.d_mlp, refusals=reasons["mlp"])
-        spaces[heads] = Space(heads, "heads", dims.kv_heads, refusals=reasons["heads"])
-        if grouped:
-            name = layer_name(i, "qheads")
-            spaces[name] = Space(name, "heads", dims.group, count=dims.kv_heads, batched_by=heads,
-                                 refusals=reasons["heads"])
-        for kind in ("qk", "vo"):
-            name = layer_name(i, kind)
-            spaces[name] = Space(name, kind, dims.d_head, count=dims.kv_heads, batched_by=heads, refusals=reasons[kind])
+        for local in local_spaces:
+            name = layer_name(i, local.name)
+            spaces[name] = Space(name, local.kind, local.size, count=local.count,
+                                 batched_by=layer_name(i, local.batched_by) if local.batched_by else None,
+                                 refusals=_refusals(local, dims, canonical), rotated=local.rotated)
     return SymmetrySpec(family, spaces, tensor_tags(dims, outer, block, final_norm), canonical)

@@ -14,7 +14,8 @@ from symalign.models.io import FAMILIES, _quiet_transformers
 def tiny_config(family: str, **options):
     """A Hugging Face config for a small model of the family: layers, width, heads, mlp, activation, tied,
     qkv_bias, vocab, context (text), image_size, patch, channels, labels (images), kv_heads,
-    attention_bias, mlp_bias (Llama); each family reads the options that apply to it."""
+    attention_bias, mlp_bias (Llama), rotary (fraction of each head RoPE rotates), parallel (residual;
+    GPT-NeoX); each family reads the options that apply to it."""
     _quiet_transformers()
     if family not in FAMILIES or FAMILIES[family].tiny is None:
         raise ValueError(f"unknown family {family!r}; small models of: {', '.join(tiny_families())}")

@@ -112,21 +112,29 @@ def _join_kind(a: str, b: str) -> str:
     return "invertible"
 
 
-def rotary_matrix(re: torch.Tensor, im: torch.Tensor) -> torch.Tensor:
-    """The map that multiplies each frequency pair (x_i, x_{i+n/2}) by the complex number re + i·im:
-    [[re, −im], [im, re]] on every pair (Hugging Face's rotate_half pairing). Such maps, and only
-    such maps among linear ones, commute with every rotary position embedding. re, im: [..., n/2]."""
+def rotary_matrix(re: torch.Tensor, im: torch.Tensor, free: torch.Tensor | None = None) -> torch.Tensor:
+    """The map that multiplies each frequency pair (x_i, x_{i+r/2}) by the complex number re + i·im:
+    [[re, −im], [im, re]] on every pair (Hugging Face's rotate_half pairing over the r = 2·len(re)
+    rotated dimensions). Such maps, and only such maps among linear ones, commute with every rotary
+    position embedding. `free` ([..., f, f]): the block on the f dimensions RoPE leaves alone
+    (partial rotary), placed after the rotated ones. re, im: [..., r/2]."""
     half = re.shape[-1]
     eye = torch.eye(half, dtype=re.dtype, device=re.device)
     top = torch.cat([re[..., :, None] * eye, -im[..., :, None] * eye], dim=-1)
     bottom = torch.cat([im[..., :, None] * eye, re[..., :, None] * eye], dim=-1)
-    return torch.cat([top, bottom], dim=-2)
+    rot = torch.cat([top, bottom], dim=-2)
+    if free is None or free.shape[-1] == 0:
+        return rot
+    r, f = rot.shape[-1], free.shape[-1]
+    zeros = rot.new_zeros(*rot.shape[:-2], r, f)
+    return torch.cat([torch.cat([rot, zeros], dim=-1), torch.cat([zeros.mT, free], dim=-1)], dim=-2)
 
 
-def rotary_parts(m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(re, im) of a rotary matrix: the inverse of `rotary_matrix`."""
-    half = m.shape[-1] // 2
-    return torch.diagonal(m[..., :half, :half], dim1=-2, dim2=-1), torch.diagonal(m[..., half:, :half], dim1=-2, dim2=-1)
+def rotary_parts(m: torch.Tensor, rotated: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(re, im) of a rotary matrix's rotated block (its first `rotated` dimensions; all by default):
+    the inverse of `rotary_matrix`."""
+    half = (m.shape[-1] if rotated is None else rotated) // 2
+    return torch.diagonal(m[..., :half, :half], dim1=-2, dim2=-1), torch.diagonal(m[..., half:2 * half, :half], dim1=-2, dim2=-1)
 
 
 @dataclass(frozen=True)

@@ -51,10 +51,11 @@ def random_element(space: Space, cls: str, generator: torch.Generator) -> GroupE
         m = torch.stack([torch.eye(n, dtype=torch.float64)[torch.randperm(n, generator=generator)] for _ in range(stack)])
         kind = "perm"
     elif cls == "rotary":  # a 2×2 rotation and scale per frequency pair
-        half = n // 2
+        half = space.rotated_dims // 2
+        free = random_orthogonal(n - 2 * half, generator, stack) if n > 2 * half else None
         angle = torch.empty(stack, half, dtype=torch.float64).uniform_(-torch.pi, torch.pi, generator=generator)
         radius = torch.exp(torch.empty(stack, half, dtype=torch.float64).uniform_(-0.5, 0.5, generator=generator))
-        m, kind = rotary_matrix(radius * torch.cos(angle), radius * torch.sin(angle)), "rotary"
+        m, kind = rotary_matrix(radius * torch.cos(angle), radius * torch.sin(angle), free), "rotary"
     elif cls == "orthogonal":
         m, kind = random_orthogonal(n, generator, stack), "orthogonal"
     elif cls == "rescale":

@@ -40,6 +40,14 @@ class Space:
     batched_by: str | None = None
     refusals: dict[str, str] = field(default_factory=dict)  # class -> reason it is inadmissible
     fixes_ones: bool = False  # orthogonal maps must keep the all-ones vector (a LayerNorm's mean-centring reads it)
+    # How many leading coordinates a `rotary` element pairs up (i with i + rotated/2, Hugging Face's
+    # rotate_half); the rest get an orthogonal block. None: all of them. Partial rotary (GPT-NeoX's
+    # rotary_pct) rotates only the first few dimensions of each head.
+    rotated: int | None = None
+
+    @property
+    def rotated_dims(self) -> int:
+        return self.size if self.rotated is None else self.rotated
 
     def admits(self, cls: str) -> bool:
         return cls == "none" or (cls in CLASSES and cls not in self.refusals)
@@ -104,11 +112,12 @@ NORMS = ("layernorm", "rmsnorm", "post-layernorm")
 
 
 def refusals_for(kind: str, *, activation: str, canonical: bool, norm: str = "layernorm", rope: bool = False,
-                 gated: bool = False) -> dict[str, str]:
+                 gated: bool = False, partial: str = "") -> dict[str, str]:
     """Why each inadmissible class is refused for a component kind: the human-readable reasons.
 
     `norm`: where and which normalisation sits on the residual stream; `rope`: rotary position
-    embeddings act on q and k; `gated`: a gated MLP (SwiGLU: silu(gate·x) ⊙ up·x)."""
+    embeddings act on q and k; `gated`: a gated MLP (SwiGLU: silu(gate·x) ⊙ up·x); `partial`: e.g.
+    "the first 16 of 64 dimensions" when RoPE rotates only part of each head."""
     if kind == "mlp":
         homogeneous = activation in POSITIVELY_HOMOGENEOUS and not gated
         passes = "permutations and positive rescalings" if homogeneous else "permutations"
@@ -136,6 +145,11 @@ def refusals_for(kind: str, *, activation: str, canonical: bool, norm: str = "la
         reason = ("RoPE rotates q and k by a position-dependent angle in each frequency pair: only maps that "
                   "commute with every such rotation keep the function, i.e. a 2×2 rotation and scale per pair "
                   "(class rotary) or a scalar per head (rescale); a general QK map mixes frequencies")
+        if partial:
+            reason = (f"RoPE rotates {partial} of each head by a position-dependent angle per frequency pair: "
+                      "only maps that commute with every such rotation keep the function, i.e. a 2×2 rotation and "
+                      "scale per pair there and any orthogonal map on the unrotated rest (class rotary), or a scalar "
+                      "per head (rescale); a general QK map mixes rotated with unrotated dimensions")
         return {c: reason for c in ("perm", "scaled_perm", "orthogonal", "invertible")}
     if kind == "vo":
         return {}

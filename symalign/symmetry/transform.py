@@ -127,10 +127,15 @@ def _check_dense(name: str, element: Dense, space, atol: float) -> None:
     if element.kind == "rescale" and (m - m[..., :1, :1] * eye).abs().max() > atol:
         raise InadmissibleError(f"{name}: a rescaling must be a multiple of the identity")
     if element.kind == "rotary":
-        if m.shape[-1] % 2:
-            raise InadmissibleError(f"{name}: a rotary map needs an even size (frequency pairs)")
-        if (m - rotary_matrix(*rotary_parts(m))).abs().max() > atol * max(1.0, float(m.abs().max())):
-            raise InadmissibleError(f"{name}: a rotary map must be a 2×2 rotation and scale per frequency pair")
+        if space.rotated_dims % 2:
+            raise InadmissibleError(f"{name}: a rotary map needs an even number of rotated dimensions (frequency pairs)")
+        r = space.rotated_dims
+        free = m[..., r:, r:]
+        if (m - rotary_matrix(*rotary_parts(m, r), free)).abs().max() > atol * max(1.0, float(m.abs().max())):
+            raise InadmissibleError(f"{name}: a rotary map must be a 2×2 rotation and scale per frequency pair"
+                                    + (f" on the first {r} dimensions, apart from the rest" if r < m.shape[-1] else ""))
+        if free.numel() and (free @ free.mT - torch.eye(free.shape[-1], dtype=m.dtype)).abs().max() > atol:
+            raise InadmissibleError(f"{name}: a rotary map's block on the dimensions RoPE leaves alone must be orthogonal")
     if element.kind == "perm" and ((m - m.round()).abs().max() > atol or ((m.round() != 0) & (m.round() != 1)).any()):
         raise InadmissibleError(f"{name}: per-head permutations must be permutation matrices")
     if space.fixes_ones and element.kind == "orthogonal":

@@ -12,7 +12,7 @@ import torch
 
 from symalign.errors import ModelLoadError
 from symalign.models.family import Family, Tensors, check_tied, token_inputs, untied_config
-from symalign.models.layout import Dims
+from symalign.models.layout import Dims, grouped_attention_spaces
 
 OUTER = {
     "embed.token": (None, "residual:co"),
@@ -74,7 +74,9 @@ def block(config) -> dict[str, tuple[str, ...]]:
 def dims(config) -> Dims:
     return Dims(config.num_hidden_layers, config.num_attention_heads, config.hidden_size, config.intermediate_size,
                 config.hidden_act, n_kv_head=config.num_key_value_heads or config.num_attention_heads,
-                norm="rmsnorm", rope=True, gated=True)
+                norm="rmsnorm", rotary_dims=config.hidden_size // config.num_attention_heads,
+                gated=True)
+
 
 
 def to_logical(sd: Tensors, config) -> Tensors:
@@ -199,6 +201,7 @@ def _family(model_type: str, hf_class_name: str) -> Family:
         canonical_config=untied_config,
         random_inputs=random_inputs,
         check_config=check_config,
+        spaces=grouped_attention_spaces,
         hook_points={"mlp": "model.layers.{i}.mlp.down_proj", "heads": "model.layers.{i}.self_attn.o_proj",
                      "q": "model.layers.{i}.self_attn.q_proj", "k": "model.layers.{i}.self_attn.k_proj"},
         block=block,

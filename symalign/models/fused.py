@@ -1,0 +1,34 @@
+"""Fused query/key/value projections: one matrix whose output rows hold q, k and v in a layout the
+family declares. `blocks`: [q | k | v] (GPT-2's c_attn); `per-head`: for each head its q, k, v in
+turn (GPT-NeoX's query_key_value). Adapters split weights with these, activation matching splits
+the projection's outputs with them, so no code assumes one order."""
+
+from __future__ import annotations
+
+import torch
+
+LAYOUTS = ("blocks", "per-head")
+
+
+def split_qkv(x: torch.Tensor, n_head: int, layout: str, dim: int = 0) -> tuple[torch.Tensor, ...]:
+    """(q, k, v) from a fused axis `dim` of size 3·d (each part of size d, heads in order)."""
+    if layout == "blocks":
+        return x.chunk(3, dim=dim)
+    if layout == "per-head":
+        dim = dim % x.dim()
+        d_head = x.shape[dim] // (3 * n_head)
+        parts = x.unflatten(dim, (n_head, 3, d_head))
+        return tuple(parts.select(dim + 1, j).flatten(dim, dim + 1) for j in range(3))
+    raise ValueError(f"unknown fused QKV layout {layout!r}; choose from {', '.join(LAYOUTS)}")
+
+
+def join_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, n_head: int, layout: str, dim: int = 0) -> torch.Tensor:
+    """The fused axis from its parts: the inverse of `split_qkv`."""
+    if layout == "blocks":
+        return torch.cat([q, k, v], dim=dim)
+    if layout == "per-head":
+        dim = dim % q.dim()
+        d_head = q.shape[dim] // n_head
+        parts = [t.unflatten(dim, (n_head, d_head)) for t in (q, k, v)]
+        return torch.stack(parts, dim=dim + 1).flatten(dim, dim + 2)
+    raise ValueError(f"unknown fused QKV layout {layout!r}; choose from {', '.join(LAYOUTS)}")

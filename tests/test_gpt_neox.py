@@ -1,0 +1,141 @@
+"""The GPT-NeoX family (Pythia): parallel residual, a fused QKV laid out per head, and RoPE on only
+the first quarter of each head, read from one spec like every other family.
+
+Function preservation under every admissible class, export and a plain reload run over random
+GPT-NeoX configs in test_function_preservation (rotary fractions 1/4, 1/2, 1; parallel and
+sequential). Here: what partial rotary admits and why each refusal is needed, and that weight,
+activation and learned matching recover planted transforms."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from symalign.data import load_data
+from symalign.data.text import char_tokenizer
+from symalign.errors import InadmissibleError
+from symalign.match.align import align
+from symalign.match.config import AlignConfig
+from symalign.match.latent import LatentElement
+from symalign.models import canonicalize, load_model, outputs, random_inputs, save_model, spec_of, transformed
+from symalign.models.fused import join_qkv, split_qkv
+from symalign.models.tiny import random_model, tiny_config
+from symalign.symmetry.groups import Dense, rotary_matrix
+from symalign.symmetry.random import random_orthogonal, random_transform
+from symalign.symmetry.transform import Transform, apply_unchecked
+
+TOL = 1e-4
+ALL = {"mlp": "perm", "heads": "perm", "qk": "rotary", "vo": "orthogonal", "residual": "orthogonal"}
+
+
+def neox(seed: int = 0, **options):
+    options = dict(layers=2, width=64, heads=4, mlp=96, rotary=0.25, parallel=True) | options
+    return canonicalize(random_model(tiny_config("gpt_neox", **options), seed=seed))
+
+
+def gap(model, other, x) -> float:
+    return (outputs(other, x) - outputs(model, x)).abs().max().item()
+
+
+def bypass(model, transform: Transform):
+    """The model under `transform` without the spec's admissibility check (to show a refusal is needed)."""
+    return model.with_tensors(apply_unchecked(model.tensors, spec_of(model), transform))
+
+
+def test_fused_qkv_layouts_round_trip_and_differ():
+    x = torch.arange(2 * 24.0).reshape(2, 24)
+    for layout in ("blocks", "per-head"):
+        parts = split_qkv(x, 2, layout, dim=-1)
+        assert all(p.shape == (2, 8) for p in parts)
+        assert torch.equal(join_qkv(*parts, 2, layout, dim=-1), x)
+    q = split_qkv(x, 2, "per-head", dim=-1)[0]
+    assert torch.equal(q[0], torch.tensor([0, 1, 2, 3, 12, 13, 14, 15.0]))  # head 0's q, then head 1's
+
+
+def test_spec_rotates_a_quarter_of_each_head_and_says_why_the_rest_is_refused():
+    spec = spec_of(neox())
+    qk = spec.spaces["layer.0.qk"]
+    assert (qk.size, qk.count, qk.rotated) == (16, 4, 4)
+    assert spec.spaces["residual"].fixes_ones  # LayerNorm: orthogonal maps keep the all-ones vector
+    for cls in ("orthogonal", "invertible", "perm"):
+        with pytest.raises(InadmissibleError, match="the first 4 of 16 dimensions"):
+            spec.check_classes({"qk": cls})
+    spec.check_classes(ALL | {"vo": "invertible"})
+    spec.check_classes({"qk": "rescale"})
+    assert AlignConfig(preset="all").for_spec(spec).classes["qk"] == "rotary"
+
+
+def test_partial_rotary_refusals_are_needed():
+    """A rotation across rotated and pass-through dimensions, and a rotary map pairing i with i + d/2
+    over the whole head (right for full RoPE, wrong here), change the logits; a rotary map on the
+    rotated quarter with any orthogonal map on the rest does not."""
+    model = neox(seed=3)
+    x = random_inputs(model, n=3, seed=1)
+    g = torch.Generator().manual_seed(0)
+    h, dh, r = model.dims.n_head, model.dims.d_head, 4
+    angle = torch.rand(h, dh // 2, generator=g, dtype=torch.float64) * 6.28
+    whole_head = rotary_matrix(torch.cos(angle), torch.sin(angle))
+    refused = {
+        "general QK rotation": Dense(random_orthogonal(dh, g, h), "orthogonal"),
+        "rotary pairing over the whole head": Dense(whole_head, "rotary"),
+    }
+    for what, element in refused.items():
+        assert gap(model, bypass(model, Transform({"layer.0.qk": element})), x) > 1e-2, what
+    angle = torch.rand(h, r // 2, generator=g, dtype=torch.float64) * 6.28
+    admitted = rotary_matrix(1.3 * torch.cos(angle), 1.3 * torch.sin(angle), random_orthogonal(dh - r, g, h))
+    moved = transformed(model, Transform({"layer.0.qk": Dense(admitted, "rotary")}))
+    assert gap(model, moved, x) < TOL
+    assert (moved.tensors["layer.0.attn.q.weight"] - model.tensors["layer.0.attn.q.weight"]).abs().max() > 1e-2
+    with pytest.raises(InadmissibleError, match="first 4 dimensions"):
+        transformed(model, Transform({"layer.0.qk": Dense(whole_head, "rotary")}))
+
+
+@pytest.mark.parametrize("parallel", [True, False], ids=["parallel residual", "sequential"])
+@pytest.mark.parametrize("classes", [ALL, ALL | {"qk": "rescale", "vo": "invertible"}], ids=["rotary", "rescale"])
+def test_planted_transforms_are_recovered_by_weight_matching(parallel, classes):
+    a = neox(seed=5, parallel=parallel)
+    planted = random_transform(spec_of(a), classes, seed=6)
+    b = transformed(a, planted)
+    assert gap(a, b, random_inputs(a, n=2, seed=0)) < TOL
+    result = align(a, b, AlignConfig(method="weight", classes=classes))
+    assert result.report["distance_before"] > 0.5
+    assert result.report["distance_after"] < TOL, result.report["sweeps"][-1]
+    undone = result.transform.compose(planted, spec_of(a))
+    for name in ("layer.1.heads", "layer.1.qk", "layer.1.vo", "residual"):
+        m = undone[name].dense()
+        assert (m - torch.eye(m.shape[-1], dtype=torch.float64)).abs().max() < 1e-3, name
+
+
+@pytest.fixture(scope="module")
+def text_neox(tmp_path_factory):
+    """A random GPT-NeoX that reads the plays: saved with the character tokenizer."""
+    folder = tmp_path_factory.mktemp("neox")
+    tokenizer = char_tokenizer(load_data("shakespeare").text)
+    config = tiny_config("gpt_neox", layers=2, width=64, heads=4, mlp=96, vocab=len(tokenizer), context=64)
+    save_model(random_model(config, seed=4), folder)
+    tokenizer.save_pretrained(str(folder))
+    return folder
+
+
+def test_activation_matching_recovers_a_planted_transform(text_neox):
+    """Activation matching splits the fused per-head QKV outputs into q and k."""
+    a = canonicalize(load_model(text_neox))
+    b = transformed(a, random_transform(spec_of(a), ALL, seed=7))
+    result = align(a, b, AlignConfig(method="activation", classes=ALL, data="shakespeare", max_examples=16))
+    assert result.report["distance_after"] < TOL
+
+
+def test_learned_matching_trains_the_pass_through_block_and_keeps_the_function(text_neox):
+    """The rotary latent has a second part, a rotation of the dimensions RoPE leaves alone, that receives
+    gradients; a short learned run returns an admissible transform under which B keeps its function."""
+    start = Dense(torch.eye(16, dtype=torch.float64).expand(4, 16, 16).clone(), "rotary")
+    latent = LatentElement(start, "rotary", residual=False, rotated=4)
+    element = latent.element().dense()
+    element[:, 6, 9].sum().backward()  # an entry of the pass-through block
+    assert latent.free is not None and latent.free.grad.abs().max() > 0
+    a = canonicalize(load_model(text_neox))
+    b = transformed(a, random_transform(spec_of(a), ALL, seed=7))
+    result = align(a, b, AlignConfig(method="learned", classes=ALL, data="shakespeare", steps=3, batch_size=4))
+    x = random_inputs(a, n=2, seed=0)
+    assert gap(b, result.aligned, x) < TOL
+    assert all(el.kind == "rotary" for name, el in result.transform.items() if name.endswith(".qk"))
