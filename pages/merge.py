@@ -7,7 +7,7 @@ import streamlit as st
 from symalign.barrier import default_data_spec
 from symalign.errors import SymalignError
 from symalign.merge.rules import merge_rules
-from symalign.merge.transport import check_transport, parse_alphas
+from symalign.merge.task_vectors import check_transport, parse_alphas
 from symalign.models.io import checkpoint_zip
 from symalign.plots import transport_figure
 from symalign.runs.execute import merge_run, transport_run

