@@ -20,7 +20,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 import torch
 
-from symalign.jobs import preset_grid, run_sweep
+from symalign.sweeps import preset_grid, run_sweep
 from symalign.runs import RunStore
 
 # Theus et al., Table 1 (ViT on CIFAR-10, GPT-2 on Tiny Shakespeare): the rows they report.

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from symalign.jobs import PRESETS, preset_grid, run_sweep
-from symalign.jobs.grid import Grid
+from symalign.sweeps import PRESETS, preset_grid, run_sweep
+from symalign.sweeps.grid import Grid
 from symalign.ui.jobs import follow_job, submit_job
 from symalign.ui.routing import route_through_app
 from symalign.ui.runs import show_sweep

@@ -21,6 +21,16 @@ def resolve(function: Callable | str) -> Callable:
     return getattr(import_module(module), name)
 
 
+def lazy_exports(package: str, homes: dict[str, str]) -> Callable[[str], object]:
+    """A package's module-level __getattr__ (PEP 562) that imports each exported name from its home
+    module on first use: the CLI imports a package's light parts without loading its heavy ones."""
+    def __getattr__(name: str):
+        if name not in homes:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(import_module(f"{package}.{homes[name]}"), name)
+    return __getattr__
+
+
 class Registry(Generic[Entry]):
     def __init__(self, unknown: str):
         self.unknown = unknown  # the refusal, with {name} and {choices}

@@ -24,7 +24,8 @@ GPT_EXAMPLES = 32  # keep text curves quick in CI
 def test_zoo_holds_three_seeds_of_each_cpu_recipe_and_is_small():
     recipes = {(e["recipe"], e["seed"]) for e in ENTRIES}
     assert recipes == {(r, s) for r in ("vit-digits", "gpt-shakespeare", "vit-digits-flipped", "vit-digits-narrow", "gpt-shakespeare-upper",
-                                           "llama-shakespeare", "bert-shakespeare") for s in (0, 1, 2)}
+                                           "llama-shakespeare", "bert-shakespeare", "pythia-shakespeare")
+                         for s in (0, 1, 2)}
     size = sum(p.stat().st_size for p in zoo_dir().rglob("*") if p.is_file())
     assert size < 30 * 2**20
 
@@ -55,7 +56,8 @@ def test_barrier_of_a_model_with_itself_is_zero(capsys):
 
 
 @pytest.mark.parametrize("recipe, extra", [("vit-digits", []), ("gpt-shakespeare", ["--max-examples", GPT_EXAMPLES]),
-                                           ("llama-shakespeare", ["--max-examples", GPT_EXAMPLES])])
+                                           ("llama-shakespeare", ["--max-examples", GPT_EXAMPLES]),
+                                           ("pythia-shakespeare", ["--max-examples", GPT_EXAMPLES])])
 def test_planted_symmetry_gives_a_large_barrier_between_identical_functions(recipe, extra, tmp_path, capsys):
     assert main(["transform", f"zoo:{recipe}/0", "--random", "--seed", "1", "--out", str(tmp_path / "t")]) == 0
     capsys.readouterr()

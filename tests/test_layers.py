@@ -21,6 +21,7 @@ LAYERS = [
     {"match", "anatomy"},
     {"merge", "train", "workspace"},
     {"runs"},
+    {"sweeps"},
     {"demo", "jobs"},
     {"ui"},
     {"cli"},

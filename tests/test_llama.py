@@ -210,8 +210,8 @@ def test_three_planted_llamas_share_one_basis_and_a_flat_simplex(text_llama):
 def test_a_sweep_fits_its_rows_to_the_family(tmp_path):
     """An ablation row such as `weight (all)` is meant for any family: on a Llama its orthogonal QK
     maps become rotary ones (recorded in the cell's run); an unknown class is still refused."""
-    from symalign.jobs.grid import Grid, Row, parse_classes
-    from symalign.jobs.sweep import check_grid, row_classes
+    from symalign.sweeps.grid import Grid, Row, parse_classes
+    from symalign.sweeps.sweep import check_grid, row_classes
 
     row = Row("weight (all)", "weight", parse_classes("all", "test"), fits=True)
     grid = Grid(pairs=[("zoo:llama-shakespeare/0", "zoo:llama-shakespeare/1")], rows=[row], seeds=[0], name="t")

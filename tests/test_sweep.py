@@ -13,8 +13,8 @@ import pytest
 from symalign.cli import main
 from symalign.data import load_data
 from symalign.errors import SymalignError
-from symalign.jobs import preset_grid, read_grid, run_sweep
-from symalign.jobs.grid import PRESETS
+from symalign.sweeps import preset_grid, read_grid, run_sweep
+from symalign.sweeps.grid import PRESETS
 from symalign.landscape.interpolation import interpolation_curve
 from symalign.match.align import align
 from symalign.match.config import AlignConfig

@@ -6,6 +6,7 @@ import sys
 
 from symalign.cli.common import print_json, store_for
 from symalign.errors import SymalignError
+from symalign.sweeps.executors import EXECUTORS
 
 
 def add_sweep(sub) -> None:
@@ -14,7 +15,7 @@ def add_sweep(sub) -> None:
     p.add_argument("--preset", help="a named grid: table1 (Theus et al.'s rows), components, quick")
     p.add_argument("--family", help="with --preset: the zoo recipe whose seeds 0, 1, 2 make the pairs")
     p.add_argument("--seeds", type=int, nargs="+", default=None, help="matcher seeds for learned/soft rows")
-    p.add_argument("--executor", default="auto", choices=("auto", "ray", "serial"),
+    p.add_argument("--executor", default="auto", choices=EXECUTORS,
                    help="auto: Ray when it is installed, else serial")
     p.add_argument("--address", default=None, help="join this Ray cluster (HOST:PORT) instead of a local one")
     p.add_argument("--data", default=None, help="data spec for every cell (default: each model's own data)")
@@ -29,8 +30,8 @@ def add_sweep(sub) -> None:
 
 
 def cmd_sweep(args) -> None:
-    from symalign.jobs import preset_grid, read_grid, run_sweep
-    from symalign.jobs.grid import OPTION_KEYS
+    from symalign.sweeps import preset_grid, read_grid, run_sweep
+    from symalign.sweeps.grid import OPTION_KEYS
 
     if bool(args.file) == bool(args.preset):
         raise SymalignError("sweep takes a sweep file or --preset NAME --family RECIPE (one of the two)")

@@ -1,6 +1,2 @@
-"""Work that runs many alignments: sweeps over a grid (on Ray or serially)."""
-
-from symalign.jobs.grid import PRESETS, Grid, preset_grid, read_grid
-from symalign.jobs.sweep import SweepResult, run_sweep
-
-__all__ = ["PRESETS", "Grid", "SweepResult", "preset_grid", "read_grid", "run_sweep"]
+"""The app's background job queue: long work (alignments, merges, sweeps) run by a worker process
+while pages stay responsive. Sweeps themselves live in symalign.sweeps."""

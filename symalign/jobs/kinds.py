@@ -91,8 +91,8 @@ def train_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
 
 def sweep_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     """A preset grid over a zoo family (the Ablations page), serially in the worker."""
-    from symalign.jobs.grid import preset_grid
-    from symalign.jobs.sweep import run_sweep
+    from symalign.sweeps.grid import preset_grid
+    from symalign.sweeps.sweep import run_sweep
 
     grid = preset_grid(request["preset"], request["family"], seeds=request.get("seeds") or [0])
     grid.points, grid.max_examples = request.get("points", 21), request.get("max_examples")

@@ -1,9 +1,9 @@
 """Use an alignment: merge aligned models (average, Fisher, RegMean), transport task vectors.
 
-Names load on first use (PEP 562): the CLI reads the torch-free rule declarations in
-`symalign.merge.rules` when it builds its parser, and importing the package must not pull torch in."""
+Names load on first use: the CLI reads the torch-free rule declarations in `symalign.merge.rules`
+when it builds its parser, and importing the package must not pull torch in."""
 
-from importlib import import_module
+from symalign.registry import lazy_exports
 
 _HOMES = {
     "MergeResult": "merging", "merge_models": "merging",
@@ -11,11 +11,4 @@ _HOMES = {
     "Transport": "task_vectors", "parse_alphas": "task_vectors", "transport": "task_vectors",
 }
 __all__ = sorted(_HOMES)
-
-
-def __getattr__(name: str):
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _HOMES)

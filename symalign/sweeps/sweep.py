@@ -11,24 +11,20 @@ from __future__ import annotations
 import json
 import math
 import os
-import socket
 import statistics
-import sys
 import time
-from contextlib import contextmanager
 from functools import lru_cache
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import pandas as pd
 
 from symalign.errors import SymalignError
-from symalign.jobs.grid import Cell, Grid
+from symalign.sweeps.executors import check_address, pick_executor, run_cells
+from symalign.sweeps.grid import Cell, Grid
 from symalign.runs.store import Run, RunStore
-from symalign.workspace import home as workspace_home
 
-EXECUTORS = ("auto", "ray", "serial")
 CellProgress = Callable[[int, int, dict], None]  # done, total, the finished cell's row
 
 
@@ -146,81 +142,6 @@ def execute_cell(payload: dict, store_path: str | None, home: str | None, thread
             "seconds": time.perf_counter() - start, "error": None}
 
 
-def _check_address(address: str) -> None:
-    """One line, quickly, when no Ray cluster answers at ADDRESS (ray.init would wait and print pages)."""
-    if address in ("auto", "local"):
-        return
-    hostport = address.split("://", 1)[-1]
-    host, _, port = hostport.rpartition(":")
-    if not host or not port.isdigit():
-        raise SymalignError(f"--address {address}: give HOST:PORT of a Ray cluster's head (e.g. 10.0.0.5:6379)")
-    try:
-        with socket.create_connection((host, int(port)), timeout=5):
-            pass
-    except OSError as exc:
-        raise SymalignError(f"--address {address}: no Ray cluster answers there ({exc.strerror or exc})") from None
-
-
-@contextmanager
-def _stderr_silenced() -> Iterator[None]:
-    """Send file descriptor 2 to /dev/null for a while (C++ libraries write there directly)."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 2)
-            yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
-def pick_executor(executor: str) -> str:
-    if executor not in EXECUTORS:
-        raise SymalignError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        if executor == "ray":
-            raise SymalignError('the ray executor needs Ray: pip install -e ".[ray]" (or use --executor serial)') \
-                from None
-        return "serial"
-    return "ray" if executor == "auto" else executor
-
-
-def _serial(payloads: list[dict], store_path: str | None) -> Iterator[tuple[int, dict]]:
-    """Cells one after another in this process (its own data folder and thread count)."""
-    for i, payload in enumerate(payloads):
-        yield i, execute_cell(payload, store_path, home=None)
-
-
-def _on_ray(payloads: list[dict], store_path: str | None, address: str | None) -> Iterator[tuple[int, dict]]:
-    """Cells as Ray tasks (one CPU and one torch thread each, so tasks do not oversubscribe cores),
-    yielded as they finish. A local cluster is started for the sweep unless one is running or named."""
-    import ray
-
-    started = False
-    if not ray.is_initialized():
-        try:
-            with _stderr_silenced():  # Ray's core prints a line a second while it retries an address
-                ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-        except Exception as exc:
-            where = f"join the Ray cluster at {address}" if address else "start a local Ray cluster"
-            raise SymalignError(f"could not {where} ({' '.join(str(exc).split())[:200]})") from None
-        started = True
-    try:
-        task = ray.remote(num_cpus=1)(execute_cell)
-        home = str(workspace_home())
-        pending = {task.remote(p, store_path, home, 1): i for i, p in enumerate(payloads)}
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
-            i = pending.pop(done[0])
-            yield i, ray.get(done[0])
-    finally:
-        if started:
-            ray.shutdown()
-
-
 def cells_frame(cells: list[dict]) -> pd.DataFrame:
     columns = ["row", "a", "b", "seed", "method", "classes", "barrier", "barrier_mean", "seconds", "reused",
                "run_id", "error"]
@@ -254,7 +175,7 @@ def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, st
     if address and executor != "ray":
         raise SymalignError("--address joins a Ray cluster: use it with --executor ray or auto (with Ray installed)")
     if address:
-        _check_address(address)
+        check_address(address)
     if out is not None:
         out = Path(out)
         if out.exists() and not out.is_dir():
@@ -283,7 +204,7 @@ def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, st
                   grid.name, models) as run_id:
         store_path = str(store.path) if store is not None else None
         mine = [payloads[i] for i in todo]
-        run = _on_ray(mine, store_path, address) if executor == "ray" else _serial(mine, store_path)
+        run = run_cells(execute_cell, mine, store_path, executor, address)
         for k, result in run:
             i = todo[k]
             rows[i] = _row(cells[i], result, reused=False)
