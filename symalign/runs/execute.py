@@ -21,6 +21,7 @@ from symalign.models.io import export_dtype
 from symalign.models.compat import check_compatible
 from symalign.models.widen import check_pair, same_widths
 from symalign.models.family import TransformerModel
+from symalign.runs.records import AlignSettings
 from symalign.runs.store import RunStore
 from symalign.zoo import zoo_reference
 
@@ -65,16 +66,37 @@ def failure_message(exc: BaseException) -> str:
     return "interrupted before it finished"  # Ctrl-C, or the app stopping or rerunning its script
 
 
+@dataclass
+class Recording:
+    """A run being recorded: its id (None without a store), where its artifacts go, and its finish.
+    Workflows write through it instead of checking for a store at each step."""
+
+    store: RunStore | None
+    id: str | None
+
+    def folder(self, out: str | Path | None) -> Path:
+        """`out` as given, else the data folder's runs/<id> (deleted with the run)."""
+        if out is not None:
+            return Path(out)
+        from symalign.workspace import runs_dir
+
+        return runs_dir() / (self.id or "latest")
+
+    def finish(self, metrics: dict, artifacts: str | Path | None = None) -> None:
+        if self.store is not None:
+            self.store.finish(self.id, metrics, artifacts)
+
+
 @contextmanager
 def recorded(store: RunStore | None, kind: str, a: str, b: str, method: str, settings: dict, source: str,
-             label: str, models: list[str] | None = None) -> Iterator[str | None]:
+             label: str, models: list[str] | None = None) -> Iterator[Recording]:
     """Start a run row, and mark it failed (with one line) if the work raises or is stopped."""
     if store is None:
-        yield None
+        yield Recording(None, None)
         return
     run_id = store.start(kind, a, b, method, settings, source, label, models)
     try:
-        yield run_id
+        yield Recording(store, run_id)
     except BaseException as exc:  # also Streamlit's stop/rerun, which would leave the row `running`
         store.fail(run_id, failure_message(exc))
         raise
@@ -106,12 +128,11 @@ def barrier_run(a: ModelLike, b: ModelLike, data: str | None = None, points: int
     pair = [_model(a), _model(b)]
     spec = data or default_data_spec(pair[0])
     settings = {"data": spec, "points": points, "max_examples": max_examples, "device": device, "form": form}
-    with recorded(store, "barrier", _ref(a), _ref(b), "none", settings, source, label) as run_id:
+    with recorded(store, "barrier", _ref(a), _ref(b), "none", settings, source, label) as run:
         curve = measured_curve(pair, spec, data_source, points, max_examples, device, form, progress,
                                (_ref(a), _ref(b)))
-        if store is not None:
-            store.finish(run_id, curve_metrics(curve))
-    return run_id, curve
+        run.finish(curve_metrics(curve))
+    return run.id, curve
 
 
 def align_summary(alignment: Alignment) -> dict:
@@ -139,19 +160,15 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
         model_a = canonicalize(model_a)  # one at a time: each raw model is freed before the next is folded
         model_b = canonicalize(model_b)
     config = fitted(model_a, config)
-    settings = {"config": config.to_json(), "points": points, "max_examples": max_examples, "measure": measure,
-                "owns_artifacts": out is None}
-    with recorded(store, "align", _ref(a), _ref(b), config.method, settings, source, label) as run_id:
+    settings = AlignSettings(config.to_json(), points, max_examples, measure, owns_artifacts=out is None).to_json()
+    with recorded(store, "align", _ref(a), _ref(b), config.method, settings, source, label) as run:
         handed = [model_b]  # handed over: align() frees B once it is transformed (real checkpoints: memory)
         del model_b
         alignment = align(model_a, handed.pop(), config, progress=phase_progress(progress, "align"))
         spec = (config.data or default_data_spec(model_a)) if measure else None
         pair = [model_a, alignment.aligned] if measure else []
         del model_a  # A's copy goes before the export unless the curve needs it (real checkpoints: 4 B/param)
-        if out is None:
-            from symalign.workspace import runs_dir
-
-            out = runs_dir() / (run_id or "latest")
+        out = run.folder(out)
         saved = alignment.save(out)
         curve = None
         metrics = align_summary(alignment)
@@ -160,9 +177,8 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
             curve = measured_curve(pair, spec, data_source, points, max_examples,
                                    config.device, "canonical", progress, (_ref(a), str(saved)))
             metrics.update(curve_metrics(curve))
-        if store is not None:
-            store.finish(run_id, metrics, saved)
-    return AlignRun(run_id, alignment, curve, saved)
+        run.finish(metrics, saved)
+    return AlignRun(run.id, alignment, curve, saved)
 
 
 
@@ -230,12 +246,9 @@ def align_many_run(refs: list[ModelLike], config: AlignConfig, out: str | Path |
     names = [_ref(m) for m in refs]
     settings = {"config": config.to_json(), "points": points, "max_examples": max_examples, "measure": measure,
                 "owns_artifacts": out is None}
-    with recorded(store, "align-many", names[0], names[1], config.method, settings, source, label, names) as run_id:
+    with recorded(store, "align-many", names[0], names[1], config.method, settings, source, label, names) as run:
         universe = align_many(models, config, progress=phase_progress(progress, "align"))
-        if out is None:
-            from symalign.workspace import runs_dir
-
-            out = runs_dir() / (run_id or "latest")
+        out = run.folder(out)
         outputs = universe.save(out)
         metrics = {"classes": config.classes, "seconds": universe.report["seconds"],
                    "function_gap": [m["function_gap"] for m in universe.report["members"]],
@@ -251,9 +264,8 @@ def align_many_run(refs: list[ModelLike], config: AlignConfig, out: str | Path |
                 curves.append(((i, j), curve))
             metrics["pairwise"] = [{"pair": list(p), "barrier": c.barrier, "barrier_mean": c.barrier_mean,
                                     "curve": c.to_json()} for p, c in curves]
-        if store is not None:
-            store.finish(run_id, metrics, out)
-    return ManyRun(run_id, universe, curves, outputs)
+        run.finish(metrics, out)
+    return ManyRun(run.id, universe, curves, outputs)
 
 
 def simplex_run(refs: list[ModelLike], config: AlignConfig, resolution: int = 10, epsilon: float = 0.05,
@@ -275,15 +287,14 @@ def simplex_run(refs: list[ModelLike], config: AlignConfig, resolution: int = 10
     spec = config.data or default_data_spec(models[0])
     settings = {"config": config.to_json(), "resolution": resolution, "epsilon": epsilon, "max_examples": max_examples,
                 "data": spec}
-    with recorded(store, "simplex", names[0], names[1], config.method, settings, source, label, names) as run_id:
+    with recorded(store, "simplex", names[0], names[1], config.method, settings, source, label, names) as run:
         aligned = align_many(models, config, progress=phase_progress(progress, "align")).aligned
         surface = simplex_surface(*aligned, data_source or load_data(spec), resolution=resolution, epsilon=epsilon,
                                   max_examples=max_examples, device=pick_device(config.device),
                                   progress=phase_progress(progress, "simplex"))
         surface.extra.update({"method": config.method, "classes": config.classes, "models": names, "data": spec})
-        if store is not None:
-            store.finish(run_id, dict(surface.to_json(), barrier=surface.max_barrier))
-    return run_id, surface
+        run.finish(dict(surface.to_json(), barrier=surface.max_barrier))
+    return run.id, surface
 
 
 def spectrum_run(directory: str | Path, store: RunStore | None = None, source: str = "api", label: str = "",
@@ -297,10 +308,9 @@ def spectrum_run(directory: str | Path, store: RunStore | None = None, source: s
     models = [zoo_reference(m) if m else m for m in models]
     settings = {"alignment": str(directory), "of_run": run}
     with recorded(store, "spectrum", models[0], models[1] if len(models) > 1 else "", result.get("method") or "",
-                  settings, source, label, models) as run_id:
-        if store is not None:
-            store.finish(run_id, result, directory)
-    return run_id, result
+                  settings, source, label, models) as run:
+        run.finish(result, directory)
+    return run.id, result
 
 
 @dataclass
@@ -328,18 +338,14 @@ def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "aver
     export_dtype(models[0], dtype)  # an unknown dtype is refused before any work
     settings = {"align": how_align, "how": how, "data": spec, "examples": examples, "max_examples": max_examples,
                 "seed": seed, "owns_artifacts": out is None, "dtype": dtype, "device": device}
-    with recorded(store, "merge", names[0], names[1], how_align, settings, source, label, names) as run_id:
+    with recorded(store, "merge", names[0], names[1], how_align, settings, source, label, names) as run:
         result = merge_models(models, how_align, how, spec, examples=examples, max_examples=max_examples, seed=seed,
                               progress=progress, device=device)
-        if out is None:
-            from symalign.workspace import runs_dir
-
-            out = runs_dir() / (run_id or "latest")
+        out = run.folder(out)
         saved = result.save(out, dtype)
-        if store is not None:
-            store.finish(run_id, {"how": how, "align": how_align, "inputs": result.report["inputs"],
-                                  "merged": result.report["merged"]}, saved)
-    return MergeRun(run_id, result, saved)
+        run.finish({"how": how, "align": how_align, "inputs": result.report["inputs"],
+                    "merged": result.report["merged"]}, saved)
+    return MergeRun(run.id, result, saved)
 
 
 @dataclass
@@ -367,15 +373,11 @@ def transport_run(a: ModelLike, a_ft: ModelLike, b: ModelLike, alphas: list[floa
                 "data_base": data_base, "max_examples": max_examples, "seed": seed, "owns_artifacts": out is None,
                 "dtype": dtype, "device": device}
     names = [_ref(a), _ref(b), _ref(a_ft)]
-    with recorded(store, "transport", names[0], names[1], how_align, settings, source, label, names) as run_id:
+    with recorded(store, "transport", names[0], names[1], how_align, settings, source, label, names) as run:
         result = transport(model_a, model_ft, model_b, alphas, data_task, data_base, how_align,
                            max_examples=max_examples, seed=seed, progress=progress, device=device)
-        if out is None:
-            from symalign.workspace import runs_dir
-
-            out = runs_dir() / (run_id or "latest")
+        out = run.folder(out)
         saved = result.save(out, dtype)
-        if store is not None:
-            store.finish(run_id, {k: result.report[k] for k in ("alpha", "task_loss", "base_loss", "task_accuracy",
-                                                                "best_alpha")}, saved)
-    return TransportRun(run_id, result, saved)
+        run.finish({k: result.report[k] for k in ("alpha", "task_loss", "base_loss", "task_accuracy", "best_alpha")},
+                   saved)
+    return TransportRun(run.id, result, saved)

@@ -8,7 +8,6 @@ counts too."""
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import statistics
@@ -23,6 +22,7 @@ import pandas as pd
 from symalign.errors import SymalignError
 from symalign.sweeps.executors import check_address, pick_executor, run_cells
 from symalign.sweeps.grid import Cell, Grid
+from symalign.runs.records import AlignSettings
 from symalign.runs.store import Run, RunStore
 
 CellProgress = Callable[[int, int, dict], None]  # done, total, the finished cell's row
@@ -104,18 +104,13 @@ def _payload(cell: Cell, grid: Grid, data: str) -> dict:
             "max_examples": grid.max_examples, "label": f"{grid.name}: {cell.row.name}"}
 
 
-def _settings_key(a: str, b: str, config: dict, points, max_examples) -> str:
-    return json.dumps([a, b, config, points, max_examples], sort_keys=True)
-
-
 def finished_runs(store: RunStore) -> dict[str, Run]:
     """Finished align runs that measured a barrier, by their settings (newest wins): read once per
     sweep, so looking a cell up costs no database read."""
     index: dict[str, Run] = {}
     for run in reversed(store.list(kind="align", state="done")):  # oldest first, so the newest overwrites
-        s = run.settings
-        if s.get("measure") and "barrier" in run.metrics and "config" in s:
-            index[_settings_key(run.model_a, run.model_b, s["config"], s.get("points"), s.get("max_examples"))] = run
+        if run.settings.get("measure") and "barrier" in run.metrics and "config" in run.settings:
+            index[AlignSettings.from_json(run.settings).reuse_key(run.model_a, run.model_b)] = run
     return index
 
 
@@ -188,8 +183,8 @@ def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, st
     finished = finished_runs(store) if store is not None else {}
     done = 0
     for i, (cell, payload) in enumerate(zip(cells, payloads)):
-        run = finished.get(_settings_key(payload["a"], payload["b"], payload["config"], payload["points"],
-                                         payload["max_examples"]))
+        asked = AlignSettings(payload["config"], payload["points"], payload["max_examples"])
+        run = finished.get(asked.reuse_key(payload["a"], payload["b"]))
         if run is None:
             todo.append(i)
             continue
@@ -201,11 +196,10 @@ def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, st
     models = sorted({m for p in grid.pairs for m in p})
     settings = dict(grid.to_json(), executor=executor, address=address)
     with recorded(store, "sweep", models[0], models[1] if len(models) > 1 else "", "sweep", settings, source,
-                  grid.name, models) as run_id:
+                  grid.name, models) as run:
         store_path = str(store.path) if store is not None else None
         mine = [payloads[i] for i in todo]
-        run = run_cells(execute_cell, mine, store_path, executor, address)
-        for k, result in run:
+        for k, result in run_cells(execute_cell, mine, store_path, executor, address):
             i = todo[k]
             rows[i] = _row(cells[i], result, reused=False)
             done += 1
@@ -218,12 +212,10 @@ def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, st
             frame.to_csv(out / "cells.csv", index=False)
             frame.astype({"classes": str}).to_parquet(out / "cells.parquet", index=False)
             summary.to_csv(out / "summary.csv", index=False)
-        result = SweepResult(run_id, frame, summary, len(todo), len(cells) - len(todo), executor, out)
-        if store is not None:
-            recorded_json = result.to_json()
-            store.finish(run_id, {"cells": recorded_json["cells"], "summary": recorded_json["summary"],
-                                  "executed": result.executed, "reused": result.reused,
-                                  "failed": int(frame["error"].notna().sum())}, out)
+        result = SweepResult(run.id, frame, summary, len(todo), len(cells) - len(todo), executor, out)
+        recorded_json = result.to_json()
+        run.finish({"cells": recorded_json["cells"], "summary": recorded_json["summary"], "executed": result.executed,
+                    "reused": result.reused, "failed": int(frame["error"].notna().sum())}, out)
     return result
 
 
