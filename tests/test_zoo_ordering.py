@@ -99,6 +99,25 @@ def test_llama_shakespeare_ordering():
     assert learned < 0.45
 
 
+def test_pythia_shakespeare_ordering():
+    """The GPT-NeoX zoo (README table; 0↔1 measured: none 0.98, weight all 0.40, learned all 0.06):
+    with RoPE on a quarter of each head, `all` uses rotary QK maps there and rotations on the rest;
+    the residual rotation (LayerNorm: Q·1 = 1) is what lowers the barrier, and learning lowers it further."""
+    a, b = load_model("zoo:pythia-shakespeare/0"), load_model("zoo:pythia-shakespeare/1")
+    data = load_data("shakespeare")
+
+    def measured(method, **options):
+        aligned = align(a, b, AlignConfig(method=method, preset="all", data="shakespeare", **options)).aligned
+        return interpolation_curve(a, aligned, data, max_examples=64).barrier
+
+    none = interpolation_curve(a, b, data, max_examples=64).barrier
+    weight = measured("weight")
+    learned = measured("learned", steps=150)
+    assert none > weight + 0.3
+    assert weight > learned + 0.15
+    assert learned < 0.3
+
+
 def test_bert_shakespeare_ordering():
     """The post-LN zoo (README table; 0↔1 measured: none 1.86, weight all 1.58, activation 1.41,
     learned all 0.97): with the residual held to permutations the barrier stays high, and only
