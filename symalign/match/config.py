@@ -88,10 +88,11 @@ class AlignConfig:
         noise: `symalign.data.learned_defaults`); the stopping rule's defaults live in LearnedOptions."""
         from symalign.data import learned_defaults
         from symalign.match.learned import LearnedOptions
+        from symalign.match.matchers import matcher
 
         defaults = learned_defaults(self.data or "")
         steps = self.steps if self.steps is not None else defaults["steps"]
         noise = self.input_noise if self.input_noise is not None else defaults["input_noise"]
         return LearnedOptions(steps=steps, lr=self.lr, batch_size=self.batch_size, lambdas=self.lambdas,
-                              alpha=self.alpha, seed=self.seed, soft=self.method == "soft", patience=self.patience,
+                              alpha=self.alpha, seed=self.seed, soft=matcher(self.method).relaxed, patience=self.patience,
                               input_noise=noise)

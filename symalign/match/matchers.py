@@ -47,6 +47,7 @@ class Matcher:
     universe: bool = False  # also aligns three or more models into one basis (align-many, simplex)
     stochastic: bool = False  # its result depends on --seed: sweeps repeat its rows per seed
     learns: bool = False  # keeps learned corrections beside its start (spectra, learned options apply)
+    relaxed: bool = False  # learned matchers: permutations relaxed to doubly stochastic matrices (Sinkhorn)
 
     def runner(self) -> Callable[[MatchInputs], MatchOutput]:
         return resolve(self.run)
@@ -81,4 +82,4 @@ register(Matcher("learned", "optimise the group elements for low loss along the 
                  learns=True))
 register(Matcher("soft", "Sinkhorn relaxation of the permutations, learned like `learned` (needs data)",
                  "symalign.match.learned:run_learned_matching", needs_data=True, universe=True, stochastic=True,
-                 learns=True))
+                 learns=True, relaxed=True))
