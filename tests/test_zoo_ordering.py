@@ -100,7 +100,8 @@ def test_llama_shakespeare_ordering():
 
 
 def test_pythia_shakespeare_ordering():
-    """The GPT-NeoX zoo (README table; 0↔1 measured: none 0.98, weight all 0.40, learned all 0.06):
+    """The GPT-NeoX zoo (README table; 0↔1 as measured here on 64 windows: none 1.02, weight all 0.40,
+    learned all at 150 steps 0.07):
     with RoPE on a quarter of each head, `all` uses rotary QK maps there and rotations on the rest;
     the residual rotation (LayerNorm: Q·1 = 1) is what lowers the barrier, and learning lowers it further."""
     a, b = load_model("zoo:pythia-shakespeare/0"), load_model("zoo:pythia-shakespeare/1")
