@@ -1,5 +1,5 @@
 """Stand-ins for hub checkpoints, built offline: models of the real configs (GPT-2-small,
-BERT-base, TinyLlama, ViT-B/16) with random weights, tokenizers trained here with `tokenizers`
+BERT-base, TinyLlama, Pythia-160M, ViT-B/16) with random weights, tokenizers trained here with `tokenizers`
 on the bundled plays (byte-level BPE, WordPiece), laid out as a Hugging Face hub cache
 (`hub/models--org--name/snapshots/REV/`, `refs/main` holding REV).
 
@@ -25,6 +25,10 @@ REAL_CONFIGS: dict[str, dict] = {
                       num_key_value_heads=4, intermediate_size=5632, vocab_size=32000,
                       max_position_embeddings=2048, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0,
                       tie_word_embeddings=False, architectures=["LlamaForCausalLM"], bos_token_id=1, eos_token_id=2),
+    "pythia-160m": dict(model_type="gpt_neox", num_hidden_layers=12, hidden_size=768, num_attention_heads=12,
+                        intermediate_size=3072, vocab_size=50304, max_position_embeddings=2048, rotary_pct=0.25,
+                        rotary_emb_base=10000, use_parallel_residual=True, tie_word_embeddings=False,
+                        architectures=["GPTNeoXForCausalLM"], bos_token_id=0, eos_token_id=0),
     "vit-b16": dict(model_type="vit", num_hidden_layers=12, hidden_size=768, num_attention_heads=12,
                     intermediate_size=3072, image_size=224, patch_size=16, num_channels=3, num_labels=1000,
                     qkv_bias=True, architectures=["ViTForImageClassification"]),

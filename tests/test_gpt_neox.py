@@ -151,3 +151,31 @@ def test_an_uploaded_pythia_zip_is_accepted_and_aligns_against_the_zoo(tmp_path)
     report = run.alignment.report
     assert report["config"]["classes"]["qk"] == "rotary" and report["function_gap_vs_b"] < TOL
     assert run.curve.barrier < 0.75
+
+
+def test_a_pythia_by_hub_id_with_its_real_layout_loads_in_bf16_and_aligns(tmp_path, monkeypatch):
+    """Pythia-160M's config (rotary_pct 0.25, parallel residual, untied head) at 2 layers × 64, bf16,
+    stored the way the hub's Pythia checkpoints are (the head as `embed_out.weight`), in an offline
+    hub cache: loaded by id, a quarter of each head rotary, aligned with `all`, exported in bf16."""
+    from safetensors import safe_open
+
+    from symalign.data.text import shakespeare_text
+    from symalign.offline_hub import bpe_tokenizer, put_in_cache, real_config, write_checkpoint
+
+    tokenizer = bpe_tokenizer(shakespeare_text()[:100_000], 300)
+    config = real_config("pythia-160m", num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+                         intermediate_size=128, vocab_size=len(tokenizer), max_position_embeddings=128)
+    for i, name in enumerate("ab"):
+        folder = write_checkpoint(config, tmp_path / name, seed=i, dtype=torch.bfloat16, tokenizer=tokenizer)
+        with safe_open(str(folder / "model.safetensors"), "pt") as stored:
+            assert "embed_out.weight" in stored.keys()  # transformers writes the hub's name for the head
+        put_in_cache(folder, f"test-org/pythia-{name}", tmp_path / "hf")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    a = load_model("test-org/pythia-a")
+    assert a.family.name == "gpt_neox" and a.dtype == torch.bfloat16 and a.dims.rotary_dims == 4
+    assert (a.tensors["head.weight"] - a.tensors["embed.token"]).abs().max() > 0  # the untied head was read
+    result = align(a, load_model("test-org/pythia-b"), AlignConfig(method="weight", preset="all"))
+    assert result.report["config"]["classes"]["qk"] == "rotary" and result.report["function_gap_vs_b"] < 1e-3
+    out = save_model(result.aligned, tmp_path / "aligned")
+    assert load_model(out).dtype == torch.bfloat16
