@@ -37,6 +37,13 @@ def download(run, name: str, key: str) -> None:
                "or load it with `transformers`. The run is in the history.")
 
 
+def available_rules() -> dict:
+    """Every registered rule whose package is installed (mergekit's methods appear with mergekit)."""
+    from importlib.util import find_spec
+
+    return {n: r for n, r in merge_rules().items() if not r.requires or find_spec(r.requires) is not None}
+
+
 def merge_section() -> None:
     st.markdown("Bring the models into the first one's basis, then combine their weights into one model. Without "
                 "alignment, averaging mixes units and heads that do different jobs; after it, the average is a model "
@@ -53,9 +60,21 @@ def merge_section() -> None:
         return
     c1, c2, c3 = st.columns(3)
     how_align = c1.selectbox("alignment", list(ALIGN_TEXT), key="merge-align", format_func=ALIGN_TEXT.get)
-    rules = merge_rules()  # every registered rule (symalign.merge.rules)
+    rules = available_rules()
     how = c2.selectbox("merge rule", list(rules), key="merge-how", format_func=lambda n: rules[n].label)
     data = c3.text_input("data (statistics and evaluation)", own_data(refs[0]), key=f"merge-data:{refs[0]}")
+    rule = rules[how]
+    base = None
+    if rule.base == "required":  # model A is the base the others were fine-tuned from
+        base, refs = refs[0], refs[1:]
+        st.caption(f"{rule.label} merges task vectors: model A is the base (the others are aligned into its basis).")
+    parameters = {}
+    if rule.parameters:
+        st.caption(rule.help)
+        for col, (name, default) in zip(st.columns(len(rule.parameters)), rule.parameters.items()):
+            low, high = rule.bounds.get(name, (-1e6, 1e6))
+            parameters[name] = float(col.number_input(name, float(low), float(high), float(default),
+                                                      key=f"merge-param:{how}:{name}"))
     o1, o2 = st.columns(2)
     examples = o1.number_input("training examples for Fisher / RegMean statistics", 1, 100_000, 64, key="merge-examples")
     max_examples = o2.number_input("evaluation examples (0 = all)", 0, 1_000_000, 0, key="merge-max-examples")
@@ -67,12 +86,12 @@ def merge_section() -> None:
         st.session_state.pop("merge-last", None)
         if background:
             request = {"models": refs, "align": how_align, "how": how, "data": data, "examples": int(examples),
-                       "max_examples": int(max_examples) or None}
+                       "max_examples": int(max_examples) or None, "base": base, "parameters": parameters}
             st.session_state["merge-last-job"] = submit_job("merge", request, label=f"merge ({how}, {how_align})")
         else:
             bar = StreamlitProgress("merging…")
             run = merge_run(refs, how_align, how, data, examples=int(examples), max_examples=int(max_examples) or None,
-                            store=run_store(), source="app", progress=bar)
+                            store=run_store(), source="app", progress=bar, base=base, parameters=parameters)
             bar.done()
             st.session_state["merge-last"] = [run.run_id]
     if "merge-last-job" in st.session_state:

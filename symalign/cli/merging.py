@@ -13,12 +13,41 @@ def add_merge(sub) -> None:
     p.add_argument("--align", default="weight", choices=ALIGNS,
                    help="how the models are brought into the first's basis first (all classes); none: as they are")
     p.add_argument("--how", default="average", choices=tuple(merge_rules()),
-                   help="the merge rule: " + "; ".join(f"{n}: {r.label}" for n, r in merge_rules().items()))
+                   help="the merge rule: " + "; ".join(_describe(n, r) for n, r in merge_rules().items()))
+    p.add_argument("--base", default=None, metavar="M",
+                   help="the model the others were fine-tuned from (ties, dare_*, task_arithmetic, model_stock): "
+                        "the others are aligned into its basis and merged as task vectors from it")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a parameter of the rule, e.g. --param t=0.3, --param density=0.7 (repeatable)")
+    p.add_argument("--export-inputs", action="store_true",
+                   help="also write the aligned inputs (OUT/inputs/N, in the first or base model's canonical basis) "
+                        "and, for mergekit's methods, OUT/mergekit.yml: mergekit-yaml rebuilds the same weights")
     p.add_argument("--data", default=None, help="data for Fisher/RegMean statistics and evaluation "
                                                 "(default: the first model's own data)")
     p.add_argument("--examples", type=int, default=64, help="training examples for Fisher or input Gram matrices")
     add_model_output_flags(p)
     p.set_defaults(func=cmd_merge)
+
+
+def _describe(name: str, rule) -> str:
+    params = ", ".join(f"{k}={v:g}" for k, v in rule.parameters.items())
+    return f"{name}: {rule.label}" + (f" [{params}]" if params else "")
+
+
+def parse_params(pairs: list[str]) -> dict[str, float]:
+    """--param NAME=VALUE ... -> {name: float}; a malformed one is one line."""
+    from symalign.errors import SymalignError
+
+    out = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            raise SymalignError(f"--param {pair!r}: give NAME=NUMBER, e.g. --param t=0.3")
+    return out
 
 
 def cmd_merge(args) -> None:
@@ -32,16 +61,21 @@ def cmd_merge(args) -> None:
     with Bar(f"merge ({args.how}, align {args.align})") as bar:
         run = merge_run(args.models, args.align, args.how, data, examples=args.examples, max_examples=args.max_examples,
                         seed=args.seed, out=Path(args.out), store=store_for(args), source="cli",
-                        progress=bar.phases, dtype=args.dtype, device=args.device)
+                        progress=bar.phases, dtype=args.dtype, device=args.device, base=args.base,
+                        parameters=parse_params(args.param), export_inputs=args.export_inputs)
     out, report = run.out, run.result.report
     if args.json:
         print_json({"inputs": report["inputs"], "merged": report["merged"], "out": str(out), "align": args.align,
-                     "how": args.how, "data": data, "run": run.run_id})
+                     "how": args.how, "parameters": report["parameters"], "base": report["base"], "data": data,
+                     "run": run.run_id})
         return
     print(f"wrote {out}: {len(args.models)} models merged ({args.how}, aligned by {args.align}), evaluated on {data}")
     for row in report["inputs"]:
         print(f"  {row['model']}: loss {row['loss']:.4f}, accuracy {row['accuracy']:.3f}")
     print(f"  merged: loss {report['merged']['loss']:.4f}, accuracy {report['merged']['accuracy']:.3f}")
+    if args.export_inputs:
+        print(f"  inputs as merged: {out / 'inputs'}" + (f"; rebuild with: mergekit-yaml {out / 'mergekit.yml'} DIR"
+                                                         if (out / "mergekit.yml").is_file() else ""))
     if run.run_id:
         print(f"recorded as run {run.run_id}")
 

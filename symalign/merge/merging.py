@@ -36,11 +36,30 @@ Progress = Callable[[str, int, int], None]
 class MergeResult:
     merged: TransformerModel
     report: dict = field(default_factory=dict)
+    members: list[TransformerModel] | None = None  # the inputs in one basis (kept when asked: export_inputs)
 
     def save(self, out: str | Path, dtype: str = "auto") -> Path:
         out = save_model(self.merged, out, dtype)
         (out / "merge.json").write_text(json.dumps(self.report, indent=2))
         return out
+
+    def export_inputs(self, out: str | Path) -> Path:
+        """The hand-off to an external merger: every input as it was merged (in the first, or base,
+        model's canonical basis) under out/inputs/N, float32, and out/mergekit.yml, which
+        `mergekit-yaml out/mergekit.yml DIR` turns into the same weights (for mergekit's methods)."""
+        import yaml
+
+        if self.members is None:
+            raise SymalignError("this merge kept no inputs to export (merge_models(..., keep_members=True))")
+        out = Path(out)
+        folders = [save_model(m, out / "inputs" / str(i), "float32") for i, m in enumerate(self.members)]
+        rule = merge_rule(self.report["how"])
+        if rule.requires == "mergekit":
+            from symalign.merge.mergekit_methods import mergekit_config
+
+            config = mergekit_config(rule.name, folders, self.report["parameters"], self.report["base"] is not None)
+            (out / "mergekit.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+        return out / "inputs"
 
 
 def aligned_members(models: list[TransformerModel], how_align: str, data_spec: str | None,
@@ -64,27 +83,58 @@ def average(members: list[TransformerModel], inputs: MergeInputs) -> dict[str, t
 
 
 def combine(members: list[TransformerModel], how: str, data=None, examples: int = 64, seed: int = 0,
-            progress: Progress | None = None, device: str = "cpu") -> dict[str, torch.Tensor]:
+            progress: Progress | None = None, device: str = "cpu", parameters: dict | None = None,
+            has_base: bool = False) -> dict[str, torch.Tensor]:
     """The merged logical tensors of models that already share one basis, by the registered rule `how`
     (symalign.merge.rules; statistics that need forward or backward passes computed on `device`)."""
     rule = merge_rule(how)
-    return rule.combiner()(members, MergeInputs(data, examples, seed, pick_device(device), progress))
+    inputs = MergeInputs(data, examples, seed, pick_device(device), progress, rule.fill(parameters), has_base)
+    return rule.combiner()(members, inputs)
+
+
+def check_rule(how: str, n_models: int, base: bool, parameters: dict | None = None) -> None:
+    """Refuse, before any work, a rule that cannot run on these inputs: too few models, a base missing
+    or not wanted, unknown parameters, a missing package."""
+    rule = merge_rule(how)  # an unknown rule is refused here, with the choices
+    if n_models < rule.min_models:
+        what = " (the base included)" if rule.base == "required" else ""
+        raise SymalignError(f"--how {how} merges at least {rule.min_models} models{what} (got {n_models})")
+    if rule.base == "required" and not base:
+        raise SymalignError(f"--how {how} needs --base M: the model the others were fine-tuned from "
+                            "(they are aligned into its basis and merged as task vectors from it)")
+    if rule.base != "required" and base:
+        raise SymalignError(f"--how {how} takes no --base" + (" (its first model is the base)" if rule.base == "first"
+                                                               else ""))
+    if rule.base == "first" and n_models != 2:
+        raise SymalignError(f"--how {how} merges exactly two models (got {n_models})")
+    rule.fill(parameters)
+    if rule.requires:
+        from importlib.util import find_spec
+
+        if find_spec(rule.requires) is None:
+            from symalign.merge.mergekit_methods import INSTALL
+
+            raise SymalignError(f"--how {how} runs on {rule.requires}, which is not installed: {INSTALL}")
 
 
 def merge_models(models: list[TransformerModel], how_align: str = "weight", how: str = "average",
                  data_spec: str | None = None, examples: int = 64, max_examples: int | None = None, seed: int = 0,
                  progress: Progress | None = None, members: list[TransformerModel] | None = None,
-                 device: str = "cpu") -> MergeResult:
+                 device: str = "cpu", base: TransformerModel | None = None, parameters: dict | None = None,
+                 keep_members: bool = False) -> MergeResult:
     """Align, combine, and evaluate the inputs and the merged model on the data's evaluation split
     (on `device`: cpu, cuda, mps or auto). `members`: the models already aligned by `aligned_members`
-    (several merge rules, one alignment)."""
+    (several merge rules, one alignment). `base`: the model the others were fine-tuned from, for the
+    rules that need one (it comes first: the others are aligned into its basis). `parameters`: the
+    rule's (e.g. t, weight, density), over its defaults."""
+    if base is not None:
+        models = [base] + list(models)
     if len(models) < 2:
         raise SymalignError(f"merge needs at least two models (got {len(models)})")
     if how_align not in ALIGNS:
         raise SymalignError(f"unknown --align {how_align!r}; choose {', '.join(ALIGNS)}")
-    rule = merge_rule(how)  # an unknown rule is refused here, with the choices
-    if len(models) < rule.min_models:
-        raise SymalignError(f"--how {how} merges at least {rule.min_models} models (got {len(models)})")
+    check_rule(how, len(models), base is not None, parameters)
+    rule = merge_rule(how)
     for other in models[1:]:
         check_compatible(models[0], other)
     data = load_data(data_spec) if data_spec else None
@@ -92,9 +142,12 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
         raise SymalignError(f"--how {how} --align {how_align} needs data (--data SPEC)")
     members = members or aligned_members(models, how_align, data_spec, seed, progress, device)
     # keeps the first model's source, so its tokenizer files travel with the exported checkpoint
-    merged = members[0].with_tensors(combine(members, how, data, examples, seed, progress, device))
+    has_base = base is not None or rule.base == "first"
+    merged = members[0].with_tensors(combine(members, how, data, examples, seed, progress, device, parameters,
+                                             has_base))
     report = {"align": how_align, "how": how, "models": [m.source for m in models], "data": data_spec,
-              "examples": examples if rule.needs_data else None}
+              "examples": examples if rule.needs_data else None, "parameters": rule.fill(parameters),
+              "base": models[0].source if has_base else None}
     if data is not None:
         evaluator = Evaluator(members[0], data, max_examples, pick_device(device))
 
@@ -104,5 +157,5 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
 
         report["inputs"] = [{"model": src.source, **metrics(m)} for src, m in zip(models, members)]
         report["merged"] = metrics(merged)
-    return MergeResult(merged, report)
+    return MergeResult(merged, report, members if keep_members else None)
 

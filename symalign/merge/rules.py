@@ -10,9 +10,10 @@ function as "module:function", imported when it first runs."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from symalign.errors import SymalignError
 from symalign.registry import Registry, resolve
 
 
@@ -35,6 +36,8 @@ class MergeInputs:
     seed: int = 0
     device: Any = "cpu"  # torch.device for forward and backward passes
     progress: Callable[[str, int, int], None] | None = None
+    parameters: dict = field(default_factory=dict)  # the rule's parameters (its declared defaults filled in)
+    has_base: bool = False  # the first member is the base model (a rule with `base` other than "none")
 
     def phase(self, name: str) -> Callable[[int, int], None] | None:
         """A (done, total) progress callback for one named phase of the rule."""
@@ -47,11 +50,30 @@ class MergeRule:
     label: str  # what the Merge page shows
     combine: Callable[[list, MergeInputs], dict] | str  # or "module:function", imported on first use
     needs_data: bool = False
-    needs_base: bool = False  # the first model is a base the others were fine-tuned from
-    min_models: int = 2
+    needs_base: bool = False  # the first model is a base the others were fine-tuned from (`--base`)
+    min_models: int = 2  # models merged, the base included
+    # "none": no base; "required": `--base M` names it; "first": the first model is the base (SLERP's t = 0)
+    base: str = "none"
+    parameters: dict[str, float] = field(default_factory=dict)  # name -> default (`--param NAME=VALUE`)
+    requires: str | None = None  # a package the rule runs on (refused in one line when it is missing)
+    help: str = ""  # what its parameters mean (the CLI's help, the Merge page)
+    bounds: dict[str, tuple[float, float]] = field(default_factory=dict)  # name -> (low, high), inclusive
 
     def combiner(self) -> Callable[[list, MergeInputs], dict]:
         return resolve(self.combine)
+
+    def fill(self, given: dict[str, float] | None) -> dict[str, float]:
+        """The rule's parameters: its defaults overridden by `given`; an unknown name is one line."""
+        given = dict(given or {})
+        unknown = sorted(set(given) - set(self.parameters))
+        if unknown:
+            known = ", ".join(f"{k} (default {v:g})" for k, v in self.parameters.items()) or "none"
+            raise SymalignError(f"--how {self.name} has no parameter {', '.join(unknown)}; its parameters: {known}")
+        for name, value in given.items():
+            low, high = self.bounds.get(name, (float("-inf"), float("inf")))
+            if not low <= value <= high or value != value:
+                raise SymalignError(f"--how {self.name}: {name} = {value:g} is outside [{low:g}, {high:g}]")
+        return {**self.parameters, **given}
 
 
 _RULES: Registry[MergeRule] = Registry("unknown merge --how {name}; choose {choices}")
@@ -61,3 +83,7 @@ register, unregister, merge_rule, merge_rules = _RULES.register, _RULES.unregist
 register(MergeRule("average", "average", "symalign.merge.merging:average"))
 register(MergeRule("fisher", "Fisher-weighted average", "symalign.merge.fisher:fisher_merge", needs_data=True))
 register(MergeRule("regmean", "RegMean (per linear map)", "symalign.merge.regmean:regmean_merge", needs_data=True))
+
+# mergekit's methods (TIES, DARE, SLERP, task arithmetic, model stock, linear): one module, declared
+# there without importing mergekit (it loads when such a rule first runs).
+import symalign.merge.mergekit_methods  # noqa: E402,F401

@@ -323,13 +323,18 @@ class MergeRun:
 def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "average", data: str | None = None,
               examples: int = 64, max_examples: int | None = None, seed: int = 0, out: str | Path | None = None,
               store: RunStore | None = None, source: str = "api", label: str = "",
-              progress: PhaseProgress | None = None, dtype: str = "auto", device: str = "auto") -> MergeRun:
+              progress: PhaseProgress | None = None, dtype: str = "auto", device: str = "auto",
+              base: ModelLike | None = None, parameters: dict | None = None, export_inputs: bool = False) -> MergeRun:
     """Merge models (symalign.merge), save the checkpoint and record a `merge` run with the inputs'
-    and merged model's evaluation metrics. Without `out`, the checkpoint goes to runs/<id>."""
-    from symalign.merge import merge_models
+    and merged model's evaluation metrics. Without `out`, the checkpoint goes to runs/<id>. `base`:
+    for the rules that need one (it leads: the others are aligned into its basis); `parameters`: the
+    rule's; `export_inputs`: also write the aligned inputs and a mergekit.yml (MergeResult.export_inputs)."""
+    from symalign.merge.merging import check_rule, merge_models
 
+    refs = ([base] if base is not None else []) + list(refs)
     if len(refs) < 2:
         raise SymalignError(f"merge needs at least two models (got {len(refs)})")
+    check_rule(how, len(refs), base is not None, parameters)  # before any model loads
     models = [_model(m) for m in refs]
     for other in models[1:]:
         check_compatible(models[0], other)
@@ -337,13 +342,19 @@ def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "aver
     names = [_ref(m) for m in refs]
     export_dtype(models[0], dtype)  # an unknown dtype is refused before any work
     settings = {"align": how_align, "how": how, "data": spec, "examples": examples, "max_examples": max_examples,
-                "seed": seed, "owns_artifacts": out is None, "dtype": dtype, "device": device}
+                "seed": seed, "owns_artifacts": out is None, "dtype": dtype, "device": device,
+                "base": names[0] if base is not None else None, "parameters": parameters or {}}
     with recorded(store, "merge", names[0], names[1], how_align, settings, source, label, names) as run:
-        result = merge_models(models, how_align, how, spec, examples=examples, max_examples=max_examples, seed=seed,
-                              progress=progress, device=device)
+        result = merge_models(models[1:] if base is not None else models, how_align, how, spec, examples=examples,
+                              max_examples=max_examples, seed=seed, progress=progress, device=device,
+                              base=models[0] if base is not None else None, parameters=parameters,
+                              keep_members=export_inputs)
         out = run.folder(out)
         saved = result.save(out, dtype)
-        run.finish({"how": how, "align": how_align, "inputs": result.report["inputs"],
+        if export_inputs:
+            result.export_inputs(saved)
+        run.finish({"how": how, "align": how_align, "parameters": result.report["parameters"],
+                    "base": result.report["base"], "inputs": result.report["inputs"],
                     "merged": result.report["merged"]}, saved)
     return MergeRun(run.id, result, saved)
 
