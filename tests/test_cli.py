@@ -84,3 +84,16 @@ def test_console_script_never_shows_a_traceback(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.startswith("symalign: error: no model at") and "Traceback" not in proc.stderr
+
+
+def test_the_app_listens_on_the_loopback_address_unless_told_otherwise():
+    """Streamlit's default is every interface; a visitor would get the host's files and runs."""
+    from symalign.cli import build_parser
+    from symalign.ui.launch import app_command
+
+    command = app_command()
+    assert command[command.index("--server.address") + 1] == "127.0.0.1"
+    args = build_parser().parse_args(["app"])
+    assert args.address == "127.0.0.1"
+    shared = app_command(address="0.0.0.0")
+    assert shared[shared.index("--server.address") + 1] == "0.0.0.0"

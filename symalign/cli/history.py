@@ -49,6 +49,9 @@ def add_app(sub) -> None:
     p = sub.add_parser("app", help="open the Streamlit app on the shipped zoo")
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--headless", action="store_true", help="do not open a browser")
+    p.add_argument("--address", default="127.0.0.1",
+                   help="the address to listen on (default: this machine only; 0.0.0.0 opens it to the network, "
+                        "where every visitor can read and link the host's files and delete runs)")
     p.set_defaults(func=cmd_app)
 
 
@@ -57,7 +60,10 @@ def cmd_app(args) -> None:
 
     from symalign.ui.launch import app_command
 
-    command = app_command(port=args.port, headless=args.headless)
+    command = app_command(port=args.port, headless=args.headless, address=args.address)
+    if args.address not in ("127.0.0.1", "localhost", "::1"):
+        print(f"symalign: the app listens on {args.address}: anyone who can reach this machine can use it with your "
+              "rights (read and link its files, delete runs); there is no guest mode yet", file=sys.stderr)
     sys.stdout.flush()
     os.execv(command[0], command)  # become the server: signals and exit codes reach streamlit itself
 

@@ -17,8 +17,15 @@ def app_script() -> Path:
     return script
 
 
-def app_command(port: int = 8501, headless: bool = False) -> list[str]:
+LOOPBACK = "127.0.0.1"
+
+
+def app_command(port: int = 8501, headless: bool = False, address: str = LOOPBACK) -> list[str]:
+    """The server listens on the loopback address unless told otherwise: Streamlit's default is every
+    interface, which would let anyone on the network link the host's directories, read its files as
+    text data and delete runs (there is no guest mode yet to restrict a visitor)."""
     return [sys.executable, "-m", "streamlit", "run", str(app_script()), "--server.port", str(port),
+            "--server.address", address,
             "--server.headless", "true" if headless else "false", "--browser.gatherUsageStats", "false",
             "--server.maxUploadSize", "512", "--server.fileWatcherType", "none",
             "--server.showEmailPrompt", "false"]
