@@ -80,20 +80,24 @@ def test_a_narrow_zoo_model_aligns_with_a_wide_one():
     assert learned < 0.2
 
 
-def test_llama_shakespeare_ordering():
-    """The Llama zoo (README table; 0↔1 measured: none 1.30, weight all 0.71, learned all 0.20):
-    under RoPE the preset `all` uses rotary QK maps, and the residual rotation RMSNorm admits
-    (no Q·1 = 1 condition) is again what lowers the barrier; learned matching lowers it further."""
-    a, b = load_model("zoo:llama-shakespeare/0"), load_model("zoo:llama-shakespeare/1")
+def text_barriers(recipe: str, learned_steps: int = 150) -> tuple[float, float, float]:
+    """0↔1 barriers of a text zoo recipe on 64 windows: none, weight (all), learned (all)."""
+    a, b = load_model(f"zoo:{recipe}/0"), load_model(f"zoo:{recipe}/1")
     data = load_data("shakespeare")
 
     def measured(method, **options):
         aligned = align(a, b, AlignConfig(method=method, preset="all", data="shakespeare", **options)).aligned
         return interpolation_curve(a, aligned, data, max_examples=64).barrier
 
-    none = interpolation_curve(a, b, data, max_examples=64).barrier
-    weight = measured("weight")
-    learned = measured("learned", steps=150)
+    return interpolation_curve(a, b, data, max_examples=64).barrier, measured("weight"), \
+        measured("learned", steps=learned_steps)
+
+
+def test_llama_shakespeare_ordering():
+    """The Llama zoo (README table; 0↔1 measured: none 1.30, weight all 0.71, learned all 0.20):
+    under RoPE the preset `all` uses rotary QK maps, and the residual rotation RMSNorm admits
+    (no Q·1 = 1 condition) is again what lowers the barrier; learned matching lowers it further."""
+    none, weight, learned = text_barriers("llama-shakespeare")
     assert none > weight + 0.4
     assert weight > learned + 0.2
     assert learned < 0.45
@@ -101,19 +105,10 @@ def test_llama_shakespeare_ordering():
 
 def test_pythia_shakespeare_ordering():
     """The GPT-NeoX zoo (README table; 0↔1 as measured here on 64 windows: none 1.02, weight all 0.40,
-    learned all at 150 steps 0.07):
-    with RoPE on a quarter of each head, `all` uses rotary QK maps there and rotations on the rest;
-    the residual rotation (LayerNorm: Q·1 = 1) is what lowers the barrier, and learning lowers it further."""
-    a, b = load_model("zoo:pythia-shakespeare/0"), load_model("zoo:pythia-shakespeare/1")
-    data = load_data("shakespeare")
-
-    def measured(method, **options):
-        aligned = align(a, b, AlignConfig(method=method, preset="all", data="shakespeare", **options)).aligned
-        return interpolation_curve(a, aligned, data, max_examples=64).barrier
-
-    none = interpolation_curve(a, b, data, max_examples=64).barrier
-    weight = measured("weight")
-    learned = measured("learned", steps=150)
+    learned all at 150 steps 0.07): with RoPE on a quarter of each head, `all` uses rotary QK maps
+    there and rotations on the rest; the residual rotation (LayerNorm: Q·1 = 1) is what lowers the
+    barrier, and learning lowers it further."""
+    none, weight, learned = text_barriers("pythia-shakespeare")
     assert none > weight + 0.3
     assert weight > learned + 0.15
     assert learned < 0.3
