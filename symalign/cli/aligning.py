@@ -34,6 +34,9 @@ def add_align(sub) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)
     p.add_argument("--barrier", action="store_true", help="also measure the barrier between A and aligned B")
+    p.add_argument("--canonical-a", default=None, metavar="DIR",
+                   help="also write A's canonical form to DIR: the basis aligned B is in (hand both to a merger such "
+                        "as mergekit; the raw A is a different basis)")
     p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_align)
@@ -45,7 +48,7 @@ def cmd_align(args) -> None:
     config = align_config(args)
     with Bar(f"align ({args.method})") as bar:
         result = align_run(args.a, args.b, config, out=args.out, measure=args.barrier, store=store_for(args),
-                           source="cli", progress=bar.phases)
+                           source="cli", progress=bar.phases, canonical_a=args.canonical_a)
     r = result.alignment.report
     summary = dict(align_summary(result.alignment), out=str(result.out), method=args.method, classes=r["config"]["classes"],
                    run=result.run_id)
@@ -61,6 +64,8 @@ def cmd_align(args) -> None:
         print(f"weight matching stopped: {summary['stopped']}")
     if result.curve is not None:
         print(f"barrier between A and aligned B: {result.curve.barrier:.4f}")
+    if args.canonical_a:
+        print(f"wrote {args.canonical_a}: A in canonical form (the same function as A, in aligned B's basis)")
     if result.run_id:
         print(f"recorded as run {result.run_id}")
 

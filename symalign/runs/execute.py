@@ -150,14 +150,22 @@ def align_summary(alignment: Alignment) -> dict:
 def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path | None = None,
               measure: bool = True, points: int = 21, max_examples: int | None = None,
               store: RunStore | None = None, source: str = "api", label: str = "",
-              progress: PhaseProgress | None = None, data_source=None) -> AlignRun:
+              progress: PhaseProgress | None = None, data_source=None,
+              canonical_a: str | Path | None = None) -> AlignRun:
     """Align B to A, save the result, and (by default) measure the barrier between A and aligned B.
 
-    Without `out`, artifacts go to the data folder's runs/<id> (and are deleted with the run)."""
+    Without `out`, artifacts go to the data folder's runs/<id> (and are deleted with the run).
+    `canonical_a`: also write A's canonical form there, the basis aligned B is in (for a merger)."""
     model_a, model_b = _model(a), _model(b)
     check_pair(model_a, model_b)
+    if canonical_a is not None and not same_widths(model_a, model_b):
+        raise SymalignError("--canonical-a: A and B differ in width, so aligned B is in an embedded basis, not A's")
     if same_widths(model_a, model_b):  # align() and the curve take canonical forms; the raw ones can go now
         model_a = canonicalize(model_a)  # one at a time: each raw model is freed before the next is folded
+        if canonical_a is not None:
+            from symalign.models import save_model
+
+            save_model(model_a, canonical_a, config.dtype)
         model_b = canonicalize(model_b)
     config = fitted(model_a, config)
     settings = AlignSettings(config.to_json(), points, max_examples, measure, owns_artifacts=out is None).to_json()
