@@ -481,6 +481,19 @@ def test_merge_page_merges_records_the_run_and_offers_the_zip(home):
     assert "merge" in history.dataframe[0].value["kind"].tolist()
 
 
+def test_merge_page_offers_mergekit_methods_with_their_parameters(home):
+    pytest.importorskip("mergekit")
+    at = clean(page("merge").run())
+    at.selectbox(key="merge-how").set_value("slerp").run()
+    at.number_input(key="merge-param:slerp:t").set_value(0.3)
+    at.number_input(key="merge-max-examples").set_value(64)
+    at.button(key="merge-go").click().run()
+    assert not clean(at).error, [e.value for e in at.error]
+    (run,) = RunStore(home / "runs.sqlite").list(kind="merge")
+    assert run.metrics["how"] == "slerp" and run.metrics["parameters"] == {"t": 0.3}
+    assert run.settings["parameters"] == {"t": 0.3}
+
+
 def test_transport_tab_carries_the_zoo_fine_tune_and_records_the_run(home):
     at = clean(page("merge").run())
     at.text_input(key="transport-alpha").set_value("0,1")
