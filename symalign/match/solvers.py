@@ -138,7 +138,7 @@ def _batched(u: torch.Tensor) -> torch.Tensor:
 
 def _complex(u: torch.Tensor) -> torch.Tensor:
     """[count, n, rest] real slices -> [count, n/2, rest] complex: pair (i, i + n/2) as x_i + i·x_{i+n/2}."""
-    u = u if u.dim() == 3 else u[None]
+    u = _batched(u)
     half = u.shape[1] // 2
     return torch.complex(u[:, :half], u[:, half:])
 

@@ -105,7 +105,7 @@ def _units(spec: SymmetrySpec, classes: dict[str, str]) -> list[tuple[str, ...]]
     for parent in spec.spaces.values():
         if parent.batched_by is not None:
             continue
-        children = [s.name for s in spec.spaces.values() if s.batched_by == parent.name and s.kind != "heads" and chosen(s)]
+        children = [s.name for s in spec.batched_in(parent.name) if s.kind != "heads" and chosen(s)]
         unit = ((parent.name,) if chosen(parent) else ()) + tuple(children)
         if unit:
             units.append(unit)
@@ -140,7 +140,7 @@ def _update_heads(space: str, mapped: MappedModel, transform: Transform, head_co
     """Match whole heads by a cost no per-head map changes, then drop the per-head maps (they were
     solved for the old head order; the unit's next steps solve them again)."""
     layer = int(space.split(".")[1])
-    children = [s for s in mapped.spec.spaces.values() if s.batched_by == space]
+    children = mapped.spec.batched_in(space)
     inner = [s.name for s in children if s.name in transform]
     current = mapped.act({n: transform.pop(n).inverse() for n in inner}, mapped.touching(space))
     delta = Permutation(assignment(head_cost(mapped.a, current, layer, head_cost_kind)))  # against heads as they are

@@ -8,8 +8,8 @@ from typing import Any, Callable
 
 import torch
 
-from symalign.models.layout import BLOCK, BLOCK_NORM_READERS, FINAL_NORM, Dims, LocalSpace, attention_spaces, build_spec
-from symalign.symmetry.spec import SymmetrySpec
+from symalign.models.layout import BLOCK, BLOCK_NORM_READERS, FINAL_NORM, Dims, attention_spaces, build_spec
+from symalign.symmetry.spec import Space, SymmetrySpec
 
 Tensors = dict[str, torch.Tensor]
 
@@ -72,7 +72,7 @@ class Family:
     final_norm: dict[str, tuple[str | None, ...]] = field(default_factory=lambda: FINAL_NORM)
     norm_readers: dict[str, tuple[str, ...]] = field(default_factory=lambda: BLOCK_NORM_READERS)
     # The per-layer spaces its tag rows name (their kinds are what the app toggles and matchers solve).
-    spaces: Callable[[Dims], tuple[LocalSpace, ...]] = attention_spaces
+    spaces: Callable[[Dims], tuple[Space, ...]] = attention_spaces
     task: str = "causal-lm"  # causal-lm | image-classification: which data sources fit
     context: Callable[[Any], int] = field(default=lambda config: getattr(config, "n_positions", 0))
     # Small models of the family (tests, `symalign init`): `tiny(**options)` takes symalign.models.tiny's

@@ -10,7 +10,7 @@ Tags read "space:variance"; spaces other than ``residual`` are local to the laye
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from symalign.symmetry.spec import Space, SymmetrySpec, parse_tag, refusals_for
 
@@ -93,43 +93,28 @@ def tensor_tags(dims: Dims, outer: dict[str, tuple[str | None, ...]], block: dic
     return tags
 
 
-@dataclass(frozen=True)
-class LocalSpace:
-    """A per-layer space a family declares: the name its tag rows use, the kind the app's toggles
-    and the matchers know it by, its size and, when it exists once per head, the space it is
-    batched by (`count` copies, one per element of that space)."""
-
-    name: str
-    kind: str
-    size: int
-    count: int = 1
-    batched_by: str | None = None
-    rotated: int | None = None  # rotary class: leading dimensions paired up (None: all)
-
-
-def attention_spaces(dims: Dims) -> tuple[LocalSpace, ...]:
-    """The spaces of a standard block: MLP units, heads, and per head its QK and VO spaces (RoPE's
-    rotated dimensions on QK)."""
+def attention_spaces(dims: Dims) -> tuple[Space, ...]:
+    """The per-layer spaces of a standard block, named as the tag rows name them (`batched_by` too;
+    build_spec prefixes the layer and adds the refusals): MLP units, heads, and per head its QK and
+    VO spaces (RoPE's rotated dimensions on QK)."""
     per_head = dict(size=dims.d_head, count=dims.kv_heads, batched_by="heads")
-    return (LocalSpace("mlp", "mlp", dims.d_mlp), LocalSpace("heads", "heads", dims.kv_heads),
-            LocalSpace("qk", "qk", rotated=dims.rotary_dims or None, **per_head), LocalSpace("vo", "vo", **per_head))
+    return (Space("mlp", "mlp", dims.d_mlp), Space("heads", "heads", dims.kv_heads),
+            Space("qk", "qk", rotated=dims.rotary_dims or None, **per_head), Space("vo", "vo", **per_head))
 
 
-def grouped_attention_spaces(dims: Dims) -> tuple[LocalSpace, ...]:
+def grouped_attention_spaces(dims: Dims) -> tuple[Space, ...]:
     """Grouped-query attention: `heads` permutes key/value heads (their query heads move with them), a
     `qheads` space (also of kind heads) the query heads inside each group; the per-head QK and VO
     maps belong to the key/value head all its query heads share."""
     mlp, heads, qk, vo = attention_spaces(dims)
-    return (mlp, heads, LocalSpace("qheads", "heads", dims.group, count=dims.kv_heads, batched_by="heads"), qk, vo)
+    return (mlp, heads, Space("qheads", "heads", dims.group, count=dims.kv_heads, batched_by="heads"), qk, vo)
 
 
-def _refusals(local: LocalSpace, dims: Dims, canonical: bool) -> dict[str, str]:
-    partial = ""
-    if local.kind == "qk" and local.rotated is not None and local.rotated < local.size:
-        partial = f"the first {local.rotated} of {local.size} dimensions"
+def _refusals(local: Space, dims: Dims, canonical: bool) -> dict[str, str]:
+    pairs = local.rotated_dims
+    partial = f"the first {pairs} of {local.size} dimensions" if local.kind == "qk" and pairs < local.size else ""
     out = refusals_for(local.kind, activation=dims.activation, canonical=canonical, norm=dims.norm, rope=dims.rope,
                        gated=dims.gated, partial=partial)
-    pairs = local.size if local.rotated is None else local.rotated
     if local.kind in ("qk", "vo") and pairs % 2:
         out = {**out, "rotary": f"rotary maps act on pairs of coordinates; {pairs} dimensions are odd"}
     return out
@@ -137,7 +122,7 @@ def _refusals(local: LocalSpace, dims: Dims, canonical: bool) -> dict[str, str]:
 
 def build_spec(family: str, dims: Dims, outer: dict[str, tuple[str | None, ...]], canonical: bool,
                block: dict = BLOCK, final_norm: dict = FINAL_NORM,
-               local_spaces: tuple[LocalSpace, ...] | None = None) -> SymmetrySpec:
+               local_spaces: tuple[Space, ...] | None = None) -> SymmetrySpec:
     """The symmetry spec of a transformer with these dimensions, block layout and declared per-layer
     spaces (`attention_spaces` unless the family declares its own)."""
     local_spaces = attention_spaces(dims) if local_spaces is None else local_spaces
@@ -151,7 +136,6 @@ def build_spec(family: str, dims: Dims, outer: dict[str, tuple[str | None, ...]]
     for i in range(dims.n_layer):
         for local in local_spaces:
             name = layer_name(i, local.name)
-            spaces[name] = Space(name, local.kind, local.size, count=local.count,
-                                 batched_by=layer_name(i, local.batched_by) if local.batched_by else None,
-                                 refusals=_refusals(local, dims, canonical), rotated=local.rotated)
+            spaces[name] = replace(local, name=name, refusals=_refusals(local, dims, canonical),
+                                   batched_by=layer_name(i, local.batched_by) if local.batched_by else None)
     return SymmetrySpec(family, spaces, tensor_tags(dims, outer, block, final_norm), canonical)

@@ -69,6 +69,10 @@ class SymmetrySpec:
     tensors: dict[str, tuple[Tag | None, ...]]
     canonical: bool
 
+    def batched_in(self, space: str) -> list[Space]:
+        """The spaces that exist once per element of `space` (a layer's per-head maps and query heads)."""
+        return [s for s in self.spaces.values() if s.batched_by == space]
+
     def spaces_of_kind(self, kind: str) -> list[Space]:
         return [s for s in self.spaces.values() if s.kind == kind]
 

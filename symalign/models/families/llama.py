@@ -78,7 +78,6 @@ def dims(config) -> Dims:
                 gated=True)
 
 
-
 def to_logical(sd: Tensors, config) -> Tensors:
     dm = dims(config)
     kv, g, dh, d = dm.kv_heads, dm.group, dm.d_head, dm.d_model
