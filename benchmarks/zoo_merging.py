@@ -55,7 +55,7 @@ def main() -> None:
                 if base is not None else {}
             align_seconds = (time.perf_counter() - start) / len(PAIRS)
             for how in args.hows:
-                needs_base = merge_rule(how).base == "required"
+                needs_base = merge_rule(how).needs_base
                 if needs_base and base is None:
                     print(f"| {recipe} | {how_align} | {how} | (needs --base) | | |")
                     continue

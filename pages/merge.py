@@ -37,13 +37,6 @@ def download(run, name: str, key: str) -> None:
                "or load it with `transformers`. The run is in the history.")
 
 
-def available_rules() -> dict:
-    """Every registered rule whose package is installed (mergekit's methods appear with mergekit)."""
-    from importlib.util import find_spec
-
-    return {n: r for n, r in merge_rules().items() if not r.requires or find_spec(r.requires) is not None}
-
-
 def merge_section() -> None:
     st.markdown("Bring the models into the first one's basis, then combine their weights into one model. Without "
                 "alignment, averaging mixes units and heads that do different jobs; after it, the average is a model "
@@ -60,12 +53,12 @@ def merge_section() -> None:
         return
     c1, c2, c3 = st.columns(3)
     how_align = c1.selectbox("alignment", list(ALIGN_TEXT), key="merge-align", format_func=ALIGN_TEXT.get)
-    rules = available_rules()
+    rules = {n: r for n, r in merge_rules().items() if r.available}  # mergekit's methods appear with mergekit
     how = c2.selectbox("merge rule", list(rules), key="merge-how", format_func=lambda n: rules[n].label)
     data = c3.text_input("data (statistics and evaluation)", own_data(refs[0]), key=f"merge-data:{refs[0]}")
     rule = rules[how]
     base = None
-    if rule.base == "required":  # model A is the base the others were fine-tuned from
+    if rule.needs_base:  # model A is the base the others were fine-tuned from
         base, refs = refs[0], refs[1:]
         st.caption(f"{rule.label} merges task vectors: model A is the base (the others are aligned into its basis).")
     parameters = {}

@@ -13,9 +13,7 @@ from functools import partial
 from pathlib import Path
 
 from symalign.errors import SymalignError
-from symalign.merge.rules import MergeInputs, MergeRule, register
-
-INSTALL = 'pip install mergekit (or pip install -e ".[mergekit]")'
+from symalign.merge.rules import MergeInputs, MergeRule, install_hint, register
 
 # name -> (label, base policy, parameters with symalign's defaults, at least this many models, help)
 METHODS = {
@@ -50,7 +48,8 @@ def combine(method: str, members: list, inputs: MergeInputs) -> dict:
     try:
         from mergekit.merge_methods.api import merge_state_dicts
     except ImportError:
-        raise SymalignError(f"--how {method} runs on mergekit, which is not installed: {INSTALL}") from None
+        raise SymalignError(f"--how {method} runs on mergekit, which is not installed: {install_hint('mergekit')}") \
+            from None
     import torch
 
     family, config = members[0].family, members[0].config
@@ -82,6 +81,5 @@ def mergekit_config(method: str, inputs: list[Path], parameters: dict, has_base:
 BOUNDS = {"t": (0.0, 1.0), "density": (1e-6, 1.0), "weight": (-1e6, 1e6), "lambda": (-1e6, 1e6)}
 
 for _name, (_label, _base, _parameters, _min, _help) in METHODS.items():
-    register(MergeRule(_name, _label, partial(combine, _name), needs_base=_base == "required", min_models=_min,
-                       base=_base, parameters=_parameters, requires="mergekit", help=_help,
+    register(MergeRule(_name, _label, partial(combine, _name), min_models=_min, base=_base, parameters=_parameters, requires="mergekit", help=_help,
                        bounds={k: BOUNDS[k] for k in _parameters}))

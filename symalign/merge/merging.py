@@ -24,7 +24,7 @@ from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator, Metrics
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
-from symalign.merge.rules import ALIGNS, MergeInputs, merge_rule, phase
+from symalign.merge.rules import ALIGNS, MergeInputs, install_hint, merge_rule, phase
 from symalign.models import canonicalize, save_model
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
@@ -97,24 +97,19 @@ def check_rule(how: str, n_models: int, base: bool, parameters: dict | None = No
     or not wanted, unknown parameters, a missing package."""
     rule = merge_rule(how)  # an unknown rule is refused here, with the choices
     if n_models < rule.min_models:
-        what = " (the base included)" if rule.base == "required" else ""
+        what = " (the base included)" if rule.needs_base else ""
         raise SymalignError(f"--how {how} merges at least {rule.min_models} models{what} (got {n_models})")
-    if rule.base == "required" and not base:
+    if rule.needs_base and not base:
         raise SymalignError(f"--how {how} needs --base M: the model the others were fine-tuned from "
                             "(they are aligned into its basis and merged as task vectors from it)")
-    if rule.base != "required" and base:
+    if not rule.needs_base and base:
         raise SymalignError(f"--how {how} takes no --base" + (" (its first model is the base)" if rule.base == "first"
                                                                else ""))
     if rule.base == "first" and n_models != 2:
         raise SymalignError(f"--how {how} merges exactly two models (got {n_models})")
     rule.fill(parameters)
-    if rule.requires:
-        from importlib.util import find_spec
-
-        if find_spec(rule.requires) is None:
-            from symalign.merge.mergekit_methods import INSTALL
-
-            raise SymalignError(f"--how {how} runs on {rule.requires}, which is not installed: {INSTALL}")
+    if not rule.available:
+        raise SymalignError(f"--how {how} runs on {rule.requires}, which is not installed: {install_hint(rule.requires)}")
 
 
 def merge_models(models: list[TransformerModel], how_align: str = "weight", how: str = "average",

@@ -50,7 +50,6 @@ class MergeRule:
     label: str  # what the Merge page shows
     combine: Callable[[list, MergeInputs], dict] | str  # or "module:function", imported on first use
     needs_data: bool = False
-    needs_base: bool = False  # the first model is a base the others were fine-tuned from (`--base`)
     min_models: int = 2  # models merged, the base included
     # "none": no base; "required": `--base M` names it; "first": the first model is the base (SLERP's t = 0)
     base: str = "none"
@@ -61,6 +60,18 @@ class MergeRule:
 
     def combiner(self) -> Callable[[list, MergeInputs], dict]:
         return resolve(self.combine)
+
+    @property
+    def needs_base(self) -> bool:
+        """`--base M` names a model the others were fine-tuned from."""
+        return self.base == "required"
+
+    @property
+    def available(self) -> bool:
+        """The package it runs on is installed (checked without importing it)."""
+        from importlib.util import find_spec
+
+        return self.requires is None or find_spec(self.requires) is not None
 
     def fill(self, given: dict[str, float] | None) -> dict[str, float]:
         """The rule's parameters: its defaults overridden by `given`; an unknown name is one line."""
@@ -74,6 +85,11 @@ class MergeRule:
             if not low <= value <= high or value != value:
                 raise SymalignError(f"--how {self.name}: {name} = {value:g} is outside [{low:g}, {high:g}]")
         return {**self.parameters, **given}
+
+
+def install_hint(package: str) -> str:
+    """How to get an optional package a rule runs on (each is also an extra of symalign's)."""
+    return f'pip install {package} (or pip install -e ".[{package}]")'
 
 
 _RULES: Registry[MergeRule] = Registry("unknown merge --how {name}; choose {choices}")
