@@ -59,10 +59,8 @@ def combine(method: str, members: list, inputs: MergeInputs) -> dict:
         with torch.no_grad():
             merged = merge_state_dicts(states, method, parameters=inputs.parameters,
                                        base=0 if inputs.has_base else None)
-    except Exception as exc:  # mergekit's refusals of parameters and inputs
-        if isinstance(exc, (ValueError, TypeError)) or type(exc).__name__ == "ValidationError":
-            raise SymalignError(f"--how {method}: {_one_line(exc)}") from None
-        raise
+    except (ValueError, TypeError) as exc:  # mergekit's refusals of parameters and inputs (pydantic's included)
+        raise SymalignError(f"--how {method}: {_one_line(exc)}") from None
     return family.to_logical({k: v.float() for k, v in merged.items()}, config)
 
 
