@@ -17,6 +17,7 @@ from symalign.models import canonicalize, spec_of, transformed
 from symalign.models.family import TransformerModel
 from symalign.report import function_gap, relative_change
 from symalign.runs.execute import PhaseProgress, align_run, barrier_run, phase_progress
+from symalign.runs.reuse import request_key, served_once
 from symalign.runs.store import RunStore
 from symalign.symmetry.random import random_transform
 
@@ -51,15 +52,22 @@ def planted_demo(model: TransformerModel, data, seed: int = 0, max_examples: int
 
 def seeds_demo(a: TransformerModel | str, b: TransformerModel | str, data_spec: str, store: RunStore | None,
                learned_steps: int | None = None, max_examples: int | None = None, data_source=None,
-               progress: PhaseProgress | None = None) -> list[str | None]:
+               progress: PhaseProgress | None = None, reuse: bool = False) -> list[str | None]:
     """Vanilla, weight matching (all classes) and learned matching between two seeds, as runs; the
-    learned run uses the same defaults as `symalign align --method learned` (the data's steps)."""
-    ids = [barrier_run(a, b, data=data_spec, max_examples=max_examples, store=store, source="app",
-                       label="demo: no alignment", progress=progress, data_source=data_source)[0]]
-    weight = AlignConfig(method="weight", classes=FULL_CLASSES)
-    ids.append(align_run(a, b, weight, max_examples=max_examples, store=store, source="app",
-                         label="demo: weight matching", progress=progress, data_source=data_source).run_id)
-    learned = AlignConfig(method="learned", classes=FULL_CLASSES, data=data_spec, steps=learned_steps)
-    ids.append(align_run(a, b, learned, max_examples=max_examples, store=store, source="app",
-                         label="demo: learned matching", progress=progress, data_source=data_source).run_id)
-    return ids
+    learned run uses the same defaults as `symalign align --method learned` (the data's steps).
+    `reuse`: the same demo asked before (or at the same time) is answered with its runs."""
+
+    def compute() -> list[str | None]:
+        ids = [barrier_run(a, b, data=data_spec, max_examples=max_examples, store=store, source="app",
+                           label="demo: no alignment", progress=progress, data_source=data_source)[0]]
+        weight = AlignConfig(method="weight", classes=FULL_CLASSES)
+        ids.append(align_run(a, b, weight, max_examples=max_examples, store=store, source="app",
+                             label="demo: weight matching", progress=progress, data_source=data_source).run_id)
+        learned = AlignConfig(method="learned", classes=FULL_CLASSES, data=data_spec, steps=learned_steps)
+        ids.append(align_run(a, b, learned, max_examples=max_examples, store=store, source="app",
+                             label="demo: learned matching", progress=progress, data_source=data_source).run_id)
+        return ids
+
+    settings = {"data": data_spec, "learned_steps": learned_steps, "max_examples": max_examples}
+    key = request_key("demo-seeds", [a, b], settings) if reuse and store is not None else None
+    return served_once(store, key, compute)[0]

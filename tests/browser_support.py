@@ -36,13 +36,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def served_app(folder: Path) -> Iterator[tuple[str, subprocess.Popen, Path]]:
-    """A fresh `symalign app` server: (url, process, data folder)."""
+def served_app(folder: Path, *options: str) -> Iterator[tuple[str, subprocess.Popen, Path]]:
+    """A fresh `symalign app` server (with `options`, e.g. --share): (url, process, data folder)."""
     home, port = folder / "home", free_port()
     env = dict(os.environ, SYMALIGN_HOME=str(home))
     log = open(folder / "streamlit.log", "w")
-    server = subprocess.Popen([sys.executable, "-m", "symalign.cli", "app", "--headless", "--port", str(port)],
-                              cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen([sys.executable, "-m", "symalign.cli", "app", "--headless", "--port", str(port),
+                               *options], cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90
     while time.time() < deadline:

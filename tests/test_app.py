@@ -28,7 +28,7 @@ def home(tmp_path, monkeypatch):
 
 
 def page(name: str, timeout: float = 120) -> AppTest:
-    return AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=timeout)
+    return AppTest.from_file(str(ROOT / "app_pages" / f"{name}.py"), default_timeout=timeout)
 
 
 def clean(at: AppTest) -> AppTest:

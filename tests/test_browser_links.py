@@ -1,8 +1,9 @@
 """Every page works when opened by its own link (issue #15), in headless Debian chromium.
 
-Streamlit decides per server process whether `pages/` is a v1 "pages directory", so the failure
-only shows when a *fresh* server's first visitor arrives by a page link: each page gets its own
-fresh server here and is opened first, in a new browser context. A link to a run opens that run;
+Streamlit treats a `pages/` folder beside the entry script as a v1 "pages directory" until app.py
+runs, so the failure only shows when a *fresh* server's first visitor arrives by a page link: each
+page gets its own fresh server here and is opened first, in a new browser context, and the sidebar
+is read as soon as its first link paints (a raw file list, even for a moment, fails). A link to a run opens that run;
 an unknown path gives the Home page."""
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ def test_a_page_opened_first_by_its_link_renders_inside_the_apps_navigation(tmp_
     with served_app(tmp_path) as (url, _, _), chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
         page.goto(f"{url}/{name}")
+        page.locator('[data-testid="stSidebarNavLink"]').first.wait_for(timeout=60_000)
+        assert navigation(page)[1] == TITLES  # the first navigation painted is the app's
         page.get_by_text(PAGES[name]).first.wait_for(timeout=60_000)
         assert_app_navigation(page)
         assert page.url.rstrip("/").endswith(f"/{name}")

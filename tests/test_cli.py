@@ -86,14 +86,31 @@ def test_console_script_never_shows_a_traceback(tmp_path):
     assert proc.stderr.startswith("symalign: error: no model at") and "Traceback" not in proc.stderr
 
 
-def test_the_app_listens_on_the_loopback_address_unless_told_otherwise():
-    """Streamlit's default is every interface; a visitor would get the host's files and runs."""
-    from symalign.cli import build_parser
-    from symalign.ui.launch import app_command
+def launched(argv: list[str], monkeypatch) -> tuple[list[str], dict]:
+    """The command `symalign app ...` would become and the access policy it hands the server."""
+    import os
 
-    command = app_command()
+    import symalign.ui.access as access
+
+    seen = {}
+    monkeypatch.setattr(os, "execv", lambda path, command: seen.update(command=command))
+    for name in (access.GUEST, access.TRAINING, access.PASSWORD):  # set, then removed: restored after the test
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    assert main(argv) == 0
+    return seen["command"], access.Access.from_environment()
+
+
+def test_the_app_listens_on_the_loopback_address_unless_shared(monkeypatch, capsys):
+    """Streamlit's default is every interface; a visitor would get the host's files and runs."""
+    command, policy = launched(["app", "--headless"], monkeypatch)
     assert command[command.index("--server.address") + 1] == "127.0.0.1"
-    args = build_parser().parse_args(["app"])
-    assert args.address == "127.0.0.1"
-    shared = app_command(address="0.0.0.0")
-    assert shared[shared.index("--server.address") + 1] == "0.0.0.0"
+    assert not policy.guest and policy.password_sha256 is None
+    command, policy = launched(["app", "--share", "--password", "sesame", "--allow-training"], monkeypatch)
+    assert command[command.index("--server.address") + 1] == "0.0.0.0"
+    assert command[command.index("--server.maxUploadSize") + 1] == "64"  # guests' per-session cap
+    assert policy.guest and policy.allow_training and policy.password_ok("sesame") and not policy.password_ok("x")
+    assert "sesame" not in str(policy)  # only its hash travels
+    assert "http://" in capsys.readouterr().err  # the addresses to give out
+    assert main(["app", "--allow-training"]) == 2  # meaningless without --share: one line
+    assert "--allow-training is for a shared app" in capsys.readouterr().err

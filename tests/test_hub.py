@@ -174,7 +174,7 @@ def test_the_app_links_a_hub_id_and_offers_it_with_a_time_estimate(offline, tmp_
     from streamlit.testing.v1 import AppTest
 
     monkeypatch.setenv("SYMALIGN_HOME", str(tmp_path / "home"))
-    pages = Path(__file__).resolve().parents[1] / "pages"
+    pages = Path(__file__).resolve().parents[1] / "app_pages"
     at = AppTest.from_file(str(pages / "models.py"), default_timeout=120).run()
     for name in ("a", "b"):
         at.text_input(key="link-path").set_value(f"{ORG}/gpt2-{name}").run()

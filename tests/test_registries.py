@@ -63,7 +63,7 @@ def test_a_registered_matcher_is_offered_and_runs(plugins, tmp_path, capsys):
     moved = Transform.load(out / "transforms.safetensors")
     assert moved and all(name.endswith(".mlp") for name in moved)  # MLP units only, as the matcher chose
 
-    at = AppTest.from_file(str(ROOT / "pages" / "align.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "align.py"), default_timeout=120)
     at.run()
     at.selectbox(key="align-a").set_value(PAIR[0])
     at.selectbox(key="align-b").set_value(PAIR[1])
@@ -87,7 +87,7 @@ def test_a_registered_merge_rule_is_offered_and_runs(plugins, tmp_path, capsys):
     assert all(torch.allclose(merged.tensors[k], expected[k], atol=1e-6) for k in expected)
     assert any(not torch.equal(expected[k], members[0].tensors[k]) for k in expected)  # both members contribute
 
-    at = AppTest.from_file(str(ROOT / "pages" / "merge.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "merge.py"), default_timeout=120)
     at.run()
     assert not at.exception
     assert "larger magnitude (a test rule)" in at.selectbox(key="merge-how").options

@@ -111,13 +111,35 @@ def test_a_killed_process_leaves_the_database_sound_and_earlier_runs_intact(home
 def test_work_stopped_by_a_control_exception_is_not_left_running(home):
     """Streamlit stops a script by raising a BaseException in it; the row must not stay `running`."""
     from symalign.runs.execute import recorded
+    from symalign.runs.records import AlignSettings
 
     class ScriptStopped(BaseException):
         pass
 
     store = RunStore(home / "runs.sqlite")
     with pytest.raises(ScriptStopped):
-        with recorded(store, "align", "A", "B", "weight", {}, "app", ""):
+        with recorded(store, "align", "A", "B", "weight", AlignSettings({}), "app", ""):
             raise ScriptStopped()
     (run,) = store.list()
     assert run.status == "failed" and run.error == "interrupted before it finished"
+
+
+def test_every_run_kind_records_and_reads_back_its_typed_settings(home):
+    """A run's settings go in as its kind's class and come back as the same object; the wrong class
+    for a kind is refused before anything is recorded."""
+    from symalign.runs.execute import recorded
+    from symalign.runs.records import SETTINGS, AlignSettings, BarrierSettings, SweepSettings
+
+    store = RunStore(home / "runs.sqlite")
+    examples = [AlignSettings({"method": "weight"}, 5, 64), BarrierSettings("digits", 7),
+                SweepSettings({"name": "g", "pairs": [["a", "b"]], "points": 3}, "ray", "127.0.0.1:1")]
+    for settings in examples:
+        kind = next(k for k, c in SETTINGS.items() if isinstance(settings, c))
+        with recorded(store, kind, "A", "B", "m", settings, "api", "") as run:
+            run.finish({})
+        assert store.get(run.id).typed_settings == settings
+    assert store.get(run.id).settings["points"] == 3  # a sweep's grid is stored flat, as before
+    with pytest.raises(TypeError, match="records BarrierSettings"):
+        with recorded(store, "barrier", "A", "B", "m", examples[0], "api", ""):
+            pass
+    assert len(store.list()) == 3

@@ -49,22 +49,45 @@ def add_app(sub) -> None:
     p = sub.add_parser("app", help="open the Streamlit app on the shipped zoo")
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--headless", action="store_true", help="do not open a browser")
-    p.add_argument("--address", default="127.0.0.1",
-                   help="the address to listen on (default: this machine only; 0.0.0.0 opens it to the network, "
-                        "where every visitor can read and link the host's files and delete runs)")
+    p.add_argument("--share", action="store_true",
+                   help="share the app with a room: listen on every interface, every visitor a guest (no host paths, "
+                        "no training, deletes only their own runs, capped uploads and jobs; docs/app.md)")
+    p.add_argument("--password", metavar="P", help="a passphrase every visitor gives before any page (with --share)")
+    p.add_argument("--allow-training", action="store_true", help="with --share: guests may train CPU recipes")
+    p.add_argument("--address", default=None,
+                   help="the address to listen on (default: 127.0.0.1, this machine only; with --share every "
+                        "interface). An address other than loopback without --share gives every visitor your rights")
     p.set_defaults(func=cmd_app)
 
 
 def cmd_app(args) -> None:
     import os
 
-    from symalign.ui.launch import app_command
+    from symalign.errors import SymalignError
+    from symalign.ui.access import Access, digest
+    from symalign.ui.launch import LOOPBACK, app_command, share_addresses
 
-    command = app_command(port=args.port, headless=args.headless, address=args.address)
-    if args.address not in ("127.0.0.1", "localhost", "::1"):
-        print(f"symalign: the app listens on {args.address}: anyone who can reach this machine can use it with your "
-              "rights (read and link its files, delete runs); there is no guest mode yet", file=sys.stderr)
+    if args.allow_training and not args.share:
+        raise SymalignError("--allow-training is for a shared app: add --share (the host may always train)")
+    if args.password is not None and not args.password.strip():
+        raise SymalignError("--password needs a non-empty passphrase")
+    address = args.address or ("0.0.0.0" if args.share else LOOPBACK)
+    policy = Access(guest=args.share, allow_training=args.allow_training,
+                    password_sha256=digest(args.password) if args.password else None)
+    command = app_command(port=args.port, headless=args.headless or args.share, address=address,
+                          max_upload_mb=policy.upload_bytes_per_session >> 20 if args.share else 512)
+    if args.share:
+        print("symalign: sharing the app; every visitor is a guest (docs/app.md). Give out:", file=sys.stderr)
+        for url in share_addresses(address, args.port):
+            print(f"  {url}", file=sys.stderr)
+        if args.password:
+            print("  (visitors give the passphrase before any page)", file=sys.stderr)
+    elif address not in (LOOPBACK, "localhost", "::1"):
+        print(f"symalign: the app listens on {address}: anyone who can reach this machine can use it with your "
+              "rights (read and link its files, delete runs); use --share for a guest mode", file=sys.stderr)
+    sys.stderr.flush()
     sys.stdout.flush()
+    os.environ.update(policy.environment())
     os.execv(command[0], command)  # become the server: signals and exit codes reach streamlit itself
 
 

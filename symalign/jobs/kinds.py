@@ -32,7 +32,7 @@ def align_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
 
     return align_then_vanilla(request["a"], request["b"], _config(request), bool(request.get("with_vanilla")),
                               points=request.get("points", 21), max_examples=request.get("max_examples"), store=store,
-                              source="app", label=request.get("label", ""), progress=progress)
+                              source="app", label=request.get("label", ""), progress=progress, reuse=True)
 
 
 def align_many_job(request: dict, store: RunStore, progress: Progress) -> list[str]:

@@ -38,10 +38,13 @@ CREATE TABLE IF NOT EXISTS jobs (
     total INTEGER NOT NULL DEFAULT 0,
     cancel INTEGER NOT NULL DEFAULT 0,
     runs TEXT NOT NULL DEFAULT '[]', -- run ids the job recorded
-    error TEXT
+    error TEXT,
+    owner TEXT NOT NULL DEFAULT ''   -- the app session that queued it ('' for the host)
 );
 CREATE INDEX IF NOT EXISTS jobs_created ON jobs (created);
 """
+# Columns added after the first release: an older database gets them in place.
+MIGRATIONS = {"owner": "ALTER TABLE jobs ADD COLUMN owner TEXT NOT NULL DEFAULT ''"}
 STATES = ("queued", "running", "done", "failed", "cancelled")
 FINAL = ("done", "failed", "cancelled")
 WORKER_DIED = "the worker process stopped before the job finished (killed or crashed)"
@@ -68,6 +71,7 @@ class Job:
     cancel: int = 0
     runs: list[str] = field(default_factory=list)
     error: str | None = None
+    owner: str = ""
 
     @property
     def fraction(self) -> float:
@@ -85,19 +89,23 @@ class JobQueue:
         self.path = database_path(path)
         with self._connect() as db:
             db.executescript(SCHEMA)
+            present = {row[1] for row in db.execute("PRAGMA table_info(jobs)")}
+            for column, statement in MIGRATIONS.items():
+                if column not in present:
+                    db.execute(statement)
 
     def _connect(self):
         return connect(self.path)
 
-    def submit(self, kind: str, request: dict, label: str = "") -> str:
+    def submit(self, kind: str, request: dict, label: str = "", owner: str = "") -> str:
         from symalign.jobs.kinds import JOB_KINDS
 
         if kind not in JOB_KINDS:
             raise SymalignError(f"unknown job kind {kind!r}; known: {', '.join(JOB_KINDS)}")
         job_id = time.strftime("job-%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
         with self._connect() as db:
-            db.execute("INSERT INTO jobs (id, kind, state, label, request, created) VALUES (?, ?, 'queued', ?, ?, ?)",
-                       (job_id, kind, label, json.dumps(request), time.time()))
+            db.execute("INSERT INTO jobs (id, kind, state, label, request, created, owner) "
+                       "VALUES (?, ?, 'queued', ?, ?, ?, ?)", (job_id, kind, label, json.dumps(request), time.time(), owner))
         return job_id
 
     def claim(self, pid: int) -> Job | None:
@@ -162,6 +170,13 @@ class JobQueue:
         with self._connect() as db:
             rows = db.execute(query + " ORDER BY created DESC LIMIT ?", args + [limit]).fetchall()
         return [self._job(r) for r in rows]
+
+    def active(self, owner: str) -> int:
+        """Jobs of one owner still queued or running (a guest's are capped)."""
+        self.reap()
+        with self._connect() as db:
+            return db.execute("SELECT COUNT(*) FROM jobs WHERE owner=? AND state IN ('queued', 'running')",
+                              (owner,)).fetchone()[0]
 
     def pending(self) -> int:
         with self._connect() as db:

@@ -34,7 +34,7 @@ def run_job(queue: JobQueue, job: Job) -> str:
     from symalign.runs.execute import failure_message
     from symalign.runs.store import RunStore
 
-    store = RunStore(queue.path)
+    store = RunStore(queue.path, owner=job.owner)  # the runs belong to whoever queued the job
     try:
         ids = JOB_KINDS[job.kind](job.request, store, JobProgress(queue, job.id))
         for run_id in ids:

@@ -21,7 +21,8 @@ from symalign.models.io import export_dtype
 from symalign.models.compat import check_compatible
 from symalign.models.widen import check_pair, same_widths
 from symalign.models.family import TransformerModel
-from symalign.runs.records import AlignSettings
+from symalign.runs.records import (SETTINGS, AlignSettings, BarrierSettings, ManySettings, MergeSettings, Settings,
+                                   SimplexSettings, SpectrumSettings, TransportSettings)
 from symalign.runs.store import RunStore
 from symalign.zoo import zoo_reference
 
@@ -88,13 +89,16 @@ class Recording:
 
 
 @contextmanager
-def recorded(store: RunStore | None, kind: str, a: str, b: str, method: str, settings: dict, source: str,
+def recorded(store: RunStore | None, kind: str, a: str, b: str, method: str, settings: Settings, source: str,
              label: str, models: list[str] | None = None) -> Iterator[Recording]:
-    """Start a run row, and mark it failed (with one line) if the work raises or is stopped."""
+    """Start a run row with its kind's typed settings (runs.records), and mark it failed (with one
+    line) if the work raises or is stopped."""
+    if not isinstance(settings, SETTINGS[kind]):
+        raise TypeError(f"a {kind} run records {SETTINGS[kind].__name__}, not {type(settings).__name__}")
     if store is None:
         yield Recording(None, None)
         return
-    run_id = store.start(kind, a, b, method, settings, source, label, models)
+    run_id = store.start(kind, a, b, method, settings.to_json(), source, label, models)
     try:
         yield Recording(store, run_id)
     except BaseException as exc:  # also Streamlit's stop/rerun, which would leave the row `running`
@@ -127,7 +131,7 @@ def barrier_run(a: ModelLike, b: ModelLike, data: str | None = None, points: int
     """The vanilla (or as-given) barrier between two models, recorded as a `barrier` run."""
     pair = [_model(a), _model(b)]
     spec = data or default_data_spec(pair[0])
-    settings = {"data": spec, "points": points, "max_examples": max_examples, "device": device, "form": form}
+    settings = BarrierSettings(spec, points, max_examples, device, form)
     with recorded(store, "barrier", _ref(a), _ref(b), "none", settings, source, label) as run:
         curve = measured_curve(pair, spec, data_source, points, max_examples, device, form, progress,
                                (_ref(a), _ref(b)))
@@ -168,7 +172,7 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
             save_model(model_a, canonical_a, config.dtype)
         model_b = canonicalize(model_b)
     config = fitted(model_a, config)
-    settings = AlignSettings(config.to_json(), points, max_examples, measure, owns_artifacts=out is None).to_json()
+    settings = AlignSettings(config.to_json(), points, max_examples, measure, owns_artifacts=out is None)
     with recorded(store, "align", _ref(a), _ref(b), config.method, settings, source, label) as run:
         handed = [model_b]  # handed over: align() frees B once it is transformed (real checkpoints: memory)
         del model_b
@@ -192,17 +196,29 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
 
 def align_then_vanilla(a: ModelLike, b: ModelLike, config: AlignConfig, with_vanilla: bool = True, points: int = 21,
                        max_examples: int | None = None, store: RunStore | None = None, source: str = "api",
-                       label: str = "", progress: PhaseProgress | None = None, data_source=None) -> list[str | None]:
+                       label: str = "", progress: PhaseProgress | None = None, data_source=None,
+                       reuse: bool = False) -> list[str | None]:
     """The Align page's run: the alignment with its barrier, then (`with_vanilla`) the vanilla barrier
     of the same pair on the same data and points, so the two curves compare like with like. One
-    workflow for the page and its background job. Returns the run ids, the alignment's first."""
-    ids = [align_run(a, b, config, points=points, max_examples=max_examples, store=store, source=source,
-                     label=label, progress=progress, data_source=data_source).run_id]
-    if with_vanilla:
-        ids.append(barrier_run(a, b, data=config.data, points=points, max_examples=max_examples, device=config.device,
-                               store=store, source=source, label=label, progress=progress,
-                               data_source=data_source)[0])
-    return ids
+    workflow for the page and its background job. Returns the run ids, the alignment's first.
+    `reuse`: an identical earlier request (same model files, settings, seed) is answered with its
+    runs, and identical requests at once compute once (symalign.runs.reuse); pass models as loaded."""
+    from symalign.runs.reuse import request_key, served_once
+
+    def compute() -> list[str | None]:
+        ids = [align_run(a, b, config, points=points, max_examples=max_examples, store=store, source=source,
+                         label=label, progress=progress, data_source=data_source).run_id]
+        if with_vanilla:
+            ids.append(barrier_run(a, b, data=config.data, points=points, max_examples=max_examples,
+                                   device=config.device, store=store, source=source, label=label, progress=progress,
+                                   data_source=data_source)[0])
+        return ids
+
+    settings = {"config": config.to_json(), "with_vanilla": with_vanilla, "points": points,
+                "max_examples": max_examples, "label": label}
+    key = request_key("align-then-vanilla", [a, b], settings) if reuse and store is not None else None
+    return served_once(store, key, compute)[0]
+
 
 def check_classes(model: TransformerModel, classes: dict[str, str]) -> None:
     """Refuse an inadmissible class (with the spec's reason) before a run is recorded. Matchers
@@ -252,8 +268,7 @@ def align_many_run(refs: list[ModelLike], config: AlignConfig, out: str | Path |
     models = _three_or_more(refs, "align-many")
     config = fitted(models[0], config)
     names = [_ref(m) for m in refs]
-    settings = {"config": config.to_json(), "points": points, "max_examples": max_examples, "measure": measure,
-                "owns_artifacts": out is None}
+    settings = ManySettings(config.to_json(), points, max_examples, measure, owns_artifacts=out is None)
     with recorded(store, "align-many", names[0], names[1], config.method, settings, source, label, names) as run:
         universe = align_many(models, config, progress=phase_progress(progress, "align"))
         out = run.folder(out)
@@ -293,8 +308,7 @@ def simplex_run(refs: list[ModelLike], config: AlignConfig, resolution: int = 10
     config = fitted(models[0], config)
     names = [_ref(m) for m in refs]
     spec = config.data or default_data_spec(models[0])
-    settings = {"config": config.to_json(), "resolution": resolution, "epsilon": epsilon, "max_examples": max_examples,
-                "data": spec}
+    settings = SimplexSettings(config.to_json(), spec, resolution, epsilon, max_examples)
     with recorded(store, "simplex", names[0], names[1], config.method, settings, source, label, names) as run:
         aligned = align_many(models, config, progress=phase_progress(progress, "align")).aligned
         surface = simplex_surface(*aligned, data_source or load_data(spec), resolution=resolution, epsilon=epsilon,
@@ -314,7 +328,7 @@ def spectrum_run(directory: str | Path, store: RunStore | None = None, source: s
     config = json.loads((Path(directory) / "alignment.json").read_text()) if (Path(directory) / "alignment.json").is_file() else {}
     models = config.get("models") or [config.get("a", ""), config.get("b", str(directory))]
     models = [zoo_reference(m) if m else m for m in models]
-    settings = {"alignment": str(directory), "of_run": run}
+    settings = SpectrumSettings(str(directory), run)
     with recorded(store, "spectrum", models[0], models[1] if len(models) > 1 else "", result.get("method") or "",
                   settings, source, label, models) as run:
         run.finish(result, directory)
@@ -349,9 +363,8 @@ def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "aver
     spec = data or default_data_spec(models[0])
     names = [_ref(m) for m in refs]
     export_dtype(models[0], dtype)  # an unknown dtype is refused before any work
-    settings = {"align": how_align, "how": how, "data": spec, "examples": examples, "max_examples": max_examples,
-                "seed": seed, "owns_artifacts": out is None, "dtype": dtype, "device": device,
-                "base": names[0] if base is not None else None, "parameters": parameters or {}}
+    settings = MergeSettings(how_align, how, spec, examples, max_examples, seed, owns_artifacts=out is None, dtype=dtype,
+                             device=device, base=names[0] if base is not None else None, parameters=parameters or {})
     with recorded(store, "merge", names[0], names[1], how_align, settings, source, label, names) as run:
         result = merge_models(models[1:] if base is not None else models, how_align, how, spec, examples=examples,
                               max_examples=max_examples, seed=seed, progress=progress, device=device,
@@ -388,9 +401,8 @@ def transport_run(a: ModelLike, a_ft: ModelLike, b: ModelLike, alphas: list[floa
     export_dtype(model_b, dtype)  # an unknown dtype is refused before any work
     data_task = data_task or default_data_spec(model_ft)
     data_base = data_base or default_data_spec(model_a)
-    settings = {"a_ft": _ref(a_ft), "align": how_align, "alpha": alphas, "data_task": data_task,
-                "data_base": data_base, "max_examples": max_examples, "seed": seed, "owns_artifacts": out is None,
-                "dtype": dtype, "device": device}
+    settings = TransportSettings(_ref(a_ft), how_align, alphas, data_task, data_base, max_examples, seed,
+                                 owns_artifacts=out is None, dtype=dtype, device=device)
     names = [_ref(a), _ref(b), _ref(a_ft)]
     with recorded(store, "transport", names[0], names[1], how_align, settings, source, label, names) as run:
         result = transport(model_a, model_ft, model_b, alphas, data_task, data_base, how_align,

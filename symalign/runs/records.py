@@ -1,15 +1,27 @@
 """Typed settings of recorded runs: what a run was asked to do, written to the history as JSON and
 read back through the same class, so readers (the sweep's reuse index, run views) do not rebuild
-field names by hand."""
+field names by hand. One class per run kind (`SETTINGS`); `settings_of(run)` reads any run's."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+
+class Settings:
+    """JSON in and out for a settings dataclass (fields an older row lacks take their defaults)."""
+
+    def to_json(self) -> dict:
+        return asdict(self)  # type: ignore[call-overload]
+
+    @classmethod
+    def from_json(cls, settings: dict):
+        return cls(**{f.name: settings[f.name] for f in fields(cls) if f.name in settings})  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
-class AlignSettings:
+class AlignSettings(Settings):
     """An `align` run: the fitted AlignConfig (as JSON), the curve's points and examples, whether the
     barrier was measured and whether the run owns its artifact folder (deleted with it)."""
 
@@ -19,13 +31,108 @@ class AlignSettings:
     measure: bool = True
     owns_artifacts: bool = True
 
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, settings: dict) -> "AlignSettings":
-        return cls(**{f.name: settings[f.name] for f in fields(cls) if f.name in settings})
-
     def reuse_key(self, a: str, b: str) -> str:
         """Two align runs of the same pair with equal keys compute the same numbers (a sweep reuses one)."""
         return json.dumps([a, b, self.config, self.points, self.max_examples], sort_keys=True)
+
+
+@dataclass(frozen=True)
+class BarrierSettings(Settings):
+    """A `barrier` run: the curve between two models as given (or their canonical forms)."""
+
+    data: str
+    points: int = 21
+    max_examples: int | None = None
+    device: str = "auto"
+    form: str = "canonical"
+
+
+@dataclass(frozen=True)
+class ManySettings(Settings):
+    """An `align-many` run: a universe alignment of three or more models (optionally every pair's curve)."""
+
+    config: dict
+    points: int = 21
+    max_examples: int | None = None
+    measure: bool = False
+    owns_artifacts: bool = True
+
+
+@dataclass(frozen=True)
+class SimplexSettings(Settings):
+    """A `simplex` run: the loss surface over three models after their universe alignment."""
+
+    config: dict
+    data: str
+    resolution: int = 10
+    epsilon: float = 0.05
+    max_examples: int | None = None
+
+
+@dataclass(frozen=True)
+class SpectrumSettings(Settings):
+    """A `spectrum` run: the eigen-angles of a saved learned alignment (`of_run`: the run it analyses)."""
+
+    alignment: str
+    of_run: str | None = None
+
+
+@dataclass(frozen=True)
+class MergeSettings(Settings):
+    """A `merge` run: the alignment, the merge rule with its parameters, and the base when the rule takes one."""
+
+    align: str
+    how: str
+    data: str
+    examples: int = 64
+    max_examples: int | None = None
+    seed: int = 0
+    owns_artifacts: bool = True
+    dtype: str = "auto"
+    device: str = "auto"
+    base: str | None = None
+    parameters: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TransportSettings(Settings):
+    """A `transport` run: a fine-tune's task vector carried into another model, at several α."""
+
+    a_ft: str
+    align: str
+    alpha: list
+    data_task: str
+    data_base: str
+    max_examples: int | None = None
+    seed: int = 0
+    owns_artifacts: bool = True
+    dtype: str = "auto"
+    device: str = "auto"
+
+
+@dataclass(frozen=True)
+class SweepSettings(Settings):
+    """A `sweep` run: its grid (symalign.sweeps.grid, as JSON) and where its cells ran; stored flat, the
+    grid's keys beside `executor` and `address`."""
+
+    grid: dict
+    executor: str = "serial"
+    address: str | None = None
+
+    def to_json(self) -> dict:
+        return dict(self.grid, executor=self.executor, address=self.address)
+
+    @classmethod
+    def from_json(cls, settings: dict) -> "SweepSettings":
+        grid = {k: v for k, v in settings.items() if k not in ("executor", "address")}
+        return cls(grid, settings.get("executor", "serial"), settings.get("address"))
+
+
+SETTINGS: dict[str, type[Settings]] = {"sweep": SweepSettings,
+    "align": AlignSettings, "barrier": BarrierSettings, "align-many": ManySettings, "simplex": SimplexSettings,
+    "spectrum": SpectrumSettings, "merge": MergeSettings, "transport": TransportSettings}
+
+
+def settings_of(kind: str, settings: dict) -> Any:
+    """A run's settings (as stored) read through its kind's class."""
+    return SETTINGS[kind].from_json(settings)

@@ -37,12 +37,20 @@ CREATE TABLE IF NOT EXISTS runs (
     settings TEXT NOT NULL DEFAULT '{}',
     metrics TEXT NOT NULL DEFAULT '{}',
     artifacts TEXT,
-    error TEXT
+    error TEXT,
+    owner TEXT NOT NULL DEFAULT ''  -- the app session that started it ('' for the CLI, the API and the host)
 );
 CREATE INDEX IF NOT EXISTS runs_created ON runs (created);
+-- requests answered once: the key of a request (models' contents, settings, seed) -> the runs it recorded
+CREATE TABLE IF NOT EXISTS answers (
+    key TEXT PRIMARY KEY,
+    runs TEXT NOT NULL,
+    created REAL NOT NULL
+);
 """
 # Columns added after the first release: a database written by an older symalign gets them in place.
-MIGRATIONS = {"models": "ALTER TABLE runs ADD COLUMN models TEXT NOT NULL DEFAULT '[]'"}
+MIGRATIONS = {"models": "ALTER TABLE runs ADD COLUMN models TEXT NOT NULL DEFAULT '[]'",
+              "owner": "ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT ''"}
 
 
 def pid_alive(pid: int | None) -> bool:
@@ -113,6 +121,7 @@ class Run:
     error: str | None = None
     finished: float | None = None
     pid: int | None = None
+    owner: str = ""
 
     @property
     def state(self) -> str:
@@ -120,6 +129,13 @@ class Run:
         if self.status == "running" and not pid_alive(self.pid):
             return "interrupted"
         return self.status
+
+    @property
+    def typed_settings(self):
+        """The settings as the run kind's class (symalign.runs.records)."""
+        from symalign.runs.records import settings_of
+
+        return settings_of(self.kind, self.settings)
 
     @property
     def curve(self) -> dict | None:
@@ -137,10 +153,13 @@ class Run:
 
 
 class RunStore:
-    """All runs under one data folder (see `symalign.workspace.home`)."""
+    """All runs under one data folder (see `symalign.workspace.home`). `owner` names who starts the
+    runs written through this handle (an app session; '' for the host), so a shared app can let a
+    guest delete only their own."""
 
-    def __init__(self, path: str | Path | None = None):
+    def __init__(self, path: str | Path | None = None, owner: str = ""):
         self.path = database_path(path)
+        self.owner = owner
         with self._connect() as db:
             db.executescript(SCHEMA)
             present = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
@@ -156,9 +175,9 @@ class RunStore:
         run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
         with self._connect() as db:
             db.execute("INSERT INTO runs (id, kind, status, source, created, pid, label, model_a, model_b, models, "
-                       "method, settings) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       "method, settings, owner) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (run_id, kind, source, time.time(), os.getpid(), label, model_a, model_b,
-                        json.dumps(models or [model_a, model_b]), method, json.dumps(settings or {})))
+                        json.dumps(models or [model_a, model_b]), method, json.dumps(settings or {}), self.owner))
         return run_id
 
     def finish(self, run_id: str, metrics: dict, artifacts: str | Path | None = None) -> None:
@@ -201,6 +220,23 @@ class RunStore:
             db.execute("DELETE FROM runs WHERE id=?", (run_id,))
         if run.artifacts and run.settings.get("owns_artifacts"):
             shutil.rmtree(run.artifacts, ignore_errors=True)
+
+    def remember(self, key: str, run_ids: list[str]) -> None:
+        """The runs that answered the request `key` (symalign.runs.reuse)."""
+        with self._connect() as db:
+            db.execute("INSERT OR REPLACE INTO answers (key, runs, created) VALUES (?, ?, ?)",
+                       (key, json.dumps(run_ids), time.time()))
+
+    def recall(self, key: str) -> list[str] | None:
+        """The runs that answered `key`, while every one of them is still here and done; else None."""
+        with self._connect() as db:
+            row = db.execute("SELECT runs FROM answers WHERE key=?", (key,)).fetchone()
+            if row is None:
+                return None
+            ids = json.loads(row["runs"])
+            marks = ", ".join("?" * len(ids))
+            done = db.execute(f"SELECT COUNT(*) FROM runs WHERE status='done' AND id IN ({marks})", ids).fetchone()[0]
+        return ids if ids and done == len(set(ids)) else None
 
     def check(self) -> str:
         """SQLite's own integrity check ('ok' when the file is sound)."""

@@ -22,7 +22,7 @@ import pandas as pd
 from symalign.errors import SymalignError
 from symalign.sweeps.executors import check_address, pick_executor, run_cells
 from symalign.sweeps.grid import Cell, Grid
-from symalign.runs.records import AlignSettings
+from symalign.runs.records import AlignSettings, SweepSettings
 from symalign.runs.store import Run, RunStore
 
 CellProgress = Callable[[int, int, dict], None]  # done, total, the finished cell's row
@@ -109,8 +109,11 @@ def finished_runs(store: RunStore) -> dict[str, Run]:
     sweep, so looking a cell up costs no database read."""
     index: dict[str, Run] = {}
     for run in reversed(store.list(kind="align", state="done")):  # oldest first, so the newest overwrites
-        if run.settings.get("measure") and "barrier" in run.metrics and "config" in run.settings:
-            index[AlignSettings.from_json(run.settings).reuse_key(run.model_a, run.model_b)] = run
+        if "config" not in run.settings or "barrier" not in run.metrics:
+            continue  # measured nothing (or a row from before settings were typed)
+        settings = run.typed_settings
+        if settings.measure:
+            index[settings.reuse_key(run.model_a, run.model_b)] = run
     return index
 
 
@@ -194,7 +197,7 @@ def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, st
         if progress:
             progress(done, len(cells), rows[i])
     models = sorted({m for p in grid.pairs for m in p})
-    settings = dict(grid.to_json(), executor=executor, address=address)
+    settings = SweepSettings(grid.to_json(), executor, address)
     with recorded(store, "sweep", models[0], models[1] if len(models) > 1 else "", "sweep", settings, source,
                   grid.name, models) as run:
         store_path = str(store.path) if store is not None else None

@@ -19,9 +19,14 @@ def job_queue() -> JobQueue:
 
 
 def submit_job(kind: str, request: dict, label: str = "") -> str:
-    """Queue a job and make sure a worker will take it."""
+    """Queue a job for this session (checked against the access policy: a guest's models, data,
+    training and number of active jobs) and make sure a worker will take it."""
+    from symalign.ui.session import access, check_request, session_id
+
+    check_request(kind, request)
     queue = job_queue()
-    job_id = queue.submit(kind, request, label)
+    access().check_queue(queue.active(session_id()))
+    job_id = queue.submit(kind, request, label, owner=session_id())
     ensure_worker(queue)
     return job_id
 
@@ -51,9 +56,15 @@ def jobs_board() -> None:
     st.dataframe(jobs_frame(jobs), hide_index=True, width="stretch", key="jobs-table",
                  column_config={"progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0)})
     active = [j for j in jobs if j.state not in FINAL]
+    from symalign.ui.session import access, session_id
+
+    policy, me = access(), session_id()
     for job in active:
         left, right = st.columns([4, 1])
         left.progress(job.fraction, text=f"{job.title}: {job.state} · {job.phase or 'waiting'} {job.done}/{job.total}")
+        if not policy.may_change(job.owner, me):
+            right.caption("another visitor's")
+            continue
         if right.button("Cancel", key=f"cancel-{job.id}", disabled=bool(job.cancel)):
             queue.cancel(job.id)  # the worker stops at the job's next progress report
             right.caption("cancelling…")

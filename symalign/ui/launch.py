@@ -20,12 +20,31 @@ def app_script() -> Path:
 LOOPBACK = "127.0.0.1"
 
 
-def app_command(port: int = 8501, headless: bool = False, address: str = LOOPBACK) -> list[str]:
+def app_command(port: int = 8501, headless: bool = False, address: str = LOOPBACK,
+                max_upload_mb: int = 512) -> list[str]:
     """The server listens on the loopback address unless told otherwise: Streamlit's default is every
-    interface, which would let anyone on the network link the host's directories, read its files as
-    text data and delete runs (there is no guest mode yet to restrict a visitor)."""
+    interface, which would give anyone on the network the host's rights (`--share` opens it with a
+    guest mode instead; symalign.ui.access)."""
     return [sys.executable, "-m", "streamlit", "run", str(app_script()), "--server.port", str(port),
             "--server.address", address,
             "--server.headless", "true" if headless else "false", "--browser.gatherUsageStats", "false",
-            "--server.maxUploadSize", "512", "--server.fileWatcherType", "none",
+            "--server.maxUploadSize", str(max_upload_mb), "--server.fileWatcherType", "none",
             "--server.showEmailPrompt", "false"]
+
+
+def share_addresses(address: str, port: int) -> list[str]:
+    """The URLs to give a room: this machine's own addresses (read locally, nothing is contacted)."""
+    import socket
+
+    if address not in ("0.0.0.0", "::"):
+        return [f"http://{address}:{port}"]
+    found: list[str] = []
+    try:
+        infos = socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)
+    except OSError:
+        infos = []
+    for info in infos:
+        ip = info[4][0]
+        if not ip.startswith("127.") and ip not in found:
+            found.append(ip)
+    return [f"http://{ip}:{port}" for ip in found] or [f"http://<this machine's address>:{port}"]

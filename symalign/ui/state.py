@@ -28,17 +28,32 @@ def _model(ref: str, stamp: float) -> TransformerModel:
 
 
 def cached_model(ref: str) -> TransformerModel:
+    """A model the visitor may use (a guest of a shared app: only those it offers), loaded once."""
+    from symalign.ui.session import check_model
+
+    check_model(ref)
     return _model(ref, _stamp(ref))
 
 
 @st.cache_resource(show_spinner="loading data…", max_entries=8)
-def cached_data(spec: str):
+def _data(spec: str):
     return load_data(spec)
 
 
+def cached_data(spec: str):
+    """Data the visitor may use (a guest: the named data sets), loaded once."""
+    from symalign.ui.session import access
+
+    access().check_data(spec)
+    return _data(spec)
+
+
 def run_store() -> RunStore:
-    """A fresh handle each call is cheap (SQLite opens per operation) and follows SYMALIGN_HOME."""
-    return RunStore()
+    """A fresh handle each call is cheap (SQLite opens per operation) and follows SYMALIGN_HOME; the
+    runs written through it belong to this browser session."""
+    from symalign.ui.session import session_id
+
+    return RunStore(owner=session_id())
 
 
 @st.cache_resource(max_entries=16)
@@ -63,3 +78,13 @@ def _curve_estimate(ref: str, stamp: float, data_spec: str, max_examples: int | 
 def cached_curve_estimate(ref: str, data_spec: str, max_examples: int | None):
     """How long one point of a curve takes on this model and data (timed once per setting)."""
     return _curve_estimate(ref, _stamp(ref), data_spec, max_examples)
+
+
+@st.cache_data(show_spinner="planting a symmetry and undoing it…", max_entries=8)
+def cached_planted_demo(ref: str, data_spec: str):
+    """Part 1 of the guided demo (seeded, so every visitor gets the same numbers): computed once per
+    server, and visitors who ask while it runs wait for that one computation (Streamlit's cache
+    holds a lock per key)."""
+    from symalign.demo import planted_demo
+
+    return planted_demo(cached_model(ref), cached_data(data_spec))

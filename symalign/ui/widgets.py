@@ -75,16 +75,35 @@ def device_choice(key: str) -> str:
 
 def model_picker(label: str, key: str, default_index: int = 0, default_ref: str | None = None) -> str:
     """Pick a model reference: the zoo, your models, linked folders and hub ids, or a typed directory
-    path or hub id.
+    path or hub id (the host only: a guest of a shared app picks from the list and their uploads).
     `default_ref` (when present) is preselected, else the entry at `default_index`."""
-    entries = available_models()
-    labels = [e.label for e in entries] + ["a local directory or hub id…"]
-    refs = [e.ref for e in entries]
+    from symalign.ui.session import access, check_model, offered_models
+
+    entries = offered_models()
+    guest = access().guest
+    labels = [label_ for label_, _ in entries] + ([] if guest else ["a local directory or hub id…"])
+    refs = [ref for _, ref in entries]
     index = refs.index(default_ref) if default_ref in refs else min(default_index, len(labels) - 1)
     choice = st.selectbox(label, labels, index=index, key=key)
-    if choice == labels[-1]:
+    if not guest and choice == labels[-1]:
         return st.text_input(f"{label}: directory path or hub id (org/name[@revision])", key=f"{key}-path").strip()
-    return entries[labels.index(choice)].ref
+    ref = refs[labels.index(choice)]
+    check_model(ref)
+    return ref
+
+
+def data_field(container, label: str, default: str, key: str,
+               help: str = "digits, shakespeare, cifar10:PATH, imagefolder:PATH, text:PATH") -> str:
+    """The data a run evaluates on: any spec for the host; one of the named data sets for a guest of a
+    shared app (a spec with a path would read the host's files)."""
+    from symalign.ui.access import NAMED_DATA
+    from symalign.ui.session import access
+
+    if not access().guest:
+        return container.text_input(label, default, key=key, help=help)
+    options = list(NAMED_DATA)
+    return container.selectbox(label, options, index=options.index(default) if default in options else 0, key=key,
+                               help="the shipped data sets (this app is shared: paths on the host are not offered)")
 
 
 def _toggle_key(kind: str, cls: str, prefix: str = "") -> str:

@@ -3,10 +3,8 @@
 import streamlit as st
 
 from symalign.ui.jobs import jobs_board
-from symalign.ui.routing import route_through_app
 from symalign.ui.widgets import user_errors
 
-route_through_app()  # opened by its own link: go through app.py's navigation
 
 st.title("Jobs")
 st.caption("Runs handed to a worker process: they go on when you leave a page or close the tab, "

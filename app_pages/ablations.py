@@ -6,13 +6,12 @@ from symalign.match.matchers import matcher
 from symalign.sweeps import PRESETS, preset_grid, run_sweep
 from symalign.sweeps.grid import Grid
 from symalign.ui.jobs import follow_job, submit_job
-from symalign.ui.routing import route_through_app
 from symalign.ui.runs import show_sweep
+from symalign.ui.session import heavy_work
 from symalign.ui.state import run_store
 from symalign.ui.widgets import StreamlitProgress, user_errors
 from symalign.zoo import manifest
 
-route_through_app()  # opened by its own link: go through app.py's navigation
 
 PRESET_TEXT = {
     "quick": "quick: vanilla, weight (permutations), weight (all) — no learning, about a minute",
@@ -58,10 +57,11 @@ with user_errors():
         st.session_state["ablations-last-job"] = submit_job("sweep", request, label=f"{preset} grid: {family}")
         st.session_state.pop("ablations-last", None)
     elif clicked:
-        bar = StreamlitProgress("checking the grid…")
-        result = run_sweep(grid, executor="serial", store=run_store(), source="app",
-                           progress=lambda done, total, row: bar(row["row"], done, total))
-        bar.done()
+        with heavy_work("the grid"):
+            bar = StreamlitProgress("checking the grid…")
+            result = run_sweep(grid, executor="serial", store=run_store(), source="app",
+                               progress=lambda done, total, row: bar(row["row"], done, total))
+            bar.done()
         st.session_state["ablations-last"] = [result.run_id]
 
 if "ablations-last-job" in st.session_state:

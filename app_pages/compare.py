@@ -4,11 +4,9 @@ import streamlit as st
 
 from symalign.plots import barrier_bars
 from symalign.runs.table import headline_barrier, runs_table
-from symalign.ui.routing import route_through_app
 from symalign.ui.runs import run_filters
 from symalign.ui.widgets import user_errors
 
-route_through_app()  # opened by its own link: go through app.py's navigation
 
 st.title("Compare matchers")
 

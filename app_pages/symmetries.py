@@ -20,11 +20,9 @@ from symalign.anatomy import (
     tensors_touched,
 )
 from symalign.symmetry.spec import KINDS
-from symalign.ui.routing import route_through_app
 from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
 from symalign.ui.widgets import CLASS_LABELS, KIND_LABELS, model_picker, user_errors
 
-route_through_app()  # opened by its own link: go through app.py's navigation
 
 st.title("What a symmetry does to the weights")
 st.markdown("A parameter symmetry changes the weights without changing the function. Below: which weights each "

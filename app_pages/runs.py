@@ -4,12 +4,11 @@ import streamlit as st
 
 from symalign.plots import curves_figure
 from symalign.runs.table import run_label, runs_table
-from symalign.ui.routing import route_through_app
 from symalign.ui.runs import run_filters, show_simplex, show_spectrum, show_sweep, show_universe
+from symalign.ui.session import access, session_id
 from symalign.ui.state import run_store
 from symalign.ui.widgets import user_errors
 
-route_through_app()  # opened by its own link: go through app.py's navigation
 
 st.title("Run history")
 store = run_store()
@@ -51,7 +50,9 @@ with user_errors():
                                                                    "components", "cells", "summary")}, expanded=False)
     if run.artifacts:
         st.caption(f"artifacts: `{run.artifacts}`")
-    if st.button("delete this run", key="history-delete"):
+    if not access().may_change(run.owner, session_id()):
+        st.caption("This app is shared: only the visitor who started a run can delete it.")
+    elif st.button("delete this run", key="history-delete"):
         store.delete(run.id)
         st.success(f"deleted run {run.id}")
         st.rerun()

@@ -10,12 +10,10 @@ from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
 from symalign.runs.execute import simplex_run
 from symalign.ui.jobs import follow_job, submit_job
-from symalign.ui.routing import route_through_app
 from symalign.ui.runs import show_simplex, simplex_runs
+from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
-from symalign.ui.widgets import StreamlitProgress, device_choice, model_picker, toggle_grid, user_errors
-
-route_through_app()  # opened by its own link: go through app.py's navigation
+from symalign.ui.widgets import StreamlitProgress, data_field, device_choice, model_picker, toggle_grid, user_errors
 
 
 st.title("Loss over the simplex of three models")
@@ -47,7 +45,7 @@ with user_errors():
         data_default = default_data_spec(models[0])
     except SymalignError:
         data_default = ""
-    data = m2.text_input("data", data_default, key=f"simplex-data:{refs[0]}")
+    data = data_field(m2, "data", data_default, key=f"simplex-data:{refs[0]}")
     with m3:
         device = device_choice("simplex-device")
     st.markdown("**Symmetries to use** (for weight and learned matching)")
@@ -77,16 +75,17 @@ with user_errors():
                                                           label=f"simplex ({', '.join(methods)}): {' · '.join(refs)}")
         st.session_state.pop("simplex-last", None)
     elif clicked:
-        data_source = cached_data(data or data_default)
-        bar = StreamlitProgress("computing…")
-        ids = []
-        for config in configs:
-            method = config.method
-            ids.append(simplex_run(models, config, resolution=int(resolution), epsilon=float(epsilon),
-                                   max_examples=int(max_examples) or None, store=run_store(), source="app",
-                                   progress=lambda phase, d, t, m=method: bar(f"{m}: {phase}", d, t),
-                                   data_source=data_source)[0])
-        bar.done()
+        with heavy_work("the surfaces"):
+            data_source = cached_data(data or data_default)
+            bar = StreamlitProgress("computing…")
+            ids = []
+            for config in configs:
+                method = config.method
+                ids.append(simplex_run(models, config, resolution=int(resolution), epsilon=float(epsilon),
+                                       max_examples=int(max_examples) or None, store=run_store(), source="app",
+                                       progress=lambda phase, d, t, m=method: bar(f"{m}: {phase}", d, t),
+                                       data_source=data_source)[0])
+            bar.done()
         st.session_state["simplex-last"] = ids
 
 if "simplex-last-job" in st.session_state:

@@ -13,11 +13,10 @@ from symalign.plots import transport_figure
 from symalign.runs.execute import merge_run, transport_run
 from symalign.runs.table import run_label
 from symalign.ui.jobs import follow_job, submit_job
-from symalign.ui.routing import route_through_app
+from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_model, run_store
-from symalign.ui.widgets import StreamlitProgress, model_picker, user_errors
+from symalign.ui.widgets import StreamlitProgress, data_field, model_picker, user_errors
 
-route_through_app()  # opened by its own link: go through app.py's navigation
 
 ALIGN_TEXT = {"weight": "weight matching (all classes)", "learned": "learned matching (all classes)",
               "none": "none (as they are)"}
@@ -55,7 +54,7 @@ def merge_section() -> None:
     how_align = c1.selectbox("alignment", list(ALIGN_TEXT), key="merge-align", format_func=ALIGN_TEXT.get)
     rules = {n: r for n, r in merge_rules().items() if r.available}  # mergekit's methods appear with mergekit
     how = c2.selectbox("merge rule", list(rules), key="merge-how", format_func=lambda n: rules[n].label)
-    data = c3.text_input("data (statistics and evaluation)", own_data(refs[0]), key=f"merge-data:{refs[0]}")
+    data = data_field(c3, "data (statistics and evaluation)", own_data(refs[0]), key=f"merge-data:{refs[0]}")
     rule = rules[how]
     base = None
     if rule.needs_base:  # model A is the base the others were fine-tuned from
@@ -82,10 +81,12 @@ def merge_section() -> None:
                        "max_examples": int(max_examples) or None, "base": base, "parameters": parameters}
             st.session_state["merge-last-job"] = submit_job("merge", request, label=f"merge ({how}, {how_align})")
         else:
-            bar = StreamlitProgress("merging…")
-            run = merge_run(refs, how_align, how, data, examples=int(examples), max_examples=int(max_examples) or None,
-                            store=run_store(), source="app", progress=bar, base=base, parameters=parameters)
-            bar.done()
+            with heavy_work("the merge"):
+                bar = StreamlitProgress("merging…")
+                run = merge_run(refs, how_align, how, data, examples=int(examples),
+                                max_examples=int(max_examples) or None, store=run_store(), source="app", progress=bar,
+                                base=base, parameters=parameters)
+                bar.done()
             st.session_state["merge-last"] = [run.run_id]
     if "merge-last-job" in st.session_state:
         follow_job(st.session_state["merge-last-job"], "merge-last")
@@ -114,8 +115,8 @@ def transport_section() -> None:
     o1, o2, o3, o4 = st.columns(4)
     how_align = o1.selectbox("alignment of A to B", list(ALIGN_TEXT), key="transport-align", format_func=ALIGN_TEXT.get)
     alphas = o2.text_input("α values", "0,0.5,1,1.5,2", key="transport-alpha")
-    data_task = o3.text_input("fine-tune task data", own_data(ref_ft), key=f"transport-task:{ref_ft}")
-    data_base = o4.text_input("original task data", own_data(ref_a), key=f"transport-base:{ref_a}")
+    data_task = data_field(o3, "fine-tune task data", own_data(ref_ft), key=f"transport-task:{ref_ft}")
+    data_base = data_field(o4, "original task data", own_data(ref_a), key=f"transport-base:{ref_a}")
     background = st.checkbox("run in the background", key="transport-background",
                              help="a job in a worker process: it goes on when you leave this page (see Jobs)")
     if st.button("Transport", type="primary", key="transport-go"):
@@ -128,10 +129,11 @@ def transport_section() -> None:
             st.session_state["transport-last-job"] = submit_job("transport", request,
                                                                 label=f"transport ({how_align}): {ref_ft} → {ref_b}")
         else:
-            bar = StreamlitProgress("transporting…")
-            run = transport_run(ref_a, ref_ft, ref_b, values, data_task or None, data_base or None,
-                                how_align, store=run_store(), source="app", progress=bar)
-            bar.done()
+            with heavy_work("the transport"):
+                bar = StreamlitProgress("transporting…")
+                run = transport_run(ref_a, ref_ft, ref_b, values, data_task or None, data_base or None,
+                                    how_align, store=run_store(), source="app", progress=bar)
+                bar.done()
             st.session_state["transport-last"] = [run.run_id]
     if "transport-last-job" in st.session_state:
         follow_job(st.session_state["transport-last-job"], "transport-last")

@@ -4,14 +4,10 @@ import streamlit as st
 
 from symalign.data import learned_defaults
 from symalign.train.recipes import DEMO_DATA
-from symalign.ui.routing import route_through_app
 from symalign.ui.widgets import StreamlitProgress, user_errors
 
 # Home is the first page a visitor sees: torch, plotly and pandas load only once the demo runs or
 # its results are shown (benchmarks/first_paint.py).
-
-route_through_app()  # opened by its own link: go through app.py's navigation
-
 
 st.title("symalign")
 st.markdown(
@@ -41,21 +37,21 @@ steps = right.number_input("learned matching steps", 10, 20_000, learned_default
                                 "(600 for images: ~25 s for vit-digits on 2 CPU cores; 300 for text: ~1 min)")
 
 if st.button("Run the guided demo", type="primary", key="demo-run"):
-    from symalign.demo import planted_demo, seeds_demo
-    from symalign.ui.state import cached_data, cached_model, run_store
+    from symalign.ui.session import heavy_work
+    from symalign.ui.state import cached_data, cached_model, cached_planted_demo, run_store
 
-    with user_errors():
+    with user_errors(), heavy_work("the demo"):
         data = cached_data(DEMO_DATA[recipe])
         a, b = cached_model(f"zoo:{recipe}/0"), cached_model(f"zoo:{recipe}/1")
         with st.status("1 · planting a symmetry in one model and undoing it…", expanded=True) as status:
-            bar = StreamlitProgress("planting…")
-            st.session_state["demo-planted"] = (recipe, planted_demo(a, data, progress=bar))
-            bar.done()
+            st.session_state["demo-planted"] = (recipe, cached_planted_demo(f"zoo:{recipe}/0", DEMO_DATA[recipe]))
             status.update(label="1 · planted symmetry: done", state="complete", expanded=False)
         with st.status("2 · two real seeds: vanilla, weight matching, learned matching…", expanded=True) as status:
-            bar = StreamlitProgress("aligning…")
+            from symalign.demo import seeds_demo
+
+            bar = StreamlitProgress("aligning… (a demo asked before is shown from the run history at once)")
             st.session_state["demo-runs"] = seeds_demo(a, b, DEMO_DATA[recipe], run_store(), learned_steps=int(steps),
-                                                       data_source=data, progress=bar)
+                                                       data_source=data, progress=bar, reuse=True)
             bar.done()
             status.update(label="2 · two real seeds: done", state="complete", expanded=False)
 

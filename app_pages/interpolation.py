@@ -4,11 +4,9 @@ import streamlit as st
 
 from symalign.plots import curves_figure
 from symalign.runs.table import run_label, runs_table
-from symalign.ui.routing import route_through_app
 from symalign.ui.runs import pick_runs_with_curves, run_filters
 from symalign.ui.widgets import user_errors
 
-route_through_app()  # opened by its own link: go through app.py's navigation
 
 st.title("Interpolation curves")
 st.markdown("θ(λ) = (1 − λ)·θ_A + λ·θ_B between each run's endpoints (for an alignment run, B is the aligned "

@@ -16,13 +16,12 @@ from symalign.plots import curves_figure
 from symalign.runs.execute import align_many_run, align_then_vanilla
 from symalign.runs.table import run_label
 from symalign.ui.jobs import follow_job, submit_job
-from symalign.ui.routing import route_through_app
+from symalign.ui.session import heavy_work
 from symalign.ui.runs import show_universe
 from symalign.landscape.estimate import readable
 from symalign.ui.state import cached_canonical_spec, cached_curve_estimate, cached_data, cached_model, run_store
-from symalign.ui.widgets import StreamlitProgress, device_choice, model_picker, toggle_grid, user_errors
+from symalign.ui.widgets import StreamlitProgress, data_field, device_choice, model_picker, toggle_grid, user_errors
 
-route_through_app()  # opened by its own link: go through app.py's navigation
 
 st.title("Align two (or three) models")
 third = st.toggle("add a third model: align all three into A's basis (universe alignment)", key="align-three")
@@ -62,8 +61,7 @@ with user_errors():
         data_default = default_data_spec(model_a)
     except SymalignError:  # a model without a training record: the user names the data
         data_default = ""
-    data = m2.text_input("data", data_default, key=f"align-data:{ref_a}",  # follows model A
-                         help="digits, shakespeare, cifar10:PATH, imagefolder:PATH, text:PATH")
+    data = data_field(m2, "data", data_default, key=f"align-data:{ref_a}")  # follows model A
     with m3:
         device = device_choice("align-device")
 
@@ -120,23 +118,24 @@ with user_errors():
         if third:
             st.session_state["align-last-refs"] = [ref_a, ref_b, ref_c]
     elif clicked:
-        store = run_store()
-        data_source = cached_data(data or data_default)
-        bar = StreamlitProgress("aligning…")
-        n = int(max_examples) or None
-        if third:
-            many = align_many_run([model_a, model_b, model_c], replace(config, data=data or data_default),
-                                  measure=True, points=int(points), max_examples=n, store=store, source="app",
-                                  progress=bar, data_source=data_source)
+        with heavy_work("the alignment"):
+            store = run_store()
+            data_source = cached_data(data or data_default)
+            bar = StreamlitProgress("aligning…")
+            n = int(max_examples) or None
+            if third:
+                many = align_many_run([model_a, model_b, model_c], replace(config, data=data or data_default),
+                                      measure=True, points=int(points), max_examples=n, store=store, source="app",
+                                      progress=bar, data_source=data_source)
+                bar.done()
+                st.session_state["align-last"] = [many.run_id]
+                st.session_state["align-last-refs"] = [ref_a, ref_b, ref_c]
+                st.rerun()
+            ids = align_then_vanilla(model_a, model_b, replace(config, data=data or data_default), with_vanilla,
+                                     points=int(points), max_examples=n, store=store, source="app", progress=bar,
+                                     data_source=data_source, reuse=True)
             bar.done()
-            st.session_state["align-last"] = [many.run_id]
-            st.session_state["align-last-refs"] = [ref_a, ref_b, ref_c]
-            st.rerun()
-        ids = align_then_vanilla(model_a, model_b, replace(config, data=data or data_default), with_vanilla,
-                                 points=int(points), max_examples=n, store=store, source="app", progress=bar,
-                                 data_source=data_source)
-        bar.done()
-        st.session_state["align-last"] = ids
+            st.session_state["align-last"] = ids
 
 if "align-last-job" in st.session_state:
     with user_errors():

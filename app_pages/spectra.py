@@ -8,12 +8,11 @@ from symalign.match.config import CLASS_PRESETS, AlignConfig
 from symalign.match.matchers import matchers
 from symalign.runs.execute import align_run, spectrum_run
 from symalign.runs.table import run_label
-from symalign.ui.routing import route_through_app
 from symalign.ui.runs import show_spectrum
+from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_data, run_store
 from symalign.ui.widgets import StreamlitProgress, user_errors
 
-route_through_app()  # opened by its own link: go through app.py's navigation
 
 ORTHOGONAL = {"residual", "qk", "vo"}
 
@@ -44,11 +43,12 @@ with user_errors():
         st.info("No learned alignment with orthogonal maps yet. Run one on Align (method learned, preset all), or "
                 "here on two zoo seeds.")
         if st.button("Run learned matching on zoo:vit-digits/0 and /1 (about 15 s)", key="spectra-quick"):
-            bar = StreamlitProgress("learning…")
-            config = AlignConfig(method="learned", classes=CLASS_PRESETS["all"], data="digits")
-            align_run("zoo:vit-digits/0", "zoo:vit-digits/1", config, store=store, source="app", progress=bar,
-                      data_source=cached_data("digits"))
-            bar.done()
+            with heavy_work("learned matching"):
+                bar = StreamlitProgress("learning…")
+                config = AlignConfig(method="learned", classes=CLASS_PRESETS["all"], data="digits")
+                align_run("zoo:vit-digits/0", "zoo:vit-digits/1", config, store=store, source="app", progress=bar,
+                          data_source=cached_data("digits"))
+                bar.done()
             st.rerun()
         st.stop()
     labels = {r.id: f"{run_label(r)} · {' ↔ '.join(r.all_models)}" for r in runs}

@@ -1,0 +1,126 @@
+"""The visitor's session in the app: who they are (a session id that owns their runs, jobs and
+uploads), what the access policy lets them do (symalign.ui.access), the passphrase gate of a
+shared app, and one slot for heavy work at a time.
+
+Why a slot: Streamlit serves every browser from threads of one process, and each computation
+already uses every core (torch's threads); two at once only make both slower, twenty at once
+make everyone wait for all of them. Identical requests do not even get that far: they are
+answered once (symalign.runs.reuse)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import streamlit as st
+
+from symalign.ui.access import Access, new_session_id
+from symalign.workspace import available_models, home
+
+SESSION_KEY = "symalign-session"
+AUTH_KEY = "symalign-authenticated"
+
+
+def access() -> Access:
+    return Access.from_environment()
+
+
+def session_id() -> str:
+    """This browser session's id (a reload is a new session): the owner of what it starts."""
+    if SESSION_KEY not in st.session_state:
+        st.session_state[SESSION_KEY] = new_session_id()
+    return st.session_state[SESSION_KEY]
+
+
+def uploads_root() -> Path:
+    """Guests' uploads, one folder per session: listed only to the session that uploaded them."""
+    path = home() / "guest_uploads"
+    path.mkdir(exist_ok=True)
+    return path
+
+
+def own_uploads_dir() -> Path:
+    return uploads_root() / session_id()
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
+
+
+def own_models() -> list[tuple[str, str]]:
+    """(label, reference) of the models this session uploaded as a guest."""
+    folder = own_uploads_dir()
+    if not folder.is_dir():
+        return []
+    return [(f"your upload: {d.name}", str(d)) for d in sorted(folder.iterdir()) if (d / "config.json").is_file()]
+
+
+def offered_models() -> list[tuple[str, str]]:
+    """(label, reference) of every model this visitor may pick: the host's list, then their uploads."""
+    return [(e.label, e.ref) for e in available_models()] + own_models()
+
+
+def check_model(ref: str) -> None:
+    policy = access()
+    if policy.guest:
+        policy.check_model(ref, {r for _, r in offered_models()})
+
+
+def unlocked() -> bool:
+    """Whether the visitor may see the app: no passphrase is set, or they gave it this session."""
+    return not access().password_sha256 or bool(st.session_state.get(AUTH_KEY))
+
+
+def passphrase_page() -> None:
+    """The only page of a shared app with a passphrase until the visitor gives it."""
+    st.title("symalign")
+    st.markdown("This app is shared with a passphrase. Ask the host for it.")
+    with st.form("passphrase"):
+        attempt = st.text_input("passphrase", type="password", key="passphrase-input")
+        if st.form_submit_button("Enter"):
+            if access().password_ok(attempt):
+                st.session_state[AUTH_KEY] = True
+                st.rerun()
+            st.error("That is not the passphrase.")
+
+
+_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("SYMALIGN_APP_SLOTS", "1"))))
+
+
+@contextmanager
+def heavy_work(what: str = "this computation") -> Iterator[None]:
+    """Run heavy work in one of the app's slots (SYMALIGN_APP_SLOTS, default 1), saying so while
+    another session's work holds it."""
+    if not _SLOTS.acquire(blocking=False):
+        note = st.info(f"Waiting for the computation of another visitor to finish before {what} starts…")
+        _SLOTS.acquire()
+        note.empty()
+    try:
+        yield
+    finally:
+        _SLOTS.release()
+
+
+# Where a job's request names models and data (symalign.jobs.kinds): what a guest's request is checked on.
+REQUEST_MODELS = ("a", "b", "a_ft", "base", "models")
+REQUEST_DATA = ("data", "data_task", "data_base")
+
+
+def check_request(kind: str, request: dict) -> None:
+    """Refuse a guest's job that names a model or data the policy does not offer them, or trains
+    without the host's leave: a job runs in another process, so it is checked before it is queued."""
+    policy = access()
+    if not policy.guest:
+        return
+    if kind == "train":
+        policy.check_training()
+    for key in REQUEST_MODELS:
+        value = request.get(key)
+        for ref in ([value] if isinstance(value, str) else value or []):
+            check_model(ref)
+    configs = request.get("configs") or ([request["config"]] if request.get("config") else [])
+    for spec in [request.get(k) for k in REQUEST_DATA] + [c.get("data") for c in configs]:
+        policy.check_data(spec)
