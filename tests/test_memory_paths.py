@@ -73,10 +73,13 @@ def test_text_evaluation_in_logit_bounded_batches_gives_the_same_loss(monkeypatc
     assert split.loss == pytest.approx(whole.loss, rel=1e-6) and split.accuracy == whole.accuracy
 
 
-def test_learned_matching_in_micro_batches_follows_the_whole_batch(monkeypatch):
-    """Gradients of micro-batches add up to the whole batch's: the same trajectory to round-off."""
-    a, b = load_model("zoo:gpt-shakespeare/0"), load_model("zoo:gpt-shakespeare/1")
-    config = AlignConfig(method="learned", classes=ALL, data="shakespeare", steps=4, batch_size=6, max_sweeps=2)
+@pytest.mark.parametrize("recipe, data", [("gpt-shakespeare", "shakespeare"), ("pythia-shakespeare", "shakespeare"),
+                                          ("bert-shakespeare", "shakespeare-mlm")])
+def test_learned_matching_in_micro_batches_follows_the_whole_batch(recipe, data, monkeypatch):
+    """Gradients of micro-batches add up to the whole batch's, also when they are carried back through
+    the transforms one parameter at a time (fused QKV, a tied decoder): the same trajectory to round-off."""
+    a, b = load_model(f"zoo:{recipe}/0"), load_model(f"zoo:{recipe}/1")
+    config = AlignConfig(method="learned", preset="all", data=data, steps=4, batch_size=6, max_sweeps=2)
     whole = align(a, b, config)
     calls = []
 

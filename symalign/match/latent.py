@@ -41,7 +41,10 @@ class LatentElement(torch.nn.Module):
         self.frozen: Permutation | None = None  # a permutation fixed for the rest of training
         self._projection: tuple[int, torch.Tensor] | None = None  # (latent version, its assignment)
         m = start.dense()
-        self.g0 = torch.nn.Parameter(m, requires_grad=False)
+        # G₀ is read by the continuous classes only; a permutation's latent starts at G₀ itself, and a
+        # GPT-2-small MLP's 3072 × 3072 float64 copy per layer would cost 7 bytes per parameter for nothing
+        self.g0 = torch.nn.Parameter(m, requires_grad=False) if cls in ("orthogonal", "invertible", "rescale",
+                                                                        "rotary") else None
         if cls == "orthogonal":
             n = m.shape[-1] - 1 if residual else m.shape[-1]
             self.p = torch.nn.Parameter(torch.zeros(*m.shape[:-2], n, n, dtype=torch.float64))
@@ -85,9 +88,13 @@ class LatentElement(torch.nn.Module):
         return self._projection[1]
 
     def freeze(self) -> None:
-        """Fix a permutation at its current projection (soft ones are rounded here)."""
+        """Fix a permutation at its current projection (soft ones are rounded here). The latent is
+        never read again, so it is let go (a dense n × n float64 matrix per MLP: 28 bytes per
+        parameter of GPT-2-small with its snapshots and momentum when frozen from the start)."""
         if self.is_permutation and self.frozen is None:
             self.frozen = Permutation(self.hard_perm().cpu())
+            self.p = torch.nn.Parameter(torch.empty(0, dtype=self.p.dtype, device=self.p.device), requires_grad=False)
+            self._projection = None
 
     def element(self) -> GroupElement:
         if self.p is None:
@@ -130,7 +137,9 @@ class LatentElement(torch.nn.Module):
         return {"p": None if self.p is None else self.p.detach().clone(), "frozen": self.frozen}
 
     def restore(self, state: dict) -> None:
-        if self.p is not None:
+        if self.p is not None and self.p.shape != state["p"].shape:  # a state from before a freeze
+            self.p = torch.nn.Parameter(state["p"].clone(), requires_grad=False)
+        elif self.p is not None:
             with torch.no_grad():
                 self.p.copy_(state["p"])
         self.frozen = state["frozen"]

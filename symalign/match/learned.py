@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Callable
 
 import torch
 from torch.func import functional_call
 
 from symalign.device import reproducible
+from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.errors import SymalignError
 from symalign.landscape.evaluate import activation_budget, batch_loss, examples_per_chunk, scored
 from symalign.models.functional import functional_params, module_names, weightless_module
@@ -187,6 +188,40 @@ def _detached(element: GroupElement) -> GroupElement:
     return element
 
 
+def _cut(transforms: list[Transform], cuts: list[tuple[torch.Tensor, torch.Tensor]]) -> list[Transform]:
+    """The transforms with every tensor that carries a gradient replaced by a detached leaf copy;
+    (tensor, leaf) pairs are appended to `cuts`, so the leaves' gradients can be carried on into
+    the latents in one backward pass once every parameter has given its share."""
+    out = []
+    for transform in transforms:
+        cut = Transform()
+        for name, element in transform.items():
+            leaves = {}
+            for f in fields(element):
+                value = getattr(element, f.name)
+                if isinstance(value, torch.Tensor) and value.requires_grad:
+                    leaves[f.name] = value.detach().requires_grad_()
+                    cuts.append((value, leaves[f.name]))
+            cut[name] = replace(element, **leaves) if leaves else element
+        out.append(cut)
+    return out
+
+
+def _backward_per_tensor(params: dict[str, torch.Tensor], leaves: dict[str, torch.Tensor],
+                         cuts: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+    """Carry the gradients gathered on `leaves` (detached copies of `params`) back through the
+    transforms, one parameter at a time (each one's graph and buffers freed as it goes), into the
+    cut matrices, then from those into the latents."""
+    for name in list(params):
+        param, leaf = params.pop(name), leaves.pop(name)
+        if param.requires_grad and leaf.grad is not None:
+            torch.autograd.backward(param, leaf.grad)
+        del param, leaf
+    reached = [(tensor, leaf) for tensor, leaf in cuts if leaf.grad is not None]
+    if reached:
+        torch.autograd.backward([t for t, _ in reached], [leaf.grad for _, leaf in reached])
+
+
 def learn_transforms(models: list[TransformerModel], starts: list[Transform], spec: SymmetrySpec,
                      classes: dict[str, str], data, options: LearnedOptions = LearnedOptions(),
                      device: torch.device | str = "cpu", progress: Progress | None = None) -> LearnedResult:
@@ -220,18 +255,20 @@ def _learn_transforms(models: list[TransformerModel], starts: list[Transform], s
         return LearnedResult([Transform(s) for s in starts], [], {"steps": 0, "stopped": "nothing to learn"})
     groups = ([{"params": continuous, "lr": options.lr, "name": "continuous"}] if continuous else [])
     optimizer = torch.optim.Adam(groups) if continuous else None
-    perm_optimizer = NormalizedMomentum(perms, options.perm_lr) if perms else None
     module = weightless_module(ref).to(device)
     names = module_names(module)
     tensors = [{k: v.to(device) for k, v in m.tensors.items()} for m in models]
     budget = activation_budget(ref, device)  # once, with the models in place
+    large = sum(t.numel() for t in ref.tensors.values()) > LARGE_MODEL_PARAMETERS  # the zoo keeps its layout
     sampler = WeightSampler(len(models), options.lambdas, options.alpha, options.seed)
     check_gen = torch.Generator().manual_seed(options.seed + 7919)
     check_batch = data.train_batch(ref, options.check_examples, check_gen)
     freeze_step = round(options.freeze_at * options.steps) if perms else 0
-    if perms and freeze_step == 0:  # permutations stay the start's: nothing of theirs is trained
+    if perms and freeze_step == 0:  # permutations stay the start's: nothing of theirs is trained or kept
         for m in movers:
             m.freeze()
+        perms = []
+    perm_optimizer = NormalizedMomentum(perms, options.perm_lr) if perms else None
 
     def mixed_params(weights: list[float], transforms: list[Transform]) -> dict[str, torch.Tensor]:
         """θ(w) = Σ w_i T_i(θ_i) as the Hugging Face parameters (differentiable in the transforms)."""
@@ -250,7 +287,7 @@ def _learn_transforms(models: list[TransformerModel], starts: list[Transform], s
             for w, term in zip(weights[2:], terms[1:]):
                 total = total.add_(w * term)
             mixed[k] = total
-        return functional_params(ref.family, ref.config, mixed, names)
+        return functional_params(ref.family, ref.config, mixed, names, contiguous=not large)
 
     def summed_loss(params: dict[str, torch.Tensor], inputs, y) -> torch.Tensor:
         kwargs = {k: v.to(device) for k, v in inputs.items()}
@@ -262,17 +299,22 @@ def _learn_transforms(models: list[TransformerModel], starts: list[Transform], s
     def loss_at(weights: list[float], transforms: list[Transform], inputs, y, backward: bool = False) -> torch.Tensor:
         """Mean loss on the batch (and its gradient when `backward`). A batch whose activations
         would exceed the budget (a real vocabulary's logits) runs in micro-batches: θ(w) is built
-        once, each micro-batch's gradient is accumulated on a detached copy of it, and one
-        backward pass carries the sum through the transforms. A batch that fits is one pass, as
-        it always was."""
+        once, each micro-batch's gradient is accumulated on a detached copy of it, and the sum is
+        then carried back through the transforms. A batch that fits is one pass, as it always
+        was. The backward pass through the transforms runs one parameter at a time, into
+        the transforms' matrices cut loose as leaves (`_cut`), and then once from those matrices into
+        the latents: each parameter's mixed tensor, gradient and saved products are let go as soon
+        as its share is taken, instead of all of them living until one backward over the whole
+        model ends (GPT-2-small: the step's peak)."""
         count = max(scored(y), 1)
         size = examples_per_chunk(ref, inputs, budget)
-        params = mixed_params(weights, transforms)
         if size >= len(y):
-            loss = summed_loss(params, inputs, y) / count
+            loss = summed_loss(mixed_params(weights, transforms), inputs, y) / count
             if backward:
                 loss.backward()
             return loss
+        cuts: list[tuple[torch.Tensor, torch.Tensor]] = []
+        params = mixed_params(weights, _cut(transforms, cuts) if backward else transforms)
         leaves = {k: v.detach().requires_grad_(backward) for k, v in params.items()}
         value = torch.zeros(())
         for i in range(0, len(y), size):
@@ -281,8 +323,7 @@ def _learn_transforms(models: list[TransformerModel], starts: list[Transform], s
                 part.backward()
             value = value + part.detach().cpu()
         if backward:
-            reached = [k for k in params if params[k].requires_grad and leaves[k].grad is not None]
-            torch.autograd.backward([params[k] for k in reached], [leaves[k].grad for k in reached])
+            _backward_per_tensor(params, leaves, cuts)
         return value
 
     points = check_points(len(models))
@@ -329,7 +370,7 @@ def _learn_transforms(models: list[TransformerModel], starts: list[Transform], s
         flips = sum(int((current[i][k] != previous[i][k]).sum()) for i in range(len(movers)) for k in current[i])
         previous = current
         entry = {"step": step, "weights": [round(w, 6) for w in weights], "loss": loss.item(), "flips": flips,
-                 "lr": rate if optimizer is not None else perm_optimizer.lr, "seconds": time.perf_counter() - begin}
+                 "lr": rate if optimizer is not None else perm_optimizer.lr if perm_optimizer else 0.0, "seconds": time.perf_counter() - begin}
         if step % options.check_every == 0 or step == options.steps:
             value = check()
             entry["check"] = value

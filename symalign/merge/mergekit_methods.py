@@ -53,7 +53,7 @@ def combine(method: str, members: list, inputs: MergeInputs) -> dict:
     import torch
 
     family, config = members[0].family, members[0].config
-    states = [family.from_logical(m.tensors, config) for m in members]
+    states = [{k: v.contiguous() for k, v in family.from_logical(m.tensors, config).items()} for m in members]
     torch.manual_seed(inputs.seed)
     try:
         with torch.no_grad():

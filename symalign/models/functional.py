@@ -15,10 +15,15 @@ def module_names(module: torch.nn.Module) -> set[str]:
     return {n for n, _ in module.named_parameters()} | {n for n, _ in module.named_buffers()}
 
 
-def functional_params(family: Family, config, tensors: Tensors, names: set[str]) -> dict[str, torch.Tensor]:
+def functional_params(family: Family, config, tensors: Tensors, names: set[str],
+                      contiguous: bool = True) -> dict[str, torch.Tensor]:
     """Logical `tensors` as the Hugging Face parameters functional_call takes for a module with
-    these `names` (module_names)."""
-    return {k: v for k, v in family.from_logical(tensors, config).items() if k in names}
+    these `names` (module_names). `contiguous=False` keeps the layout change's views (GPT-2's
+    Conv1D weights are transposes): the matrix products take them as they are, and no copy of
+    those weights is made (real checkpoints: 2.7 bytes per parameter); contiguous copies run the
+    products on the same memory layout as ever (the zoo's numbers, bitwise)."""
+    params = {k: v for k, v in family.from_logical(tensors, config).items() if k in names}
+    return {k: v.contiguous() for k, v in params.items()} if contiguous else params
 
 
 def weightless_module(template: TransformerModel) -> torch.nn.Module:

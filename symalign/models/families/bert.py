@@ -108,7 +108,7 @@ def _adapter(kind: str):
             for local, hf in (("ln1", "attention.output.LayerNorm"), ("mlp.fc", "intermediate.dense"),
                               ("mlp.proj", "output.dense"), ("ln2", "output.LayerNorm")):
                 sd[p + hf + ".weight"], sd[p + hf + ".bias"] = t[q + local + ".weight"], t[q + local + ".bias"]
-        return {k: v.contiguous() for k, v in sd.items()}
+        return sd  # views where the layout allows: writers make them contiguous (export_module)
 
     return to_logical, from_logical
 

@@ -67,7 +67,7 @@ def from_logical(t: Tensors, config) -> Tensors:
             sd[p + f"{hf}.weight"], sd[p + f"{hf}.bias"] = t[q + f"{ln}.weight"], t[q + f"{ln}.bias"]
         sd[p + "mlp.c_fc.weight"], sd[p + "mlp.c_fc.bias"] = t[q + "mlp.fc.weight"].T, t[q + "mlp.fc.bias"]
         sd[p + "mlp.c_proj.weight"], sd[p + "mlp.c_proj.bias"] = t[q + "mlp.proj.weight"].T, t[q + "mlp.proj.bias"]
-    return {k: v.contiguous() for k, v in sd.items()}
+    return sd  # views where the layout allows: writers make them contiguous (export_module), evaluation need not
 
 
 def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:

@@ -116,7 +116,7 @@ def from_logical(t: Tensors, config) -> Tensors:
         sd[p + "self_attn.o_proj.weight"] = t[q + "attn.o.weight"].reshape(d, -1)
         sd.update({p + hf: t[q + local] for local, hf in PLAIN.items()})
         sd.update({p + BIAS_NAMES[local]: t[q + local].reshape(-1) for local in biases(config)})
-    return {k: v.contiguous() for k, v in sd.items()}
+    return sd  # views where the layout allows: writers make them contiguous (export_module), evaluation need not
 
 
 def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:

@@ -80,7 +80,7 @@ def from_logical(t: Tensors, config) -> Tensors:
                 bias = sd.pop(p + f"attention.{n}_proj.bias")
                 if bias.abs().max() > 0:
                     raise ModelLoadError("this ViT has no q/k/v biases but the transformed weights need them")
-    return {k: v.contiguous() for k, v in sd.items()}
+    return sd  # views where the layout allows: writers make them contiguous (export_module), evaluation need not
 
 
 def canonical_config(config):
