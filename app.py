@@ -4,7 +4,7 @@ Pages are grouped in sections by what the user does."""
 
 import streamlit as st
 
-from symalign.ui.session import passphrase_page, unlocked
+from symalign.ui.session import first_run_alone, passphrase_page, unlocked
 from symalign.ui.widgets import resume_once, show_devices, sidebar
 
 st.set_page_config(page_title="symalign", page_icon=":material/compare_arrows:", layout="wide")
@@ -37,8 +37,9 @@ pages = {
 }
 navigation = st.navigation(pages)
 device_slot = sidebar()
-try:
-    navigation.run()
-finally:  # after the page (also when it stops early): neither delays Home's first paint
-    show_devices(device_slot)
-    resume_once()
+with first_run_alone(navigation.url_path):  # a page's first run imports the package: one thread at a time
+    try:
+        navigation.run()
+    finally:  # after the page (also when it stops early): neither delays Home's first paint
+        show_devices(device_slot)
+        resume_once()

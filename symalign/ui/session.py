@@ -124,3 +124,25 @@ def check_request(kind: str, request: dict) -> None:
     configs = request.get("configs") or ([request["config"]] if request.get("config") else [])
     for spec in [request.get(k) for k in REQUEST_DATA] + [c.get("data") for c in configs]:
         policy.check_data(spec)
+
+
+_FIRST_RUNS: set[str] = set()
+_FIRST_RUN_LOCK = threading.RLock()
+
+
+@contextmanager
+def first_run_alone(page: str) -> Iterator[None]:
+    """Run a page's first execution in this server process alone. Why: that run imports symalign
+    (and torch) for the first time, and a rerun or a second visitor starting the same imports on
+    another thread meanwhile can meet Python's import deadlock guard, which hands one of them a
+    partially initialised module (seen on a loaded machine: "cannot import name 'FAMILIES' from
+    partially initialized module 'symalign.models.io'"). Later runs of the page, with everything
+    imported, go on side by side."""
+    if page in _FIRST_RUNS:
+        yield
+        return
+    with _FIRST_RUN_LOCK:
+        try:
+            yield
+        finally:
+            _FIRST_RUNS.add(page)
