@@ -17,7 +17,7 @@ from symalign.models import canonicalize, spec_of, transformed
 from symalign.models.family import TransformerModel
 from symalign.report import function_gap, relative_change
 from symalign.runs.execute import PhaseProgress, align_run, barrier_run, phase_progress
-from symalign.runs.reuse import request_key, served_once
+from symalign.runs.reuse import answered
 from symalign.runs.store import RunStore
 from symalign.symmetry.random import random_transform
 
@@ -69,5 +69,4 @@ def seeds_demo(a: TransformerModel | str, b: TransformerModel | str, data_spec: 
         return ids
 
     settings = {"data": data_spec, "learned_steps": learned_steps, "max_examples": max_examples}
-    key = request_key("demo-seeds", [a, b], settings) if reuse and store is not None else None
-    return served_once(store, key, compute)[0]
+    return answered(store, reuse, "demo-seeds", [a, b], settings, compute)

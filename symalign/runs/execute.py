@@ -203,7 +203,7 @@ def align_then_vanilla(a: ModelLike, b: ModelLike, config: AlignConfig, with_van
     workflow for the page and its background job. Returns the run ids, the alignment's first.
     `reuse`: an identical earlier request (same model files, settings, seed) is answered with its
     runs, and identical requests at once compute once (symalign.runs.reuse); pass models as loaded."""
-    from symalign.runs.reuse import request_key, served_once
+    from symalign.runs.reuse import answered
 
     def compute() -> list[str | None]:
         ids = [align_run(a, b, config, points=points, max_examples=max_examples, store=store, source=source,
@@ -216,8 +216,7 @@ def align_then_vanilla(a: ModelLike, b: ModelLike, config: AlignConfig, with_van
 
     settings = {"config": config.to_json(), "with_vanilla": with_vanilla, "points": points,
                 "max_examples": max_examples, "label": label}
-    key = request_key("align-then-vanilla", [a, b], settings) if reuse and store is not None else None
-    return served_once(store, key, compute)[0]
+    return answered(store, reuse, "align-then-vanilla", [a, b], settings, compute)
 
 
 def check_classes(model: TransformerModel, classes: dict[str, str]) -> None:

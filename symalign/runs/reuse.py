@@ -82,3 +82,11 @@ def served_once(store: RunStore | None, key: str | None,
         if all(ids):
             store.remember(key, [str(i) for i in ids])
         return ids, False
+
+
+def answered(store: RunStore | None, reuse: bool, what: str, models: list, settings: dict,
+             compute: Callable[[], list[str | None]]) -> list[str | None]:
+    """The run ids answering a workflow's request: served once (`served_once`) when `reuse` is asked
+    and there is a store to remember in, else computed. The models are hashed only then."""
+    key = request_key(what, models, settings) if reuse and store is not None else None
+    return served_once(store, key, compute)[0]

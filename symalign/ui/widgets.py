@@ -77,7 +77,7 @@ def model_picker(label: str, key: str, default_index: int = 0, default_ref: str 
     """Pick a model reference: the zoo, your models, linked folders and hub ids, or a typed directory
     path or hub id (the host only: a guest of a shared app picks from the list and their uploads).
     `default_ref` (when present) is preselected, else the entry at `default_index`."""
-    from symalign.ui.session import access, check_model, offered_models
+    from symalign.ui.session import access, offered_models
 
     entries = offered_models()
     guest = access().guest
@@ -87,9 +87,7 @@ def model_picker(label: str, key: str, default_index: int = 0, default_ref: str 
     choice = st.selectbox(label, labels, index=index, key=key)
     if not guest and choice == labels[-1]:
         return st.text_input(f"{label}: directory path or hub id (org/name[@revision])", key=f"{key}-path").strip()
-    ref = refs[labels.index(choice)]
-    check_model(ref)
-    return ref
+    return refs[labels.index(choice)]  # from the offered list (cached_model checks what a guest loads again)
 
 
 def data_field(container, label: str, default: str, key: str,
