@@ -61,6 +61,10 @@ def add_learned_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--patience", type=int, default=None,
                    help="learned/soft: checks (every 25 steps) without improvement before stopping (default 3; "
                         "a value above steps/25 runs every step)")
+    p.add_argument("--start", default=None, choices=("weight", "activation", "auto"),
+                   help="learned (two models): where learning begins: weight matching's transform (default), "
+                        "permutations from activations with the rest solved around them, or auto (both; the one "
+                        "whose path is lower on the check; helped an over-trained pair, docs/matching.md)")
     p.add_argument("--alpha", type=float, default=None,
                    help="learned, three or more models: Dirichlet(α·1) mixing weights per step "
                         "(default 1: uniform over the simplex; Theus et al. use 0.1)")
@@ -143,7 +147,7 @@ def align_config(args, data: str | None = None):
     from symalign.match.config import AlignConfig
 
     options = {name: getattr(args, name) for name in ("head_cost", "max_sweeps", "max_seconds", "dtype", "steps", "lr", "lambdas", "alpha",
-                                                      "rounds", "batch_size", "patience", "input_noise", "residual_strategy", "head_strategy",
+                                                      "rounds", "batch_size", "patience", "input_noise", "start", "residual_strategy", "head_strategy",
                                                       "max_examples") if getattr(args, name, None) is not None}
     return AlignConfig(method=args.method, classes=parse_classes(args), data=data or args.data, device=args.device,
                        seed=args.seed, preset=preset_of(args), **options)

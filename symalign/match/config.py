@@ -11,6 +11,7 @@ from symalign.symmetry.spec import KINDS
 
 # Precisions a written checkpoint may take (`auto`: the input's own; symalign.models.io maps the names).
 EXPORT_DTYPES = ("auto", "float32", "bfloat16", "float16")
+LEARNED_STARTS = ("weight", "activation", "auto")
 DEFAULT_CLASSES = {"mlp": "perm", "heads": "perm", "qk": "none", "vo": "none", "residual": "none"}
 # Named class choices (the app's preset buttons, `--classes all` on the command line).
 CLASS_PRESETS: dict[str, dict[str, str]] = {
@@ -38,6 +39,7 @@ class AlignConfig:
     max_seconds: float | None = None  # weight matching: stop after the sweep that passes this budget
     steps: int | None = None  # learned / soft: most optimisation steps; None: the data's default (600 images, 300 text)
     patience: int = 3  # learned / soft: checks without improvement before the stopping rule ends the run
+    start: str = "weight"  # learned: weight | activation | auto (both; the one lower on the check): docs/matching.md
     lr: float = 0.01
     input_noise: float | None = None  # learned / soft: Gaussian noise on training images; None: the data's default (0.3)
     batch_size: int = 64
@@ -65,6 +67,8 @@ class AlignConfig:
                 raise SymalignError(f"unknown class preset {self.preset!r}; choose from {', '.join(CLASS_PRESETS)}")
             self.classes = preset_classes(self.preset)
         self.classes = {**DEFAULT_CLASSES, **self.classes}  # unnamed kinds: MLP and head permutations, else none
+        if self.start not in LEARNED_STARTS:
+            raise SymalignError(f"unknown learned start {self.start!r}; choose from {', '.join(LEARNED_STARTS)}")
         if self.rounds < 0:
             raise SymalignError(f"--rounds must be 0 or more; got {self.rounds}")
         if needs_data and self.data is None:
@@ -95,4 +99,4 @@ class AlignConfig:
         noise = self.input_noise if self.input_noise is not None else defaults["input_noise"]
         return LearnedOptions(steps=steps, lr=self.lr, batch_size=self.batch_size, lambdas=self.lambdas,
                               alpha=self.alpha, seed=self.seed, soft=matcher(self.method).relaxed, patience=self.patience,
-                              input_noise=noise)
+                              input_noise=noise, start=self.start)

@@ -61,6 +61,8 @@ class LearnedOptions:
     freeze_at: float | None = None  # None: 0 (weight matching's) beside continuous maps (soft: 0.5); 0.9 alone
     check_examples: int = 128
     input_noise: float = 0.0  # std of Gaussian noise added to training images (AlignConfig: 0.3 for images)
+    start: str = "weight"  # weight | activation (permutations from activations, the rest by weight
+    # matching around them) | auto (both; learning begins from the one whose path is lower on the check)
 
     def __post_init__(self) -> None:
         if self.steps < 1:
@@ -224,18 +226,24 @@ def _backward_per_tensor(params: dict[str, torch.Tensor], leaves: dict[str, torc
 
 def learn_transforms(models: list[TransformerModel], starts: list[Transform], spec: SymmetrySpec,
                      classes: dict[str, str], data, options: LearnedOptions = LearnedOptions(),
-                     device: torch.device | str = "cpu", progress: Progress | None = None) -> LearnedResult:
+                     device: torch.device | str = "cpu", progress: Progress | None = None,
+                     alternatives: list[list[Transform]] = ()) -> LearnedResult:
     """Refine the transforms of models[1:] (models[0] is the fixed reference) for low task loss
-    anywhere on the path or simplex between them; all models are canonical, same architecture."""
+    anywhere on the path or simplex between them; all models are canonical, same architecture.
+    `alternatives`: other starts (hard permutations only); learning begins from whichever of
+    `starts` and these has the lowest check (`summary["start"]` says which: 0 is `starts`)."""
+    if alternatives and options.soft:
+        raise ValueError("alternative starts are for hard permutations (soft latents draw noise when built)")
     with reproducible(device):
-        result = _learn_transforms(models, starts, spec, classes, data, options, torch.device(device), progress)
+        result = _learn_transforms(models, starts, spec, classes, data, options, torch.device(device), progress,
+                                   alternatives)
     result.transforms = [t.to("cpu") for t in result.transforms]  # learned on a GPU, handed back like any other
     return result
 
 
 def _learn_transforms(models: list[TransformerModel], starts: list[Transform], spec: SymmetrySpec,
                       classes: dict[str, str], data, options: LearnedOptions, device: torch.device,
-                      progress: Progress | None) -> LearnedResult:
+                      progress: Progress | None, alternatives: list[list[Transform]] = ()) -> LearnedResult:
     ref = models[0]
     data.check_model(ref)
     generator = torch.Generator().manual_seed(options.seed)
@@ -247,28 +255,13 @@ def _learn_transforms(models: list[TransformerModel], starts: list[Transform], s
         if not isinstance(data, ImageData):
             raise SymalignError(f"--input-noise applies to image data; {data.name} is text (use 0)")
         augment = gaussian_noise(options.input_noise, generator)  # draws from the generator when called
-    movers = [_Mover(s, spec, classes, options.soft, generator, device) for s in starts]
-    continuous = [p for m in movers for p in m.parameters(permutations=False)]
-    perms = [p for m in movers for p in m.parameters(permutations=True)]
-    options = options.for_problem(bool(continuous))
-    if not continuous and not perms:
-        return LearnedResult([Transform(s) for s in starts], [], {"steps": 0, "stopped": "nothing to learn"})
-    groups = ([{"params": continuous, "lr": options.lr, "name": "continuous"}] if continuous else [])
-    optimizer = torch.optim.Adam(groups) if continuous else None
     module = weightless_module(ref).to(device)
     names = module_names(module)
     tensors = [{k: v.to(device) for k, v in m.tensors.items()} for m in models]
     budget = activation_budget(ref, device)  # once, with the models in place
     large = sum(t.numel() for t in ref.tensors.values()) > LARGE_MODEL_PARAMETERS  # the zoo keeps its layout
-    sampler = WeightSampler(len(models), options.lambdas, options.alpha, options.seed)
     check_gen = torch.Generator().manual_seed(options.seed + 7919)
     check_batch = data.train_batch(ref, options.check_examples, check_gen)
-    freeze_step = round(options.freeze_at * options.steps) if perms else 0
-    if perms and freeze_step == 0:  # permutations stay the start's: nothing of theirs is trained or kept
-        for m in movers:
-            m.freeze()
-        perms = []
-    perm_optimizer = NormalizedMomentum(perms, options.perm_lr) if perms else None
 
     def mixed_params(weights: list[float], transforms: list[Transform]) -> dict[str, torch.Tensor]:
         """θ(w) = Σ w_i T_i(θ_i) as the Hugging Face parameters (differentiable in the transforms)."""
@@ -329,9 +322,34 @@ def _learn_transforms(models: list[TransformerModel], starts: list[Transform], s
     points = check_points(len(models))
 
     @torch.no_grad()
-    def check() -> float:
+    def check_of(movers: list[_Mover]) -> float:
         transforms = [m.transform(hard=True) for m in movers]
         return sum(float(loss_at(w, transforms, *check_batch)) for w in points) / len(points)
+
+    chosen, scores = 0, []
+    if alternatives:  # several starts offered: the one whose path is lowest on the fixed check
+        scores = [check_of([_Mover(s, spec, classes, options.soft, generator, device) for s in c])
+                  for c in [starts, *alternatives]]
+        chosen = min(range(len(scores)), key=scores.__getitem__)
+        starts = [starts, *alternatives][chosen]
+    movers = [_Mover(s, spec, classes, options.soft, generator, device) for s in starts]
+    continuous = [p for m in movers for p in m.parameters(permutations=False)]
+    perms = [p for m in movers for p in m.parameters(permutations=True)]
+    options = options.for_problem(bool(continuous))
+    if not continuous and not perms:
+        return LearnedResult([Transform(s) for s in starts], [], {"steps": 0, "stopped": "nothing to learn"})
+    groups = ([{"params": continuous, "lr": options.lr, "name": "continuous"}] if continuous else [])
+    optimizer = torch.optim.Adam(groups) if continuous else None
+    sampler = WeightSampler(len(models), options.lambdas, options.alpha, options.seed)
+    freeze_step = round(options.freeze_at * options.steps) if perms else 0
+    if perms and freeze_step == 0:  # permutations stay the start's: nothing of theirs is trained or kept
+        for m in movers:
+            m.freeze()
+        perms = []
+    perm_optimizer = NormalizedMomentum(perms, options.perm_lr) if perms else None
+
+    def check() -> float:
+        return check_of(movers)
 
     begin = time.perf_counter()
     start_check = best_check = check()
@@ -395,16 +413,40 @@ def _learn_transforms(models: list[TransformerModel], starts: list[Transform], s
     if progress:
         progress(options.steps, options.steps)
     summary = {"steps": history[-1]["step"], "best_step": best_step, "start_check": start_check,
-               "best_check": best_check, "stopped": stopped, "freeze_step": freeze_step,
+               "best_check": best_check, "stopped": stopped, "freeze_step": freeze_step, "start": chosen,
+               "start_checks": scores,
                "seconds": time.perf_counter() - begin, "options": asdict(options)}
     return LearnedResult([m.final() for m in movers], history, summary)
 
 
 def learned_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpec, start: Transform,
                   classes: dict[str, str], data, options: LearnedOptions = LearnedOptions(),
-                  device: torch.device | str = "cpu", progress: Progress | None = None) -> LearnedResult:
-    """Refine `start` (weight matching of B to A) for low loss along the straight path."""
-    return learn_transforms([a, b], [start], spec, classes, data, options, device, progress)
+                  device: torch.device | str = "cpu", progress: Progress | None = None,
+                  alternatives: list[Transform] = ()) -> LearnedResult:
+    """Refine `start` (weight matching of B to A), or whichever of `alternatives` has the lower
+    check, for low loss along the straight path."""
+    return learn_transforms([a, b], [start], spec, classes, data, options, device, progress,
+                            [[t] for t in alternatives])
+
+
+def activation_permutation_start(inputs: MatchInputs, data) -> MatchOutput | None:
+    """A start whose MLP and head permutations come from activations (units paired by the
+    correlation of what they compute, which no residual basis changes) and whose continuous maps
+    are solved by weight matching around them. None when no permutation is asked for."""
+    from symalign.match.activation import activation_match
+    from symalign.match.weight import boundary_tensors, weight_match
+
+    c = inputs.config
+    perms = {k: v for k, v in inputs.classes.items() if k in ("mlp", "heads") and v == "perm"}
+    if not perms:
+        return None
+    init = activation_match(inputs.a, inputs.b, inputs.spec, perms, data, c.residual_strategy, c.head_strategy,
+                            c.max_examples, device=inputs.device)
+    fixed = frozenset(n for n in init if inputs.spec.spaces[n].kind in ("mlp", "heads"))
+    transform, sweeps = weight_match(inputs.a.tensors, inputs.b.tensors, inputs.spec, inputs.classes,
+                                     boundary_tensors(inputs.a), c.head_cost, c.max_sweeps, c.seed,
+                                     device=inputs.device, init=init, fixed=fixed)
+    return MatchOutput(transform, sweeps=sweeps)
 
 
 def run_learned_matching(inputs: MatchInputs) -> MatchOutput:
@@ -413,9 +455,23 @@ def run_learned_matching(inputs: MatchInputs) -> MatchOutput:
     from symalign.data import load_data
     from symalign.match.weight import run_weight_matching
 
-    start = run_weight_matching(MatchInputs(inputs.a, inputs.b, inputs.spec, inputs.classes, inputs.config,
-                                            inputs.device))  # its own progress would reset the bar: none
     c = inputs.config
-    result = learned_match(inputs.a, inputs.b, inputs.spec, start.transform, inputs.classes, load_data(c.data),
-                           c.learned_options(), device=inputs.device, progress=inputs.progress)
+    options = c.learned_options()
+    data = load_data(c.data)
+    starts = []
+    wanted = "weight" if options.soft else options.start  # soft latents start from weight matching's
+    if wanted in ("weight", "auto"):
+        starts.append(run_weight_matching(MatchInputs(inputs.a, inputs.b, inputs.spec, inputs.classes, c,
+                                                      inputs.device)))  # its own progress would reset the bar: none
+    if wanted in ("activation", "auto"):
+        perms = activation_permutation_start(inputs, data)
+        if perms is not None:
+            starts.append(perms)
+    if not starts:  # asked for activations' permutations where no permutation is learned
+        starts.append(run_weight_matching(MatchInputs(inputs.a, inputs.b, inputs.spec, inputs.classes, c,
+                                                      inputs.device)))
+    result = learned_match(inputs.a, inputs.b, inputs.spec, starts[0].transform, inputs.classes, data, options,
+                           device=inputs.device, progress=inputs.progress,
+                           alternatives=[s.transform for s in starts[1:]])
+    start = starts[result.summary.get("start", 0)]
     return MatchOutput(result.transforms[0], start.sweeps, result.history, result.summary, start.transform)

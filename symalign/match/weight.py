@@ -46,27 +46,32 @@ def boundary_tensors(model) -> list[str]:
 def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, str], boundary: list[str],
                  head_cost_kind: str = "circuit", max_sweeps: int = 30, seed: int = 0,
                  progress: Progress | None = None, tol: float = 1e-5,
-                 max_seconds: float | None = None, device: torch.device | str | None = None) -> tuple[Transform, list[dict]]:
+                 max_seconds: float | None = None, device: torch.device | str | None = None,
+                 init: Transform | None = None, fixed: frozenset[str] = frozenset()) -> tuple[Transform, list[dict]]:
     """Transform T with T(B) ≈ A, and the per-sweep history (distance, seconds). The last entry
     says why it stopped (`stopped`: converged, sweep budget or time budget). Progress is reported
     per update unit (an MLP, a layer's attention), so a real-size model shows life within seconds.
-    `device`: where the solves' matrix work runs (a GPU); the transform comes back on the CPU."""
+    `device`: where the solves' matrix work runs (a GPU); the transform comes back on the CPU.
+    `init`: elements to start from (e.g. permutations found on activations); spaces in `fixed` keep
+    their `init` element and only the others are solved around them."""
     if device is not None:
         a = {k: v.to(device) for k, v in a.items()}
         b = {k: v.to(device) for k, v in b.items()}
     rng = random.Random(seed)
-    transform = Transform()
+    transform = Transform({k: v.to(device) if device is not None else v for k, v in (init or {}).items()})
     start = time.perf_counter()
     mapped = MappedModel(a, b, spec, classes)
+    if transform:
+        mapped.act(dict(transform))
     history = [{"sweep": 0, "distance": mapped.distance(transform), "seconds": 0.0}]
     res_cls = classes.get("residual", "none")
-    if res_cls != "none":  # from the boundary tensors alone: their rows correspond across models
+    if res_cls != "none" and "residual" not in transform:  # from the boundary tensors alone: their rows correspond across models
         c = mapped.correlation("residual", None, names=boundary)
         transform["residual"] = solve(res_cls, mapped.a, mapped.touching("residual"), mapped.spec, "residual", c)
         mapped.act({"residual": transform["residual"]})
         history.append({"sweep": 0, "distance": mapped.distance(transform),
                         "seconds": time.perf_counter() - start, "step": "residual from boundary tensors"})
-    units = _units(spec, classes)
+    units = [u for u in (tuple(s for s in unit if s not in fixed) for unit in _units(spec, classes)) if u]
     best = history[-1]["distance"]
     stopped = f"sweep budget ({max_sweeps} sweeps)"
     for sweep in range(1, max_sweeps + 1):

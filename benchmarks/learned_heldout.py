@@ -1,0 +1,118 @@
+"""Does learned matching close the barrier on pairs its defaults were not tuned on? (issue #29)
+
+    python benchmarks/learned_heldout.py [--set eval|dev|all] [--only NAME ...] [--cache DIR]
+                                         [--threads 2] [--option NAME=VALUE ...] [--json FILE]
+
+For every pair of benchmarks/heldout_pairs.py (trained and cached on first use): the barrier on
+the evaluation split of the vanilla path, of weight matching (all classes) and of learned
+matching (all classes, its defaults: what `symalign align A B --method learned --classes all
+--data D` does), the share of the vanilla barrier learned matching closes, and the seconds
+learned matching took (loading, weight matching's start and learning; not the barrier
+evaluation). `--option` overrides one of learned matching's options (symalign.match.learned.
+LearnedOptions) for an experiment on the development set; the README's table is run without."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+import heldout_pairs  # noqa: E402
+
+from symalign.data import load_data  # noqa: E402
+from symalign.landscape.interpolation import interpolation_curve  # noqa: E402
+from symalign.match.align import align  # noqa: E402
+from symalign.match.config import AlignConfig  # noqa: E402
+from symalign.models import load_model  # noqa: E402
+
+
+def _parse_option(text: str) -> tuple[str, object]:
+    from symalign.match.learned import LearnedOptions
+
+    name, _, raw = text.partition("=")
+    kinds = {f.name: f.type for f in dataclasses.fields(LearnedOptions)}
+    if name not in kinds:
+        raise SystemExit(f"--option {text}: no such learned option; known: {', '.join(kinds)}")
+    value = json.loads(raw) if raw not in ("None", "") else None
+    return name, value
+
+
+def _with_options(overrides: dict):
+    """Patch AlignConfig.learned_options so the overrides reach the matcher (experiments only)."""
+    original = AlignConfig.learned_options
+
+    def patched(self):
+        return dataclasses.replace(original(self), **overrides)
+
+    AlignConfig.learned_options = patched
+
+
+def row_for(r: heldout_pairs.PairRecipe, cache: Path, baselines: dict, log=print) -> dict:
+    a_path, b_path = heldout_pairs.pair_paths(r, cache, log=log)
+    spec = heldout_pairs.data_spec(r, cache)
+    data = load_data(spec)
+    key = f"{a_path}|{b_path}"
+    a, b = load_model(str(a_path)), load_model(str(b_path))
+    if key not in baselines:
+        vanilla = interpolation_curve(a, b, data).barrier
+        weight = align(a, b, AlignConfig(method="weight", preset="all"))
+        baselines[key] = {"vanilla": vanilla, "weight": interpolation_curve(a, weight.aligned, data).barrier}
+    start = time.perf_counter()
+    a, b = load_model(str(a_path)), load_model(str(b_path))
+    learned = align(a, b, AlignConfig(method="learned", preset="all", data=spec))
+    seconds = time.perf_counter() - start
+    barrier = interpolation_curve(a, learned.aligned, data).barrier
+    summary = learned.report["learned_summary"]
+    vanilla = baselines[key]["vanilla"]
+    return {"pair": r.name, "set": r.split, **baselines[key], "learned": barrier,
+            "closed": 1 - barrier / vanilla if vanilla > 0 else float("nan"), "seconds": seconds,
+            "steps": summary["steps"], "stopped": summary["stopped"], "start_check": summary["start_check"],
+            "best_check": summary["best_check"], "start": summary.get("start", 0),
+            "start_checks": summary.get("start_checks", [])}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", choices=["dev", "eval", "all"], default="eval")
+    parser.add_argument("--only", nargs="*", default=None)
+    parser.add_argument("--cache", type=Path, default=heldout_pairs.DEFAULT_CACHE)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--option", action="append", default=[], help="NAME=VALUE: a learned option (experiments)")
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    overrides = dict(_parse_option(o) for o in args.option)
+    if overrides:
+        _with_options(overrides)
+        print(f"learned options overridden: {overrides}")
+    baseline_file = args.cache / "baselines.json"
+    baselines = json.loads(baseline_file.read_text()) if baseline_file.is_file() else {}
+    rows = []
+    print("| pair | set | vanilla | weight (all) | learned (all) | closed by learned | seconds | steps |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in heldout_pairs.PAIRS:
+        if (args.only and r.name not in args.only) or (args.set != "all" and r.split != args.set):
+            continue
+        row = row_for(r, args.cache, baselines, log=lambda m: print(m, file=sys.stderr, flush=True))
+        baseline_file.parent.mkdir(parents=True, exist_ok=True)
+        baseline_file.write_text(json.dumps(baselines, indent=1))
+        rows.append(row)
+        print(f"| {row['pair']} | {row['set']} | {row['vanilla']:.3f} | {row['weight']:.3f} | {row['learned']:.4f} | "
+              f"{100 * row['closed']:.1f}% | {row['seconds']:.0f} | {row['steps']} |", flush=True)
+    if len(rows) > 1:
+        closed = [r["closed"] for r in rows]
+        print(f"\nclosed: mean {100 * statistics.mean(closed):.1f}%, worst {100 * min(closed):.1f}%; "
+              f"slowest {max(r['seconds'] for r in rows):.0f} s")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"options": overrides, "rows": rows}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
