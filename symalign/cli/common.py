@@ -64,7 +64,8 @@ def add_learned_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--start", default=None, choices=("weight", "activation", "auto"),
                    help="learned (two models): where learning begins: weight matching's transform (default), "
                         "permutations from activations with the rest solved around them, or auto (both; the one "
-                        "whose path is lower on the check; helped an over-trained pair, docs/matching.md)")
+                        "whose path is lower on the check; helped an over-trained pair, docs/matching.md); soft "
+                        "matching always starts from weight matching's")
     p.add_argument("--alpha", type=float, default=None,
                    help="learned, three or more models: Dirichlet(α·1) mixing weights per step "
                         "(default 1: uniform over the simplex; Theus et al. use 0.1)")
