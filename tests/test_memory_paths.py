@@ -128,3 +128,94 @@ def test_a_curve_walked_in_place_matches_the_buffered_curve_and_leaves_the_model
     assert walked.loss == pytest.approx(buffered.loss, rel=1e-5, abs=1e-6)
     after = ca.tensors | {f"b.{k}": t for k, t in cb.tensors.items()}
     assert all(torch.equal(before[k], after[k]) for k in before)
+
+
+@pytest.mark.parametrize("family", ["gpt2", "vit", "llama"])
+def test_a_consumed_model_folds_to_exactly_the_canonical_form_and_is_emptied(family, monkeypatch):
+    """A workflow that loaded a model hands it to canonicalize, which lets each raw tensor go as it
+    is read; a token embedding is centred a block at a time. Both give the plain fold, bit for bit."""
+    model = random_model(tiny_config(family, tied=family == "gpt2"), seed=4)
+    plain = canonicalize(model)
+    monkeypatch.setattr(canonical_module, "CENTRE_WHOLE", 7)  # every writer centred in small blocks
+    copy = model.with_tensors({k: t.clone() for k, t in model.tensors.items()})
+    consumed = canonicalize(copy, consume=True)
+    assert list(consumed.tensors) == list(plain.tensors)
+    assert all(torch.equal(plain.tensors[k], consumed.tensors[k]) for k in plain.tensors)
+    assert copy.tensors == {}  # nothing of the raw model is held any more
+    assert model.tensors and canonicalize(model).tensors.keys() == plain.tensors.keys()  # not consumed: intact
+
+
+def test_weight_matching_builds_aligned_b_in_a_handed_over_b(monkeypatch):
+    """At real scale align() lets weight matching turn a B it was handed into aligned B (its float32
+    working copy): the same transform, and the same tensors as the transform applied once to B, to
+    float32 round-off; static tensors (embedding, LM head) included."""
+    import symalign.match.weight as weight_module
+
+    a = canonicalize(random_model(tiny_config("gpt2", layers=2, width=32, tied=False), seed=0))
+    b = transformed(a, random_transform(spec_of(a), ALL, seed=1))
+    monkeypatch.setattr(mapped_module, "LARGE_MODEL_PARAMETERS", 0)
+    monkeypatch.setattr(mapped_module, "FOLD_RATIO", 0)  # the embedding and LM head count as static
+    config = AlignConfig(method="weight", classes=ALL, max_sweeps=2)
+    exact = align(a, b, config)
+    monkeypatch.setattr(weight_module, "LARGE_MODEL_PARAMETERS", 0)
+    handed = b.with_tensors(dict(b.tensors))
+    built = align(a, handed, config, consume_b=True)
+    assert handed.tensors == {}
+    assert all(torch.equal(exact.transform[k].dense(), built.transform[k].dense()) for k in exact.transform)
+    assert list(built.aligned.tensors) == list(exact.aligned.tensors)
+    for k, t in exact.aligned.tensors.items():
+        assert (built.aligned.tensors[k] - t).abs().max() <= 1e-5 * max(1.0, float(t.abs().max())), k
+    assert built.report["function_gap_vs_b"] < 1e-4
+
+
+def test_a_curve_between_consumed_models_walks_their_own_memory_and_matches(monkeypatch):
+    import symalign.landscape.interpolation as interpolation_module
+
+    data = load_data("shakespeare")
+    held = interpolation_curve(load_model("zoo:gpt-shakespeare/0"), load_model("zoo:gpt-shakespeare/1"), data,
+                               points=5, max_examples=16)
+    monkeypatch.setattr(interpolation_module, "LARGE_MODEL_PARAMETERS", 0)
+    walked = interpolation_curve(load_model("zoo:gpt-shakespeare/0"), load_model("zoo:gpt-shakespeare/1"), data,
+                                 points=5, max_examples=16, consume=(True, True))
+    assert walked.loss == pytest.approx(held.loss, rel=1e-5, abs=1e-6)
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_head_costs_from_factors_are_the_inner_products_of_the_circuits(grouped):
+    """Weight matching scores head pairs without forming d × d circuits; the score is still
+    ⟨QK_a, QK_b⟩ + ⟨OV_a, OV_b⟩ of the circuits written out (biases as an extra column)."""
+    from symalign.match.heads import head_cost, query_head_cost
+
+    g = torch.Generator().manual_seed(0)
+    h, q, dh, d = 3, 2, 4, 10
+
+    def heads() -> dict[str, torch.Tensor]:
+        qs = (h, q, dh, d) if grouped else (h, dh, d)
+        p = "layer.1.attn."
+        return {p + "q.weight": torch.randn(qs, generator=g), p + "q.bias": torch.randn(qs[:-1], generator=g),
+                p + "k.weight": torch.randn(h, dh, d, generator=g), p + "v.weight": torch.randn(h, dh, d, generator=g),
+                p + "v.bias": torch.randn(h, dh, generator=g),
+                p + "o.weight": torch.randn((d, h, q, dh) if grouped else (d, h, dh), generator=g)}
+
+    def circuits(t: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:  # [H(, g), d+1, d+1], [.., d, d+1]
+        p = "layer.1.attn."
+        def with_bias(n: str) -> torch.Tensor:
+            w = t[p + n + ".weight"].double()
+            b = t.get(p + n + ".bias", torch.zeros(w.shape[:-1])).double()
+            return torch.cat([w, b[..., None]], -1)
+        wq, wk, wv, wo = with_bias("q"), with_bias("k"), with_bias("v"), t[p + "o.weight"].double()
+        if not grouped:
+            return wq.mT @ wk, torch.stack([wo[:, i] @ wv[i] for i in range(h)])
+        qk = torch.stack([torch.stack([wq[i, j].T @ wk[i] for j in range(q)]) for i in range(h)])
+        ov = torch.stack([torch.stack([wo[:, i, j] @ wv[i] for j in range(q)]) for i in range(h)])
+        return qk, ov
+
+    a, b = heads(), heads()
+    (qa, oa), (qb, ob) = circuits(a), circuits(b)
+    if grouped:  # whole key/value heads: the circuits summed over their query heads
+        expected = (qa.sum(1).flatten(1) @ qb.sum(1).flatten(1).T) + (oa.sum(1).flatten(1) @ ob.sum(1).flatten(1).T)
+        inner = torch.einsum("hgde,hGde->hgG", qa, qb) + torch.einsum("hgde,hGde->hgG", oa, ob)
+        assert torch.allclose(query_head_cost(a, b, 1), inner, rtol=1e-12, atol=1e-9)
+    else:
+        expected = qa.flatten(1) @ qb.flatten(1).T + oa.flatten(1) @ ob.flatten(1).T
+    assert torch.allclose(head_cost(a, b, 1), expected, rtol=1e-12, atol=1e-9)

@@ -15,6 +15,7 @@ from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.models import canonicalize
+from symalign.models.functional import functional_params
 from symalign.models.widen import match_widths
 from symalign.models.family import TransformerModel
 
@@ -47,10 +48,11 @@ def barriers(lambdas: list[float], loss: list[float]) -> tuple[float, float]:
     return primary, max(loss) - 0.5 * (la + lb)
 
 
-def same_forms(models: list[TransformerModel], form: str) -> list[TransformerModel]:
-    """The models in one parametrisation: all canonical (default), or raw if they agree on it."""
+def same_forms(models: list[TransformerModel], form: str, consume: bool = False) -> list[TransformerModel]:
+    """The models in one parametrisation: all canonical (default), or raw if they agree on it.
+    `consume`: the caller hands the models over (canonicalize lets each raw tensor go once read)."""
     if form == "canonical":
-        return [canonicalize(m) for m in models]
+        return [canonicalize(m, consume=consume) for m in models]
     if form == "raw":
         tie = lambda m: (getattr(m.config, "tie_word_embeddings", None), getattr(m.config, "qkv_bias", None))
         if len({tie(m) for m in models}) > 1:
@@ -67,8 +69,13 @@ def same_form(a: TransformerModel, b: TransformerModel, form: str) -> tuple[Tran
 
 def interpolation_curve(a: TransformerModel, b: TransformerModel, data, points: int = 21,
                         max_examples: int | None = None, device: str | torch.device = "cpu",
-                        form: str = "canonical", progress: Progress | None = None) -> Curve:
-    """Loss and accuracy at `points` evenly spaced λ in [0, 1] (endpoints included)."""
+                        form: str = "canonical", progress: Progress | None = None,
+                        consume: tuple[bool, bool] = (False, False)) -> Curve:
+    """Loss and accuracy at `points` evenly spaced λ in [0, 1] (endpoints included).
+
+    `consume` (per endpoint): the caller hands that model over and holds no other reference (a
+    workflow that loaded it from disk). A real checkpoint's raw tensors then go as they are folded,
+    and its parameters are walked in place in the model's own memory instead of a copy of it."""
     if points < 2:
         raise SymalignError("--points must be at least 2 (the two endpoints)")
     a, b, widths = match_widths(a, b)  # models of different widths: the narrower one embedded, same function
@@ -79,13 +86,13 @@ def interpolation_curve(a: TransformerModel, b: TransformerModel, data, points: 
         same_forms([a, b], form)  # refuses endpoints in different forms
     # One endpoint at a time: its canonical form, then its parameters; a caller that handed the
     # models over (measured_curve) holds nothing else, so the peak is two parameter sets and a buffer.
-    a = same_forms([a], form)[0]
+    a = same_forms([a], form, consume[0])[0]
     evaluator = Evaluator(a, data, max_examples, device)
     walk = sum(t.numel() for t in a.tensors.values()) > LARGE_MODEL_PARAMETERS
-    pa = _owned(evaluator.hf_params(a), a) if walk else evaluator.hf_params(a)
+    pa = _walk_params(evaluator, a, consume[0]) if walk else evaluator.hf_params(a)
     del a
-    b = same_forms([b], form)[0]
-    pb = _owned(evaluator.hf_params(b), b) if walk else evaluator.hf_params(b)
+    b = same_forms([b], form, consume[1])[0]
+    pb = _walk_params(evaluator, b, consume[1]) if walk else evaluator.hf_params(b)
     del b
     lambdas = [i / (points - 1) for i in range(points)]
     if walk:  # a real checkpoint: no third parameter set (4 bytes per parameter), see _walk
@@ -116,6 +123,15 @@ def interpolation_curve(a: TransformerModel, b: TransformerModel, data, points: 
     primary, mean = barriers(lambdas, losses)
     return Curve(lambdas, losses, accs, primary, mean, [losses[0], losses[-1]], [accs[0], accs[-1]],
                  evaluator.examples, form)
+
+
+def _walk_params(evaluator: Evaluator, model: TransformerModel, consumed: bool) -> dict[str, torch.Tensor]:
+    """Parameters that _walk may change in place: a consumed model's own tensors (in its layout's
+    views: no copy at all), else copies of whatever the model shares with its parameters."""
+    if consumed:
+        params = functional_params(model.family, model.config, model.tensors, evaluator.names, contiguous=False)
+        return {k: v.to(evaluator.device) for k, v in params.items()}
+    return _owned(evaluator.hf_params(model), model)
 
 
 def _owned(params: dict[str, torch.Tensor], model: TransformerModel) -> dict[str, torch.Tensor]:

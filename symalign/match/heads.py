@@ -19,24 +19,32 @@ def _with_bias(t: Tensors, name: str) -> torch.Tensor:
     return torch.cat([w, b[..., None]], dim=-1)  # [H, dh, d+1] (grouped queries: [H_kv, g, dh, d+1])
 
 
-def circuits(t: Tensors, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per key/value head: its QK and OV circuits, summed over the query heads that share it (grouped-
-    query attention), so neither maps inside the head nor the order of its query heads change them."""
+def _circuit_factors(t: Tensors, layer: int) -> tuple[torch.Tensor, ...]:
+    """Per key/value head the factors of its circuits, QK = Qᵀ K and OV = O V (biases as an extra
+    column). Query heads that share a key/value head are summed first (grouped-query attention):
+    Σ_g Q_gᵀ K = (Σ_g Q_g)ᵀ K and Σ_g O_g V = (Σ_g O_g) V, so neither maps inside the head nor the
+    order of its query heads change the circuits."""
     p = f"layer.{layer}.attn."
-    q, k, v = (_with_bias(t, p + n) for n in "qkv")
+    q, k, v = (_with_bias(t, p + n) for n in "qkv")  # [H, dh, d+1] (grouped queries: [H_kv, g, dh, d+1])
     o = t[p + "o.weight"].double()  # [d, H, dh] (grouped: [d, H_kv, g, dh])
-    if q.dim() == 3:
-        q, o = q[:, None], o[:, :, None]
-    qk = torch.einsum("hgid,hie->hde", q, k)
-    ov = torch.einsum("dhgi,hie->hde", o, v)
-    return qk.flatten(1), ov.flatten(1)
+    if q.dim() == 4:
+        q, o = q.sum(1), o.sum(2)
+    return q, k, o, v
 
 
 def head_cost(a: Tensors, b: Tensors, layer: int, kind: str = "circuit") -> torch.Tensor:
-    """[H, H] score (higher = more alike) of A's head i against B's head j."""
+    """[H, H] score (higher = more alike) of A's head i against B's head j.
+
+    `circuit`: ⟨QK_a, QK_b⟩ + ⟨OV_a, OV_b⟩ (Frobenius), computed from the factors without forming a
+    circuit: ⟨Q_aᵀK_a, Q_bᵀK_b⟩ = Σ (Q_a Q_bᵀ) ⊙ (K_a K_bᵀ) and ⟨O_aV_a, O_bV_b⟩ = Σ (O_aᵀO_b) ⊙ (V_a V_bᵀ).
+    The circuits are d × d per head (a GPT-2-small layer: 4 × 57 MB in float64); these products
+    are d_head × d_head per head pair (5 MB)."""
     if kind == "circuit":
-        (qa, oa), (qb, ob) = circuits(a, layer), circuits(b, layer)
-        return qa @ qb.T + oa @ ob.T
+        qa, ka, oa, va = _circuit_factors(a, layer)
+        qb, kb, ob, vb = _circuit_factors(b, layer)
+        qk = torch.einsum("hid,gjd->hgij", qa, qb) * torch.einsum("hid,gjd->hgij", ka, kb)
+        ov = torch.einsum("dhi,dgj->hgij", oa, ob) * torch.einsum("hid,gjd->hgij", va, vb)
+        return (qk + ov).sum((-2, -1))
     if kind == "spectral":
         p = f"layer.{layer}.attn."
         total = 0
@@ -52,14 +60,11 @@ def head_cost(a: Tensors, b: Tensors, layer: int, kind: str = "circuit") -> torc
 def query_head_cost(a: Tensors, b: Tensors, layer: int) -> torch.Tensor:
     """[H_kv, g, g] score of A's query head i against B's query head j inside each key/value group
     (grouped-query attention): their own QK and OV circuits with the shared key and value head,
-    which no map inside the key/value head changes."""
-    def per_query(t: Tensors) -> torch.Tensor:
-        p = f"layer.{layer}.attn."
-        q, k, v = (_with_bias(t, p + n) for n in "qkv")
-        o = t[p + "o.weight"].double()  # [d, H_kv, g, dh]
-        qk = torch.einsum("hgid,hie->hgde", q, k)
-        ov = torch.einsum("dhgi,hie->hgde", o, v)
-        return torch.cat([qk.flatten(2), ov.flatten(2)], dim=-1)  # [H_kv, g, features]
-
-    fa, fb = per_query(a), per_query(b)
-    return fa @ fb.mT
+    which no map inside the key/value head changes (from the factors, as in head_cost)."""
+    p = f"layer.{layer}.attn."
+    qa, ka, va = (_with_bias(a, p + n) for n in "qkv")  # q [H_kv, g, dh, d+1]
+    qb, kb, vb = (_with_bias(b, p + n) for n in "qkv")
+    oa, ob = a[p + "o.weight"].double(), b[p + "o.weight"].double()  # [d, H_kv, g, dh]
+    qk = torch.einsum("hgid,hGjd->hgGij", qa, qb) * torch.einsum("hid,hjd->hij", ka, kb)[:, None, None]
+    ov = torch.einsum("dhgi,dhGj->hgGij", oa, ob) * torch.einsum("hid,hjd->hij", va, vb)[:, None, None]
+    return (qk + ov).sum((-2, -1))

@@ -90,7 +90,7 @@ class Float64View(Mapping):
 class MappedModel:
     """A (read as float64), and B (float64) under the current transform."""
 
-    def __init__(self, a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, str]):
+    def __init__(self, a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, str], consume_b: bool = False):
         self.static: dict[str, tuple[str, torch.Tensor]] = {}  # tensor -> (space, M = A·Bᵀ [1, n, n])
         self.static_norms = 0.0  # Σ ‖A‖² + ‖B‖² over the static tensors
         norm_a = 0.0
@@ -104,14 +104,28 @@ class MappedModel:
             self.static_norms += squared_norm(a[name]) + squared_norm(b[name])
         dynamic = [n for n in spec.tensors if n not in self.static]
         self.spec = SymmetrySpec(spec.family, spec.spaces, {n: spec.tensors[n] for n in dynamic}, spec.canonical)
+        self.spec_all = spec
         self.a = Float64View({n: a[n] for n in dynamic})
         # B is kept in float64 while that is cheap; a real-size model keeps it in float32 between
         # steps (each step still computes in float64): 4 bytes per parameter less.
         size = sum(t.numel() for t in a.values())
         self.store = torch.float64 if size <= LARGE_MODEL_PARAMETERS else torch.float32
-        self.b = {n: b[n].to(self.store) for n in dynamic}
+        # consume_b: B's dict is handed over; its tensors live on here only (see take_aligned)
+        self.b = {n: (b.pop(n) if consume_b else b[n]).to(self.store) for n in dynamic}
+        self.static_b = {n: b.pop(n) for n in self.static} if consume_b else {}
         self.norm_a = math.sqrt(norm_a + sum(squared_norm(t) for t in self.a.values()))
         self._touching = {s: sorted({n for n, _, _ in self.spec.axes_of(s)}) for s in spec.spaces}
+
+    def take_aligned(self, transform: Transform) -> Tensors:
+        """B under `transform`, on the CPU, from this working copy (emptied as it goes) and the static
+        tensors the model was built with `consume_b` (transformed now, once). Only for a consumed B."""
+        out = {}
+        for name in list(self.b):
+            out[name] = self.b.pop(name).to("cpu", torch.float32)
+        moved = Transform({k: v.to("cpu") for k, v in transform.items()})
+        for name in list(self.static_b):
+            out.update(apply_unchecked({name: self.static_b.pop(name).to("cpu")}, self.spec_all, moved))
+        return out
 
     def touching(self, space: str) -> Mapping[str, torch.Tensor]:
         """The transformed tensors `space` acts on, as they are now (float64 on access: the residual

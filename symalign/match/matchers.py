@@ -27,6 +27,7 @@ class MatchInputs:
     config: Any  # AlignConfig
     device: Any  # torch.device
     progress: Callable[[int, int], None] | None = None
+    own_b: bool = False  # B is handed over (nobody else holds its tensors): a matcher may use it up
 
 
 @dataclass
@@ -36,6 +37,9 @@ class MatchOutput:
     learned: list[dict] = field(default_factory=list)  # per learned step
     learned_summary: dict = field(default_factory=dict)
     start: Any = None  # learned / soft: the transform they started from
+    # B's tensors under `transform`, when the matcher built them itself from a B it was handed (weight
+    # matching at real scale: its working copy, so B never exists twice); None: align applies the transform
+    aligned: Any = None
 
 
 @dataclass(frozen=True)

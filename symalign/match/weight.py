@@ -24,6 +24,7 @@ from symalign.match.heads import head_cost, query_head_cost
 from symalign.match.mapped import MappedModel, squared_distance, squared_norm
 from symalign.match.matchers import MatchInputs, MatchOutput
 from symalign.match.solvers import assignment, permutation_matrices, solve
+from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.symmetry.groups import Permutation
 from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform
@@ -47,20 +48,28 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
                  head_cost_kind: str = "circuit", max_sweeps: int = 30, seed: int = 0,
                  progress: Progress | None = None, tol: float = 1e-5,
                  max_seconds: float | None = None, device: torch.device | str | None = None,
-                 init: Transform | None = None, fixed: frozenset[str] = frozenset()) -> tuple[Transform, list[dict]]:
+                 init: Transform | None = None, fixed: frozenset[str] = frozenset(),
+                 consume_b: bool = False) -> tuple[Transform, list[dict]]:
     """Transform T with T(B) ≈ A, and the per-sweep history (distance, seconds). The last entry
     says why it stopped (`stopped`: converged, sweep budget or time budget). Progress is reported
     per update unit (an MLP, a layer's attention), so a real-size model shows life within seconds.
     `device`: where the solves' matrix work runs (a GPU); the transform comes back on the CPU.
     `init`: elements to start from (e.g. permutations found on activations); spaces in `fixed` keep
-    their `init` element and only the others are solved around them."""
+    their `init` element and only the others are solved around them.
+    `consume_b`: the dict `b` is handed over and comes back holding B under T (on the CPU): the working
+    copy lets each of B's tensors go as it replaces it, so B never exists twice. That copy is T(B)
+    applied step by step, rounded to the working precision after each step (float32 above
+    LARGE_MODEL_PARAMETERS: T(B) to about 1e-6 relative, far below a bf16 checkpoint's rounding)."""
+    handed = b if consume_b else None
+    if device is not None or consume_b:
+        b = {k: (b.pop(k) if consume_b else b[k]).to(device or "cpu") for k in list(b)}
     if device is not None:
         a = {k: v.to(device) for k, v in a.items()}
-        b = {k: v.to(device) for k, v in b.items()}
     rng = random.Random(seed)
     transform = Transform({k: v.to(device) if device is not None else v for k, v in (init or {}).items()})
     start = time.perf_counter()
-    mapped = MappedModel(a, b, spec, classes)
+    mapped = MappedModel(a, b, spec, classes, consume_b=consume_b)
+    del b  # consumed: the working copy holds what is left of B
     if transform:
         mapped.act(dict(transform))
     history = [{"sweep": 0, "distance": mapped.distance(transform), "seconds": 0.0}]
@@ -96,6 +105,8 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     history[-1]["stopped"] = stopped
     if progress and units:
         progress(max_sweeps * len(units), max_sweeps * len(units))  # done early: the bar ends full
+    if handed is not None:
+        handed.update(mapped.take_aligned(transform))
     return transform.to("cpu"), history
 
 
@@ -158,9 +169,14 @@ def _update_heads(space: str, mapped: MappedModel, transform: Transform, head_co
 
 
 def run_weight_matching(inputs: MatchInputs) -> MatchOutput:
-    """The `weight` matcher (symalign.match.matchers)."""
+    """The `weight` matcher (symalign.match.matchers). A real-size B that is handed over becomes
+    aligned B in place (weight matching's working copy): one copy of B instead of two. The zoo's B is
+    never consumed, so its aligned B is the transform applied once, exactly as it always was."""
     c = inputs.config
+    consume = inputs.own_b and sum(t.numel() for t in inputs.b.tensors.values()) > LARGE_MODEL_PARAMETERS
+    order = list(inputs.b.tensors)
     transform, history = weight_match(inputs.a.tensors, inputs.b.tensors, inputs.spec, inputs.classes,
                                       boundary_tensors(inputs.a), c.head_cost, c.max_sweeps, c.seed, inputs.progress,
-                                      max_seconds=c.max_seconds, device=inputs.device)
-    return MatchOutput(transform, sweeps=history)
+                                      max_seconds=c.max_seconds, device=inputs.device, consume_b=consume)
+    aligned = {k: inputs.b.tensors.pop(k) for k in order} if consume else None
+    return MatchOutput(transform, sweeps=history, aligned=aligned)

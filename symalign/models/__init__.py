@@ -17,9 +17,10 @@ def spec_of(model: TransformerModel) -> SymmetrySpec:
     return model.family.spec(model.config, canonical=is_canonical(model))
 
 
-def transformed(model: TransformerModel, transform: Transform) -> TransformerModel:
-    """The same function re-expressed by `transform` (refused with a reason if inadmissible)."""
-    return model.with_tensors(apply(model.tensors, spec_of(model), transform))
+def transformed(model: TransformerModel, transform: Transform, consume: bool = False) -> TransformerModel:
+    """The same function re-expressed by `transform` (refused with a reason if inadmissible).
+    `consume`: `model` is handed over and emptied tensor by tensor as the new one is built."""
+    return model.with_tensors(apply(model.tensors, spec_of(model), transform, consume))
 
 
 def outputs(model: TransformerModel, inputs: dict[str, torch.Tensor]) -> torch.Tensor:

@@ -48,9 +48,13 @@ def weightless_module(template: TransformerModel) -> torch.nn.Module:
 
 @torch.no_grad()
 def logits_of(model: TransformerModel, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
-    """The model's logits on `inputs`, without building a module that holds a copy of its weights."""
+    """The model's logits on `inputs`, without building a module that holds a copy of its weights
+    (nor, at real scale, a contiguous copy of its transposed layouts: 2.7 bytes per parameter)."""
     from torch.func import functional_call
 
+    from symalign.memory import LARGE_MODEL_PARAMETERS
+
     module = weightless_module(model)
-    params = functional_params(model.family, model.config, model.tensors, module_names(module))
+    large = sum(t.numel() for t in model.tensors.values()) > LARGE_MODEL_PARAMETERS  # the zoo keeps its layout
+    params = functional_params(model.family, model.config, model.tensors, module_names(module), contiguous=not large)
     return functional_call(module, params, args=(), kwargs=inputs).logits

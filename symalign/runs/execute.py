@@ -46,6 +46,11 @@ def _model(m: ModelLike) -> TransformerModel:
     return load_model(m) if isinstance(m, (str, Path)) else m
 
 
+def _loaded_here(m: ModelLike) -> bool:
+    """A model the workflow loads itself from a path: nobody else holds it, so it may be consumed."""
+    return isinstance(m, (str, Path))
+
+
 def _ref(m: ModelLike) -> str:
     """How the history names a model: as the user wrote it, or zoo:RECIPE/SEED for a zoo model."""
     if isinstance(m, (str, Path)):
@@ -113,13 +118,14 @@ def curve_metrics(curve: Curve) -> dict:
 
 def measured_curve(pair: list[TransformerModel], spec: str, data_source, points: int,
                    max_examples: int | None, device: str, form: str, progress: PhaseProgress | None,
-                   names: tuple[str, str]) -> Curve:
+                   names: tuple[str, str], consume: tuple[bool, bool] = (False, False)) -> Curve:
     """The interpolation curve the recorded workflows measure, labelled with its endpoints and data.
     The two models are taken out of `pair`, so that a caller that keeps no other reference lets the
-    curve free each raw model once its parameters are built (real checkpoints: memory)."""
+    curve free each raw model once its parameters are built (real checkpoints: memory); `consume`
+    says which of them nobody else holds at all (interpolation_curve may use their memory)."""
     curve = interpolation_curve(pair.pop(0), pair.pop(0), data_source or load_data(spec), points=points,
                                 max_examples=max_examples, device=pick_device(device), form=form,
-                                progress=phase_progress(progress, "interpolate"))
+                                progress=phase_progress(progress, "interpolate"), consume=consume)
     curve.extra.update({"a": names[0], "b": names[1], "data": spec})
     return curve
 
@@ -134,7 +140,7 @@ def barrier_run(a: ModelLike, b: ModelLike, data: str | None = None, points: int
     settings = BarrierSettings(spec, points, max_examples, device, form)
     with recorded(store, "barrier", _ref(a), _ref(b), "none", settings, source, label) as run:
         curve = measured_curve(pair, spec, data_source, points, max_examples, device, form, progress,
-                               (_ref(a), _ref(b)))
+                               (_ref(a), _ref(b)), consume=(_loaded_here(a), _loaded_here(b)))
         run.finish(curve_metrics(curve))
     return run.id, curve
 
@@ -165,18 +171,21 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
     if canonical_a is not None and not same_widths(model_a, model_b):
         raise SymalignError("--canonical-a: A and B differ in width, so aligned B is in an embedded basis, not A's")
     if same_widths(model_a, model_b):  # align() and the curve take canonical forms; the raw ones can go now
-        model_a = canonicalize(model_a)  # one at a time: each raw model is freed before the next is folded
+        # one at a time, and a model loaded here is folded tensor by tensor into its canonical form
+        # (each raw tensor let go as it is read: real checkpoints never hold raw and canonical at once)
+        model_a = canonicalize(model_a, consume=_loaded_here(a))
         if canonical_a is not None:
             from symalign.models import save_model
 
             save_model(model_a, canonical_a, config.dtype)
-        model_b = canonicalize(model_b)
+        model_b = canonicalize(model_b, consume=_loaded_here(b))
     config = fitted(model_a, config)
     settings = AlignSettings(config.to_json(), points, max_examples, measure, owns_artifacts=out is None)
     with recorded(store, "align", _ref(a), _ref(b), config.method, settings, source, label) as run:
         handed = [model_b]  # handed over: align() frees B once it is transformed (real checkpoints: memory)
         del model_b
-        alignment = align(model_a, handed.pop(), config, progress=phase_progress(progress, "align"))
+        alignment = align(model_a, handed.pop(), config, progress=phase_progress(progress, "align"),
+                          consume_b=_loaded_here(b))
         spec = (config.data or default_data_spec(model_a)) if measure else None
         pair = [model_a, alignment.aligned] if measure else []
         del model_a  # A's copy goes before the export unless the curve needs it (real checkpoints: 4 B/param)
@@ -186,8 +195,9 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
         metrics = align_summary(alignment)
         metrics["classes"] = config.classes
         if measure:
-            curve = measured_curve(pair, spec, data_source, points, max_examples,
-                                   config.device, "canonical", progress, (_ref(a), str(saved)))
+            curve = measured_curve(pair, spec, data_source, points, max_examples,  # aligned B is the caller's
+                                   config.device, "canonical", progress, (_ref(a), str(saved)),
+                                   consume=(_loaded_here(a), False))
             metrics.update(curve_metrics(curve))
         run.finish(metrics, saved)
     return AlignRun(run.id, alignment, curve, saved)

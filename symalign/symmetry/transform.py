@@ -146,20 +146,25 @@ def _check_dense(name: str, element: Dense, space, atol: float) -> None:
                 "so that it commutes with LayerNorm's mean-centring"
             )
 
-def apply(tensors: Mapping[str, torch.Tensor], spec: SymmetrySpec, transform: Transform) -> dict[str, torch.Tensor]:
+def apply(tensors: Mapping[str, torch.Tensor], spec: SymmetrySpec, transform: Transform,
+          consume: bool = False) -> dict[str, torch.Tensor]:
     """The tensors of the same function expressed in the transformed basis (validated first)."""
     validate(transform, spec)
     missing = set(spec.tensors) - set(tensors)
     if missing:
         raise SymalignError(f"tensors missing for {spec.family}: {sorted(missing)[:5]}")
-    return apply_unchecked(tensors, spec, transform)
+    return apply_unchecked(tensors, spec, transform, consume)
 
 
-def apply_unchecked(tensors: Mapping[str, torch.Tensor], spec: SymmetrySpec, transform: Transform) -> dict[str, torch.Tensor]:
+def apply_unchecked(tensors: Mapping[str, torch.Tensor], spec: SymmetrySpec, transform: Transform,
+                    consume: bool = False) -> dict[str, torch.Tensor]:
     """One loop for every architecture, on any subset of tensors: each tagged axis gets its
-    space's element, whole-unit permutations first so per-head maps see heads in their new order."""
+    space's element, whole-unit permutations first so per-head maps see heads in their new order.
+    `consume`: `tensors` (a dict) is emptied as it goes, each input let go once its successor exists
+    (a real checkpoint's input and output never exist whole side by side)."""
     out = {}
-    for name, t in tensors.items():
+    for name in list(tensors):
+        t = tensors.pop(name) if consume else tensors[name]
         tags = spec.tensors[name]
         order = sorted(range(len(tags)), key=lambda ax: tags[ax] is not None and spec.spaces[tags[ax].space].batched_by is not None)
         for axis in order:
