@@ -131,6 +131,33 @@ def test_barrier_simplex_and_merge_take_hub_ids(offline, tmp_path, capsys):
     assert stored_dtypes(tmp_path / "merged") == {"BF16"} and merged["merged"]["loss"] > 0
 
 
+def test_a_sweep_file_names_hub_ids(offline, tmp_path, capsys):
+    """Sweep files take hub ids like any other model reference; a cell is the command it stands for."""
+    a, b = f"{ORG}/gpt2-a", f"{ORG}/gpt2-b@main"
+    grid = tmp_path / "grid.toml"
+    grid.write_text(f'''name = "hub ids"
+pairs = [["{a}", "{b}"]]
+points = 3
+max_examples = 4
+data = "shakespeare"
+
+[[rows]]
+name = "vanilla"
+method = "none"
+
+[[rows]]
+name = "weight"
+method = "weight"
+classes = "all"
+''')
+    swept = run_json(["sweep", str(grid), "--executor", "serial", "--out", str(tmp_path / "out")], capsys)
+    cells = {c["method"]: c for c in swept["cells"]}
+    assert swept["executed"] == 2 and {c["a"] for c in swept["cells"]} == {a}
+    curve = run_json(["barrier", a, b, "--data", "shakespeare", "--points", "3", "--max-examples", "4"], capsys)
+    assert cells["none"]["barrier"] == pytest.approx(curve["barrier"], abs=1e-6)
+    assert cells["weight"]["barrier"] >= 0
+
+
 def test_missing_ids_bad_revisions_and_misfit_tokenizers_are_one_line(offline, tmp_path, capsys):
     err = one_line_error(["inspect", f"{ORG}/not-there"], capsys)
     assert "no model test-org/not-there" in err and "HF_HUB_OFFLINE" in err
