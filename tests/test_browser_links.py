@@ -39,8 +39,11 @@ def assert_app_navigation(page) -> None:
     assert sections == SECTIONS
     assert links == TITLES and "app" not in links
     sidebar = page.locator('[data-testid="stSidebar"]')
-    assert sidebar.get_by_text("Compute", exact=True).count() == 1
-    assert sidebar.get_by_text("Data folder:").count() == 1
+    # The sidebar's own widgets paint after the navigation; on a loaded machine (CI beside other
+    # work) a count taken at once saw none of them. Wait for each, then require exactly one.
+    for text, exact in (("Compute", True), ("Data folder:", False)):
+        sidebar.get_by_text(text, exact=exact).first.wait_for(timeout=60_000)
+        assert sidebar.get_by_text(text, exact=exact).count() == 1
 
 
 @pytest.mark.parametrize("name", list(PAGES))
