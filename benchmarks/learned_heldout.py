@@ -1,13 +1,14 @@
 """Does learned matching close the barrier on pairs its defaults were not tuned on? (issue #29)
 
     python benchmarks/learned_heldout.py [--set eval|dev|all] [--only NAME ...] [--cache DIR]
-                                         [--threads 2] [--option NAME=VALUE ...] [--json FILE]
+                                         [--presets all full] [--threads 2] [--option NAME=VALUE ...] [--json FILE]
 
 For every pair of benchmarks/heldout_pairs.py (trained and cached on first use): the barrier on
 the evaluation split of the vanilla path, of weight matching (all classes) and of learned
-matching (all classes, its defaults: what `symalign align A B --method learned --classes all
---data D` does), the share of the vanilla barrier learned matching closes, and the seconds
-learned matching took (loading, weight matching's start and learning; not the barrier
+matching at its defaults for each class preset asked for (`--presets`, default `all full`: what
+`symalign align A B --method learned --classes all --data D` does, and the same with `--classes
+full`, invertible maps inside heads), the share of the vanilla barrier each closes, and the
+seconds learned matching took (loading, weight matching's start and learning; not the barrier
 evaluation). `--option` overrides one of learned matching's options (symalign.match.learned.
 LearnedOptions) for an experiment on the development set; the README's table is run without."""
 
@@ -54,7 +55,21 @@ def _with_options(overrides: dict):
     AlignConfig.learned_options = patched
 
 
-def row_for(r: heldout_pairs.PairRecipe, cache: Path, baselines: dict, log=print) -> dict:
+def learned_row(a_path: Path, b_path: Path, spec: str, data, preset: str) -> dict:
+    """Learned matching under one class preset: its barrier and what it took."""
+    start = time.perf_counter()
+    a, b = load_model(str(a_path)), load_model(str(b_path))
+    learned = align(a, b, AlignConfig(method="learned", preset=preset, data=spec))
+    seconds = time.perf_counter() - start
+    summary = learned.report["learned_summary"]
+    return {"learned": interpolation_curve(a, learned.aligned, data).barrier, "seconds": seconds,
+            "steps": summary["steps"], "stopped": summary["stopped"], "start_check": summary["start_check"],
+            "best_check": summary["best_check"], "start": summary.get("start", 0),
+            "start_checks": summary.get("start_checks", [])}
+
+
+def row_for(r: heldout_pairs.PairRecipe, cache: Path, baselines: dict, log=print,
+            presets: tuple[str, ...] = ("all", "full")) -> dict:
     a_path, b_path = heldout_pairs.pair_paths(r, cache, log=log)
     spec = heldout_pairs.data_spec(r, cache)
     data = load_data(spec)
@@ -64,18 +79,13 @@ def row_for(r: heldout_pairs.PairRecipe, cache: Path, baselines: dict, log=print
         vanilla = interpolation_curve(a, b, data).barrier
         weight = align(a, b, AlignConfig(method="weight", preset="all"))
         baselines[key] = {"vanilla": vanilla, "weight": interpolation_curve(a, weight.aligned, data).barrier}
-    start = time.perf_counter()
-    a, b = load_model(str(a_path)), load_model(str(b_path))
-    learned = align(a, b, AlignConfig(method="learned", preset="all", data=spec))
-    seconds = time.perf_counter() - start
-    barrier = interpolation_curve(a, learned.aligned, data).barrier
-    summary = learned.report["learned_summary"]
     vanilla = baselines[key]["vanilla"]
-    return {"pair": r.name, "set": r.split, **baselines[key], "learned": barrier,
-            "closed": 1 - barrier / vanilla if vanilla > 0 else float("nan"), "seconds": seconds,
-            "steps": summary["steps"], "stopped": summary["stopped"], "start_check": summary["start_check"],
-            "best_check": summary["best_check"], "start": summary.get("start", 0),
-            "start_checks": summary.get("start_checks", [])}
+    row = {"pair": r.name, "set": r.split, **baselines[key]}
+    for preset in presets:
+        learned = learned_row(a_path, b_path, spec, data, preset)
+        learned["closed"] = 1 - learned["learned"] / vanilla if vanilla > 0 else float("nan")
+        row[preset] = learned
+    return row
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -83,6 +93,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--set", choices=["dev", "eval", "all"], default="eval")
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--cache", type=Path, default=heldout_pairs.DEFAULT_CACHE)
+    parser.add_argument("--presets", nargs="+", default=["all", "full"], choices=["all", "full"],
+                        help="the class presets learned matching runs under (a column each)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--option", action="append", default=[], help="NAME=VALUE: a learned option (experiments)")
     parser.add_argument("--json", default=None)
@@ -95,21 +107,25 @@ def main(argv: list[str] | None = None) -> None:
     baseline_file = args.cache / "baselines.json"
     baselines = json.loads(baseline_file.read_text()) if baseline_file.is_file() else {}
     rows = []
-    print("| pair | set | vanilla | weight (all) | learned (all) | closed by learned | seconds | steps |")
-    print("|---|---|---|---|---|---|---|---|")
+    presets = tuple(args.presets)
+    print("| pair | set | vanilla | weight (all) | " + " | ".join(
+        f"learned ({p}) | closed ({p}) | seconds ({p}) | steps ({p})" for p in presets) + " |")
+    print("|---|---|---|---|" + "---|---|---|---|" * len(presets))
     for r in heldout_pairs.PAIRS:
         if (args.only and r.name not in args.only) or (args.set != "all" and r.split != args.set):
             continue
-        row = row_for(r, args.cache, baselines, log=lambda m: print(m, file=sys.stderr, flush=True))
+        row = row_for(r, args.cache, baselines, log=lambda m: print(m, file=sys.stderr, flush=True), presets=presets)
         baseline_file.parent.mkdir(parents=True, exist_ok=True)
         baseline_file.write_text(json.dumps(baselines, indent=1))
         rows.append(row)
-        print(f"| {row['pair']} | {row['set']} | {row['vanilla']:.3f} | {row['weight']:.3f} | {row['learned']:.4f} | "
-              f"{100 * row['closed']:.1f}% | {row['seconds']:.0f} | {row['steps']} |", flush=True)
+        cells = " | ".join(f"{row[p]['learned']:.4f} | {100 * row[p]['closed']:.1f}% | {row[p]['seconds']:.0f} | "
+                           f"{row[p]['steps']}" for p in presets)
+        print(f"| {row['pair']} | {row['set']} | {row['vanilla']:.3f} | {row['weight']:.3f} | {cells} |", flush=True)
     if len(rows) > 1:
-        closed = [r["closed"] for r in rows]
-        print(f"\nclosed: mean {100 * statistics.mean(closed):.1f}%, worst {100 * min(closed):.1f}%; "
-              f"slowest {max(r['seconds'] for r in rows):.0f} s")
+        for p in presets:
+            closed = [r[p]["closed"] for r in rows]
+            print(f"\nlearned ({p}) closed: mean {100 * statistics.mean(closed):.1f}%, worst {100 * min(closed):.1f}%; "
+                  f"slowest {max(r[p]['seconds'] for r in rows):.0f} s")
     if args.json:
         Path(args.json).write_text(json.dumps({"options": overrides, "rows": rows}, indent=2))
 

@@ -39,8 +39,11 @@ def test_a_pair_trained_with_plain_transformers_loads_with_its_tokenizer(tiny_pa
 
 def test_the_benchmark_row_measures_learned_matching_against_the_vanilla_path(tiny_pair):
     recipe, cache, _ = tiny_pair
-    row = learned_heldout.row_for(recipe, cache, {}, log=lambda m: None)
+    row = learned_heldout.row_for(recipe, cache, {}, log=lambda m: None, presets=("all", "full"))
     assert row["vanilla"] > 0.05  # two seeds of a trained pair: a real barrier
-    assert row["learned"] < 0.5 * row["vanilla"]
-    assert row["closed"] == pytest.approx(1 - row["learned"] / row["vanilla"])
-    assert row["steps"] >= 1 and row["seconds"] > 0
+    for preset in ("all", "full"):  # rotations inside heads, and invertible maps there
+        learned = row[preset]
+        assert learned["learned"] < 0.5 * row["vanilla"]
+        assert learned["closed"] == pytest.approx(1 - learned["learned"] / row["vanilla"])
+        assert learned["steps"] >= 1 and learned["seconds"] > 0
+    assert row["all"]["learned"] != row["full"]["learned"]  # the wider class is really used

@@ -7,7 +7,8 @@ import torch
 
 from symalign.data import load_data
 from symalign.match.activation import activation_match
-from symalign.match.config import CLASS_PRESETS, AlignConfig
+from symalign.match.align import align
+from symalign.match.config import CLASS_PRESETS, PRESET_HELP, AlignConfig
 from symalign.match.learned import LearnedOptions, activation_permutation_start, learned_match
 from symalign.match.matchers import MatchInputs
 from symalign.match.weight import boundary_tensors, distance, weight_match
@@ -79,3 +80,36 @@ def test_learning_begins_from_the_start_the_check_prefers():
     assert one.summary["start_check"] == min(checks) == two.summary["start_check"]
     chosen = [weight, other][better]
     assert all(torch.equal(one.transforms[0][n].perm, chosen[n].perm) for n in _mlps(chosen))
+
+
+def test_the_full_preset_fits_each_family():
+    """`full` asks for invertible maps inside heads: GPT-2 takes them, RoPE's QK maps fall back to
+    rotary ones (the widest it admits), and `all` is unchanged (rotations inside heads)."""
+    gpt2 = spec_of(canonicalize(random_model(tiny_config("gpt2", layers=1, width=16), seed=0)))
+    llama = spec_of(canonicalize(random_model(tiny_config("llama", layers=1, width=16, heads=2), seed=0)))
+    assert {k: AlignConfig(preset="full").for_spec(gpt2).classes[k] for k in ("qk", "vo", "residual")} == \
+        {"qk": "invertible", "vo": "invertible", "residual": "orthogonal"}
+    assert AlignConfig(preset="full").for_spec(llama).classes["qk"] == "rotary"
+    assert AlignConfig(preset="full").for_spec(llama).classes["vo"] == "invertible"
+    assert AlignConfig(preset="all").for_spec(gpt2).classes["qk"] == "orthogonal"
+    assert set(PRESET_HELP) == set(CLASS_PRESETS)  # every preset button says what it is for
+
+
+def test_invertible_head_maps_are_learned_from_weight_matchings_rotations():
+    """Learning invertible head maps starts from the rotations weight matching finds (Procrustes),
+    not from its least-squares invertible fit, then leaves the rotations; B's function is kept."""
+    a, b = load_model("zoo:gpt-shakespeare/0"), load_model("zoo:gpt-shakespeare/1")
+    result = align(a, b, AlignConfig(method="learned", preset="full", data="shakespeare", steps=8))
+    rotations = align(a, b, AlignConfig(method="weight", preset="all")).transform
+    heads = [n for n in result.transform if n.endswith((".qk", ".vo"))]
+    assert heads
+    for name in heads:
+        start, learned = result.start[name], result.transform[name]
+        assert start.kind == "orthogonal" and learned.kind == "invertible"
+        assert torch.allclose(start.dense(), rotations[name].dense(), atol=1e-8)
+        g = learned.dense()
+        eye = torch.eye(g.shape[-1], dtype=g.dtype).expand_as(g)
+        assert (g.mT @ g - eye).abs().max() > 1e-4  # no longer a rotation
+    assert result.report["function_gap_vs_b"] < 1e-3
+    summary = result.report["learned_summary"]
+    assert summary["best_check"] <= summary["start_check"]

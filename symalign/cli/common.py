@@ -27,7 +27,7 @@ def parse_classes(args) -> dict[str, str]:
     for item in filter(None, (args.classes or "").split(",")):
         kind, sep, cls = item.partition("=")
         if not sep:
-            raise SymalignError(f"--classes takes a preset (all, permutations, none) or kind=class pairs such as "
+            raise SymalignError(f"--classes takes a preset (all, full, permutations, none) or kind=class pairs such as "
                                 f"mlp=perm,qk=orthogonal; got {item!r}")
         classes[kind.strip()] = cls.strip()
     for kind in KINDS:
@@ -44,7 +44,7 @@ def add_dtype_flag(p: argparse.ArgumentParser) -> None:
 
 
 def add_class_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--classes", help="a preset (all, permutations, none) or kind=class pairs, "
+    p.add_argument("--classes", help="a preset (all, full, permutations, none) or kind=class pairs, "
                                      "e.g. mlp=perm,heads=perm,qk=orthogonal")
     for kind in KINDS:
         p.add_argument(f"--{kind}", choices=("none",) + CLASSES, help=f"class for {kind} components")

@@ -18,6 +18,20 @@ CLASS_PRESETS: dict[str, dict[str, str]] = {
     "none": {},
     "permutations": {"mlp": "perm", "heads": "perm"},
     "all": {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal", "residual": "orthogonal"},
+    # every symmetry the architecture has: general invertible maps inside heads (GL(d_head) for QK and VO).
+    # Learned matching gains from it (docs/matching.md, issue #29); weight matching's least-squares fit of
+    # invertible maps brings weights together, not functions, so `all` keeps rotations there.
+    "full": {"mlp": "perm", "heads": "perm", "qk": "invertible", "vo": "invertible", "residual": "orthogonal"},
+}
+
+
+# What each preset is for, in one line (the app's preset buttons show it).
+PRESET_HELP: dict[str, str] = {
+    "none": "no symmetry: the vanilla path",
+    "permutations": "MLP units and attention heads reordered",
+    "all": "permutations, rotations inside heads and of the residual stream",
+    "full": "as `all`, with general invertible maps inside heads: for learned matching "
+            "(GPT-2 text pairs close more of the barrier; docs/matching.md)",
 }
 
 

@@ -21,7 +21,7 @@ from symalign.data import load_data
 from symalign.device import pick_device
 from symalign.errors import SymalignError
 from symalign.match.config import AlignConfig
-from symalign.match.learned import learn_transforms
+from symalign.match.learned import learn_transforms, start_classes
 from symalign.match.matchers import matcher, method_names
 from symalign.match.weight import boundary_tensors, distance, weight_match
 from symalign.models import canonicalize, save_model, spec_of, transformed
@@ -85,9 +85,11 @@ def align_many(models: list[TransformerModel], config: AlignConfig, progress: Pr
     rounds: list[dict] = []
     boundary = boundary_tensors(canon[0])
     device = pick_device(config.device)
+    # a learned universe starts from rotations where it learns invertible maps (learned.START_CLASSES)
+    solved = start_classes(active, spec) if matcher(config.method).learns else active
     if config.method != "none" and active:
         for i in range(1, n):
-            transforms[i], sweeps[i] = weight_match(canon[0].tensors, canon[i].tensors, spec, active, boundary,
+            transforms[i], sweeps[i] = weight_match(canon[0].tensors, canon[i].tensors, spec, solved, boundary,
                                                     config.head_cost, config.max_sweeps, config.seed, device=device)
             if progress:
                 progress(i, n - 1)
@@ -95,7 +97,7 @@ def align_many(models: list[TransformerModel], config: AlignConfig, progress: Pr
             aligned_tensors = [canon[0].tensors] + [transformed(m, t).tensors for m, t in zip(canon[1:], transforms[1:])]
             for i in range(1, n):
                 target = _mean([t for j, t in enumerate(aligned_tensors) if j != i])
-                transforms[i], _ = weight_match(target, canon[i].tensors, spec, active, boundary, config.head_cost,
+                transforms[i], _ = weight_match(target, canon[i].tensors, spec, solved, boundary, config.head_cost,
                                                 config.max_sweeps, config.seed, device=device)
                 aligned_tensors[i] = transformed(canon[i], transforms[i]).tensors
             mean = _mean(aligned_tensors)

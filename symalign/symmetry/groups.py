@@ -227,7 +227,9 @@ class Dense(GroupElement):
         return self.matrix.to(torch.float64)
 
     def inverse_transpose(self) -> torch.Tensor:
-        m = self.dense()
+        """G^-T in the matrix's own precision (float64 for every exported transform; float32 in a
+        learned step, where a float64 inverse would widen every weight it touches)."""
+        m = self.matrix if self.matrix.is_floating_point() else self.dense()
         if self.kind in ("orthogonal", "perm"):
             return m
         return torch.linalg.inv(m).mT

@@ -15,8 +15,9 @@ from symalign.errors import InadmissibleError
 
 CLASSES: tuple[str, ...] = ("perm", "scaled_perm", "orthogonal", "invertible", "rescale", "rotary")
 # When a preset asks for a class a component refuses (e.g. `all` asks for orthogonal QK maps, which
-# RoPE refuses), the widest class it admits stands in: the first admissible one in this order.
-WIDEST: tuple[str, ...] = ("orthogonal", "rotary", "rescale", "perm", "none")
+# RoPE refuses), the widest class it admits stands in: the first admissible one in this order from the
+# class asked for on (under RoPE, `full`'s invertible QK maps become rotary ones).
+WIDEST: tuple[str, ...] = ("invertible", "orthogonal", "rotary", "rescale", "perm", "none")
 KINDS: tuple[str, ...] = ("mlp", "heads", "qk", "vo", "residual")
 POSITIVELY_HOMOGENEOUS = frozenset({"relu", "leaky_relu"})
 

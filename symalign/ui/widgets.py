@@ -10,7 +10,7 @@ import streamlit as st
 
 from symalign.device import describe_devices
 from symalign.errors import SymalignError
-from symalign.match.config import CLASS_PRESETS, preset_classes
+from symalign.match.config import CLASS_PRESETS, PRESET_HELP, preset_classes
 from symalign.symmetry.spec import CLASSES, KINDS, SymmetrySpec
 from symalign.workspace import available_models, home
 
@@ -133,7 +133,7 @@ def toggle_grid(spec: SymmetrySpec, default: str = "permutations", prefix: str =
     cols = st.columns(len(PRESETS))
     for col, name in zip(cols, PRESETS):
         col.button(f"preset: {name}", key=f"{prefix}preset:{name}", on_click=apply_preset, args=(name, spec, prefix),
-                   width="stretch")
+                   width="stretch", help=PRESET_HELP.get(name))
     header = st.columns([2] + [1] * len(CLASSES))
     header[0].markdown("**component**")
     for col, cls in zip(header[1:], CLASSES):
