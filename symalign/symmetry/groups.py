@@ -229,7 +229,7 @@ class Dense(GroupElement):
     def inverse_transpose(self) -> torch.Tensor:
         """G^-T in the matrix's own precision (float64 for every exported transform; float32 in a
         learned step, where a float64 inverse would widen every weight it touches)."""
-        m = self.matrix if self.matrix.is_floating_point() else self.dense()
+        m = self.matrix if self.matrix.dtype in (torch.float32, torch.float64) else self.dense()
         if self.kind in ("orthogonal", "perm"):
             return m
         return torch.linalg.inv(m).mT
