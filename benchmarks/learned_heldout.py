@@ -74,8 +74,8 @@ def row_for(r: heldout_pairs.PairRecipe, cache: Path, baselines: dict, log=print
     spec = heldout_pairs.data_spec(r, cache)
     data = load_data(spec)
     key = f"{a_path}|{b_path}"
-    a, b = load_model(str(a_path)), load_model(str(b_path))
-    if key not in baselines:
+    if key not in baselines:  # the pair's own models, loaded only when their baselines are not cached
+        a, b = load_model(str(a_path)), load_model(str(b_path))
         vanilla = interpolation_curve(a, b, data).barrier
         weight = align(a, b, AlignConfig(method="weight", preset="all"))
         baselines[key] = {"vanilla": vanilla, "weight": interpolation_curve(a, weight.aligned, data).barrier}
