@@ -9,7 +9,9 @@ matching at its defaults for each class preset asked for (`--presets`, default `
 `symalign align A B --method learned --classes all --data D` does, and the same with `--classes
 full`, invertible maps inside heads), the share of the vanilla barrier each closes, and the
 seconds learned matching took (loading, weight matching's start and learning; not the barrier
-evaluation). `--option` overrides one of learned matching's options (symalign.match.learned.
+evaluation), also as a count of plain training steps of the pair's model (one forward and
+backward at the same batch, timed on the same machine just before: machines here differ by 2-3x
+from day to day, the count much less). `--option` overrides one of learned matching's options (symalign.match.learned.
 LearnedOptions) for an experiment on the development set; the README's table is run without."""
 
 from __future__ import annotations
@@ -68,6 +70,26 @@ def learned_row(a_path: Path, b_path: Path, spec: str, data, preset: str) -> dic
             "start_checks": summary.get("start_checks", [])}
 
 
+def plain_step_seconds(model, data, batch_size: int = 64, repeats: int = 4) -> float:
+    """Seconds of one forward and backward of the pair's own model at learned matching's batch size:
+    the machine's speed on this model, so a run's seconds can be read as a count of plain training
+    steps (machines here differ by 2-3x from day to day; the count does not)."""
+    from symalign.landscape.evaluate import batch_loss
+
+    module = model.to_module().train()
+    generator = torch.Generator().manual_seed(0)
+    times = []
+    for i in range(repeats + 1):
+        inputs, y = data.train_batch(model, batch_size, generator)
+        begin = time.perf_counter()
+        logits = module(**inputs).logits
+        total, _ = batch_loss(logits[:, : y.shape[1]] if y.dim() == 2 else logits, y)
+        total.backward()
+        times.append(time.perf_counter() - begin)
+        module.zero_grad(set_to_none=True)
+    return statistics.median(times[1:])  # the first pays for allocation
+
+
 def row_for(r: heldout_pairs.PairRecipe, cache: Path, baselines: dict, log=print,
             presets: tuple[str, ...] = ("all", "full")) -> dict:
     a_path, b_path = heldout_pairs.pair_paths(r, cache, log=log)
@@ -80,10 +102,12 @@ def row_for(r: heldout_pairs.PairRecipe, cache: Path, baselines: dict, log=print
         weight = align(a, b, AlignConfig(method="weight", preset="all"))
         baselines[key] = {"vanilla": vanilla, "weight": interpolation_curve(a, weight.aligned, data).barrier}
     vanilla = baselines[key]["vanilla"]
-    row = {"pair": r.name, "set": r.split, **baselines[key]}
+    row = {"pair": r.name, "set": r.split, **baselines[key],
+           "plain_step": plain_step_seconds(load_model(str(a_path)), data)}
     for preset in presets:
         learned = learned_row(a_path, b_path, spec, data, preset)
         learned["closed"] = 1 - learned["learned"] / vanilla if vanilla > 0 else float("nan")
+        learned["plain_steps"] = learned["seconds"] / row["plain_step"]
         row[preset] = learned
     return row
 
@@ -109,8 +133,8 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     presets = tuple(args.presets)
     print("| pair | set | vanilla | weight (all) | " + " | ".join(
-        f"learned ({p}) | closed ({p}) | seconds ({p}) | steps ({p})" for p in presets) + " |")
-    print("|---|---|---|---|" + "---|---|---|---|" * len(presets))
+        f"learned ({p}) | closed ({p}) | seconds ({p}) | steps ({p})" for p in presets) + " | plain step (s) |")
+    print("|---|---|---|---|" + "---|---|---|---|" * len(presets) + "---|")
     for r in heldout_pairs.PAIRS:
         if (args.only and r.name not in args.only) or (args.set != "all" and r.split != args.set):
             continue
@@ -118,9 +142,10 @@ def main(argv: list[str] | None = None) -> None:
         baseline_file.parent.mkdir(parents=True, exist_ok=True)
         baseline_file.write_text(json.dumps(baselines, indent=1))
         rows.append(row)
-        cells = " | ".join(f"{row[p]['learned']:.4f} | {100 * row[p]['closed']:.1f}% | {row[p]['seconds']:.0f} | "
-                           f"{row[p]['steps']}" for p in presets)
-        print(f"| {row['pair']} | {row['set']} | {row['vanilla']:.3f} | {row['weight']:.3f} | {cells} |", flush=True)
+        cells = " | ".join(f"{row[p]['learned']:.4f} | {100 * row[p]['closed']:.1f}% | {row[p]['seconds']:.0f} "
+                           f"({row[p]['plain_steps']:.0f} plain steps) | {row[p]['steps']}" for p in presets)
+        print(f"| {row['pair']} | {row['set']} | {row['vanilla']:.3f} | {row['weight']:.3f} | {cells} | "
+              f"{row['plain_step']:.3f} |", flush=True)
     if len(rows) > 1:
         for p in presets:
             closed = [r[p]["closed"] for r in rows]

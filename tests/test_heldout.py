@@ -46,4 +46,6 @@ def test_the_benchmark_row_measures_learned_matching_against_the_vanilla_path(ti
         assert learned["learned"] < 0.5 * row["vanilla"]
         assert learned["closed"] == pytest.approx(1 - learned["learned"] / row["vanilla"])
         assert learned["steps"] >= 1 and learned["seconds"] > 0
+        assert learned["plain_steps"] == pytest.approx(learned["seconds"] / row["plain_step"])
     assert row["all"]["learned"] != row["full"]["learned"]  # the wider class is really used
+    assert 0 < row["plain_step"] < row["all"]["seconds"]  # a learned run is many plain training steps

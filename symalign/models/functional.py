@@ -4,6 +4,8 @@ path of models, or a learned transform, never copies weights into a module."""
 
 from __future__ import annotations
 
+import copy
+
 import torch
 
 from symalign.models.family import Family, Tensors, TransformerModel
@@ -26,15 +28,35 @@ def functional_params(family: Family, config, tensors: Tensors, names: set[str],
     return {k: v.contiguous() for k, v in params.items()} if contiguous else params
 
 
+# Activations that transformers computes as a chain of Python-level tensor operations, and the fused
+# kernel of the same function. GPT-2's `gelu_new` is 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), as is
+# torch's gelu(approximate="tanh") (`gelu_pytorch_tanh`): the same numbers to 5e-7, and a forward and
+# backward of the held-out GPT-2 (4 × 80, batch 64 × 128) took 0.70-0.76 s instead of 0.87-0.97 s on 2 cores.
+FUSED_ACTIVATIONS = {"gelu_new": "gelu_pytorch_tanh"}
+ACTIVATION_FIELDS = ("activation_function", "hidden_act")
+
+
+def fused_config(config):
+    """`config`, or a copy of it whose activation is the fused kernel of the same function."""
+    slow = [f for f in ACTIVATION_FIELDS if getattr(config, f, None) in FUSED_ACTIVATIONS]
+    if not slow:
+        return config
+    config = copy.deepcopy(config)
+    for f in slow:
+        setattr(config, f, FUSED_ACTIVATIONS[getattr(config, f)])
+    return config
+
+
 def weightless_module(template: TransformerModel) -> torch.nn.Module:
     """The template's module structure and buffers with no weights of its own: functional_call is
     always given every parameter, so a copy of the weights here would only cost memory (4 bytes per
     parameter). Built without initialisation (untouched memory), then parameters are replaced by
-    empty placeholders; tied parameters keep one placeholder, so the tie is still seen."""
+    empty placeholders; tied parameters keep one placeholder, so the tie is still seen. A slow
+    activation runs as its fused kernel (`fused_config`): every path and learned step is faster."""
     from transformers.initialization import no_init_weights
 
     with no_init_weights():
-        module = template.family.hf_class(template.config).float().eval()
+        module = template.family.hf_class(fused_config(template.config)).float().eval()
     placeholders: dict[int, torch.nn.Parameter] = {}
     originals = list(module.parameters())  # alive until every one is replaced: ids stay unique
     for sub in module.modules():
