@@ -76,7 +76,7 @@ def plain_step_seconds(model, data, batch_size: int = 64, repeats: int = 4) -> f
     steps (machines here differ by 2-3x from day to day; the count does not)."""
     from symalign.landscape.evaluate import batch_loss
 
-    module = model.to_module().train()
+    module = model.to_module().eval()  # gradients, no dropout: as learned matching runs it
     generator = torch.Generator().manual_seed(0)
     times = []
     for i in range(repeats + 1):
