@@ -11,8 +11,9 @@ full`, invertible maps inside heads), the share of the vanilla barrier each clos
 seconds learned matching took (loading, weight matching's start and learning; not the barrier
 evaluation), also as a count of plain training steps of the pair's model (one forward and
 backward at the same batch, timed on the same machine just before: machines here differ by 2-3x
-from day to day, the count much less). `--option` overrides one of learned matching's options (symalign.match.learned.
-LearnedOptions) for an experiment on the development set; the README's table is run without."""
+from day to day, the count much less). `--option` overrides one of learned matching's options
+(symalign.match.learned.LearnedOptions) for an experiment on the development set; the README's
+table is run without."""
 
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ def learned_row(a_path: Path, b_path: Path, spec: str, data, preset: str) -> dic
 def plain_step_seconds(model, data, batch_size: int = 64, repeats: int = 4) -> float:
     """Seconds of one forward and backward of the pair's own model at learned matching's batch size:
     the machine's speed on this model, so a run's seconds can be read as a count of plain training
-    steps (machines here differ by 2-3x from day to day; the count does not)."""
+    steps (machines here differ by 2-3x from day to day; the count much less)."""
     from symalign.landscape.evaluate import batch_loss
 
     module = model.to_module().eval()  # gradients, no dropout: as learned matching runs it
