@@ -1,6 +1,6 @@
 """Model pairs the project's defaults were not tuned on (issue #29), trained with plain `transformers` loops.
 
-    python benchmarks/heldout_pairs.py [--set dev|eval|all] [--cache DIR] [--steps N] [--only NAME ...]
+    python benchmarks/heldout_pairs.py [--set dev|eval|all] [--cache DIR] [--steps N] [--only NAME ...] [--width N]
 
 Each pair is two models of one architecture trained from two seeds on the same data. The zoo is
 character-level Shakespeare and 8×8 digits with symalign's own trainer; these pairs differ from it
@@ -28,7 +28,7 @@ import math
 import sys
 import sysconfig
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -81,6 +81,21 @@ def recipe(name: str) -> PairRecipe:
         if r.name == name:
             return r
     raise SystemExit(f"unknown pair {name!r}; known: {', '.join(r.name for r in PAIRS)}")
+
+
+def widened(r: PairRecipe, width: int | None) -> PairRecipe:
+    """The same recipe at another residual width (an experiment, not one of the sets' pairs): how
+    much of a pair's remaining barrier is its narrowness. Heads keep their count, so each head
+    widens too; GPT-2's MLP is 4x the width, Llama's and ViT's keep the recipe's. The name gets
+    `-wWIDTH`, so its models are cached beside the pair's own."""
+    if width is None or width == r.shape["width"]:
+        return r
+    heads = r.shape["heads"]
+    if width < 1 or width % heads:
+        raise SystemExit(f"--width {width}: must be a positive multiple of {r.name}'s {heads} heads")
+    if r.family == "llama" and (width // heads) % 2:
+        raise SystemExit(f"--width {width}: {r.name}'s rotary heads need an even width each ({width // heads})")
+    return replace(r, name=f"{r.name}-w{width}", shape={**r.shape, "width": width})
 
 
 # ---------------------------------------------------------------- corpora
@@ -262,10 +277,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--steps", type=int, default=None, help="training steps per model (default: the recipe's)")
+    parser.add_argument("--width", type=int, default=None, help="train the pairs at this width (an experiment)")
     args = parser.parse_args(argv)
     for r in PAIRS:
         if (args.only and r.name not in args.only) or (args.set != "all" and r.split != args.set):
             continue
+        r = widened(r, args.width)
         a, b = pair_paths(r, args.cache, args.steps)
         print(f"{r.name} ({r.split}): {a} {b} data {data_spec(r, args.cache)}", flush=True)
 

@@ -2,6 +2,7 @@
 
     python benchmarks/learned_heldout.py [--set eval|dev|all] [--only NAME ...] [--cache DIR]
                                          [--presets all full] [--threads 2] [--option NAME=VALUE ...] [--json FILE]
+                                         [--width N]
 
 For every pair of benchmarks/heldout_pairs.py (trained and cached on first use): the barrier on
 the evaluation split of the vanilla path, of weight matching (all classes) and of learned
@@ -12,8 +13,9 @@ seconds learned matching took (loading, weight matching's start and learning; no
 evaluation), also as a count of plain training steps of the pair's model (one forward and
 backward at the same batch, timed on the same machine just before: machines here differ by 2-3x
 from day to day, the count much less). `--option` overrides one of learned matching's options
-(symalign.match.learned.LearnedOptions) for an experiment on the development set; the README's
-table is run without."""
+(symalign.match.learned.LearnedOptions) for an experiment on the development set; `--width N`
+runs the pairs' recipes at another width (`heldout_pairs.widened`: how much of what is left is
+narrowness). The README's table is run without either."""
 
 from __future__ import annotations
 
@@ -123,6 +125,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--option", action="append", default=[], help="NAME=VALUE: a learned option (experiments)")
     parser.add_argument("--json", default=None)
+    parser.add_argument("--width", type=int, default=None,
+                        help="the recipes at this residual width, heads kept (an experiment; trained and cached)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     overrides = dict(_parse_option(o) for o in args.option)
@@ -139,6 +143,7 @@ def main(argv: list[str] | None = None) -> None:
     for r in heldout_pairs.PAIRS:
         if (args.only and r.name not in args.only) or (args.set != "all" and r.split != args.set):
             continue
+        r = heldout_pairs.widened(r, args.width)
         row = row_for(r, args.cache, baselines, log=lambda m: print(m, file=sys.stderr, flush=True), presets=presets)
         baseline_file.parent.mkdir(parents=True, exist_ok=True)
         baseline_file.write_text(json.dumps(baselines, indent=1))

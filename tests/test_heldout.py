@@ -49,3 +49,17 @@ def test_the_benchmark_row_measures_learned_matching_against_the_vanilla_path(ti
         assert learned["plain_steps"] == pytest.approx(learned["seconds"] / row["plain_step"])
     assert row["all"]["learned"] != row["full"]["learned"]  # the wider class is really used
     assert 0 < row["plain_step"] < row["all"]["seconds"]  # a learned run is many plain training steps
+
+
+def test_a_widened_recipe_is_another_pair_of_the_same_recipe_at_that_width():
+    base = heldout_pairs.recipe("gpt2-code")
+    wide = heldout_pairs.widened(base, 2 * base.shape["width"])
+    assert wide.shape == {**base.shape, "width": 2 * base.shape["width"]}  # heads, depth, context kept
+    assert (wide.corpus, wide.seeds, wide.steps, wide.split) == (base.corpus, base.seeds, base.steps, base.split)
+    assert wide.name != base.name and wide.key() != base.key()  # cached beside the pair, never over it
+    assert heldout_pairs.widened(base, None) is base and heldout_pairs.widened(base, base.shape["width"]) is base
+    with pytest.raises(SystemExit, match="multiple"):
+        heldout_pairs.widened(base, base.shape["width"] + 1)
+    llama = heldout_pairs.recipe("llama-code")  # rotary heads: each must be even
+    with pytest.raises(SystemExit, match="even"):
+        heldout_pairs.widened(llama, 4 * 25)
