@@ -98,6 +98,12 @@ def widened(r: PairRecipe, width: int | None) -> PairRecipe:
     return replace(r, name=f"{r.name}-w{width}", shape={**r.shape, "width": width})
 
 
+def chosen(split: str, only: list[str] | None, width: int | None = None) -> list[PairRecipe]:
+    """The recipes a command line asks for (`--set`, `--only`), at `--width` when given."""
+    return [widened(r, width) for r in PAIRS
+            if (not only or r.name in only) and (split == "all" or r.split == split)]
+
+
 # ---------------------------------------------------------------- corpora
 
 
@@ -279,10 +285,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=None, help="training steps per model (default: the recipe's)")
     parser.add_argument("--width", type=int, default=None, help="train the pairs at this width (an experiment)")
     args = parser.parse_args(argv)
-    for r in PAIRS:
-        if (args.only and r.name not in args.only) or (args.set != "all" and r.split != args.set):
-            continue
-        r = widened(r, args.width)
+    for r in chosen(args.set, args.only, args.width):
         a, b = pair_paths(r, args.cache, args.steps)
         print(f"{r.name} ({r.split}): {a} {b} data {data_spec(r, args.cache)}", flush=True)
 

@@ -140,10 +140,7 @@ def main(argv: list[str] | None = None) -> None:
     print("| pair | set | vanilla | weight (all) | " + " | ".join(
         f"learned ({p}) | closed ({p}) | seconds ({p}) | steps ({p})" for p in presets) + " | plain step (s) |")
     print("|---|---|---|---|" + "---|---|---|---|" * len(presets) + "---|")
-    for r in heldout_pairs.PAIRS:
-        if (args.only and r.name not in args.only) or (args.set != "all" and r.split != args.set):
-            continue
-        r = heldout_pairs.widened(r, args.width)
+    for r in heldout_pairs.chosen(args.set, args.only, args.width):
         row = row_for(r, args.cache, baselines, log=lambda m: print(m, file=sys.stderr, flush=True), presets=presets)
         baseline_file.parent.mkdir(parents=True, exist_ok=True)
         baseline_file.write_text(json.dumps(baselines, indent=1))
