@@ -49,7 +49,8 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
                  progress: Progress | None = None, tol: float = 1e-5,
                  max_seconds: float | None = None, device: torch.device | str | None = None,
                  init: Transform | None = None, fixed: frozenset[str] = frozenset(),
-                 consume_b: bool = False) -> tuple[Transform, list[dict]]:
+                 consume_b: bool = False,
+                 on_unit: Callable[[MappedModel, Transform], None] | None = None) -> tuple[Transform, list[dict]]:
     """Transform T with T(B) ≈ A, and the per-sweep history (distance, seconds). The last entry
     says why it stopped (`stopped`: converged, sweep budget or time budget). Progress is reported
     per update unit (an MLP, a layer's attention), so a real-size model shows life within seconds.
@@ -59,7 +60,9 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     `consume_b`: the dict `b` is handed over and comes back holding B under T (on the CPU): the working
     copy lets each of B's tensors go as it replaces it, so B never exists twice. That copy is T(B)
     applied step by step, rounded to the working precision after each step (float32 above
-    LARGE_MODEL_PARAMETERS: T(B) to about 1e-6 relative, far below a bf16 checkpoint's rounding)."""
+    LARGE_MODEL_PARAMETERS: T(B) to about 1e-6 relative, far below a bf16 checkpoint's rounding).
+    `on_unit(mapped, transform)`: called after every update unit, e.g. to check that the running B is
+    the accumulated transform applied to B from scratch (tests/test_weight_invariant.py)."""
     handed = b if consume_b else None
     if device is not None or consume_b:
         b = {k: (b.pop(k) if consume_b else b[k]).to(device or "cpu") for k in list(b)}
@@ -78,6 +81,8 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
         c = mapped.correlation("residual", None, names=boundary)
         transform["residual"] = solve(res_cls, mapped.a, mapped.touching("residual"), mapped.spec, "residual", c)
         mapped.act({"residual": transform["residual"]})
+        if on_unit is not None:
+            on_unit(mapped, transform)
         history.append({"sweep": 0, "distance": mapped.distance(transform),
                         "seconds": time.perf_counter() - start, "step": "residual from boundary tensors"})
     units = [u for u in (tuple(s for s in unit if s not in fixed) for unit in _units(spec, classes)) if u]
@@ -91,6 +96,8 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
                     _update_heads(space, mapped, transform, head_cost_kind)
                 else:
                     _update_space(space, classes[spec.spaces[space].kind], mapped, transform)
+            if on_unit is not None:
+                on_unit(mapped, transform)
             if progress:
                 progress((sweep - 1) * len(units) + k + 1, max_sweeps * len(units))
         current = mapped.distance(transform)
