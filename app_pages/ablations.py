@@ -12,7 +12,6 @@ from symalign.ui.state import run_store
 from symalign.ui.widgets import StreamlitProgress, user_errors
 from symalign.zoo import manifest
 
-
 PRESET_TEXT = {
     "quick": "quick: vanilla, weight (permutations), weight (all) — no learning, about a minute",
     "table1": "table1: Theus et al.'s rows — vanilla, activation, weight and learned (permutations / all)",

@@ -8,6 +8,7 @@ import streamlit as st
 from symalign.barrier import default_data_spec
 from symalign.data import learned_defaults
 from symalign.errors import SymalignError
+from symalign.landscape.estimate import readable
 from symalign.match.config import AlignConfig
 from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
@@ -16,12 +17,10 @@ from symalign.plots import curves_figure
 from symalign.runs.execute import align_many_run, align_then_vanilla
 from symalign.runs.table import run_label
 from symalign.ui.jobs import follow_job, submit_job
-from symalign.ui.session import heavy_work
 from symalign.ui.runs import show_universe
-from symalign.landscape.estimate import readable
+from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_canonical_spec, cached_curve_estimate, cached_data, cached_model, run_store
 from symalign.ui.widgets import StreamlitProgress, data_field, device_choice, model_picker, toggle_grid, user_errors
-
 
 st.title("Align two (or three) models")
 third = st.toggle("add a third model: align all three into A's basis (universe alignment)", key="align-three")

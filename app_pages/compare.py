@@ -7,7 +7,6 @@ from symalign.runs.table import headline_barrier, runs_table
 from symalign.ui.runs import run_filters
 from symalign.ui.widgets import user_errors
 
-
 st.title("Compare matchers")
 
 with user_errors():

@@ -7,7 +7,6 @@ from symalign.runs.table import run_label, runs_table
 from symalign.ui.runs import pick_runs_with_curves, run_filters
 from symalign.ui.widgets import user_errors
 
-
 st.title("Interpolation curves")
 st.markdown("θ(λ) = (1 − λ)·θ_A + λ·θ_B between each run's endpoints (for an alignment run, B is the aligned "
             "model). Two barrier definitions: the loss above the **straight line between the endpoint losses** "

@@ -17,7 +17,6 @@ from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_model, run_store
 from symalign.ui.widgets import StreamlitProgress, data_field, model_picker, user_errors
 
-
 ALIGN_TEXT = {"weight": "weight matching (all classes)", "learned": "learned matching (all classes)",
               "none": "none (as they are)"}
 

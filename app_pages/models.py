@@ -16,7 +16,6 @@ from symalign.ui.state import cached_model
 from symalign.ui.widgets import StreamlitProgress, user_errors
 from symalign.workspace import link_path, linked_paths, models_dir, unlink_path
 
-
 st.title("Models")
 policy = access()
 

@@ -9,7 +9,6 @@ from symalign.ui.session import access, session_id
 from symalign.ui.state import run_store
 from symalign.ui.widgets import user_errors
 
-
 st.title("Run history")
 store = run_store()
 st.caption(f"Stored in `{store.path}`; `symalign runs` lists the same runs.")

@@ -15,7 +15,6 @@ from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
 from symalign.ui.widgets import StreamlitProgress, data_field, device_choice, model_picker, toggle_grid, user_errors
 
-
 st.title("Loss over the simplex of three models")
 st.markdown("Every point of the triangle is a mixture θ = w_A·θ_A + w_B·θ_B + w_C·θ_C (corners: the models, edges: "
             "the pairwise paths). The **near-zero region** is where the loss is at most ε above the plane through the "

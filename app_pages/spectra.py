@@ -13,7 +13,6 @@ from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_data, run_store
 from symalign.ui.widgets import StreamlitProgress, user_errors
 
-
 ORTHOGONAL = {"residual", "qk", "vo"}
 
 st.title("Orthogonal corrections of learned matching")

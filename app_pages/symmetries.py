@@ -4,12 +4,6 @@ symalign.anatomy; this page only draws it."""
 import pandas as pd
 import streamlit as st
 
-from symalign.barrier import default_data_spec
-from symalign.errors import SymalignError
-from symalign.models import canonicalize, load_model, random_inputs
-from symalign.models.widen import match_widths
-from symalign.plots import action_figure, heatmaps_figure
-from symalign.runs.table import run_label
 from symalign.anatomy import (
     action_grid,
     admissible_classes,
@@ -19,10 +13,15 @@ from symalign.anatomy import (
     predictions,
     tensors_touched,
 )
+from symalign.barrier import default_data_spec
+from symalign.errors import SymalignError
+from symalign.models import canonicalize, load_model, random_inputs
+from symalign.models.widen import match_widths
+from symalign.plots import action_figure, heatmaps_figure
+from symalign.runs.table import run_label
 from symalign.symmetry.spec import KINDS
 from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
 from symalign.ui.widgets import CLASS_LABELS, KIND_LABELS, model_picker, user_errors
-
 
 st.title("What a symmetry does to the weights")
 st.markdown("A parameter symmetry changes the weights without changing the function. Below: which weights each "

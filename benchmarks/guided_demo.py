@@ -15,9 +15,9 @@ import torch
 
 from symalign.data import load_data
 from symalign.demo import planted_demo, seeds_demo
-from symalign.train.recipes import DEMO_DATA
 from symalign.models import load_model
 from symalign.runs import RunStore
+from symalign.train.recipes import DEMO_DATA
 
 
 def main() -> None:

@@ -20,8 +20,8 @@ from pathlib import Path
 import plotly.graph_objects as go
 import torch
 
-from symalign.sweeps import preset_grid, run_sweep
 from symalign.runs import RunStore
+from symalign.sweeps import preset_grid, run_sweep
 
 # Theus et al., Table 1 (ViT on CIFAR-10, GPT-2 on Tiny Shakespeare): the rows they report.
 PAPER = {"vanilla": (1.69, 2.02), "activation (all)": (1.27, 1.43), "weight (all)": (0.36, 0.34),

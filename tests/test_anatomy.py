@@ -6,9 +6,6 @@ from __future__ import annotations
 import pytest
 import torch
 
-from symalign.errors import InadmissibleError
-from symalign.models import canonicalize, load_model, random_inputs, spec_of
-from symalign.models.tiny import random_model, tiny_config
 from symalign.anatomy import (
     action_grid,
     admissible_classes,
@@ -18,6 +15,9 @@ from symalign.anatomy import (
     predictions,
     tensors_touched,
 )
+from symalign.errors import InadmissibleError
+from symalign.models import canonicalize, load_model, random_inputs, spec_of
+from symalign.models.tiny import random_model, tiny_config
 from symalign.symmetry.spec import KINDS
 
 

@@ -19,12 +19,20 @@ from symalign.errors import InadmissibleError, SymalignError
 from symalign.landscape.evaluate import evaluate
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
-from symalign.models import canonicalize, is_canonical, load_model, outputs, random_inputs, save_model, spec_of, transformed
+from symalign.models import (
+    canonicalize,
+    is_canonical,
+    load_model,
+    outputs,
+    random_inputs,
+    save_model,
+    spec_of,
+    transformed,
+)
 from symalign.models.tiny import random_model, tiny_config
 from symalign.symmetry.groups import Dense
 from symalign.symmetry.random import random_orthogonal, random_transform
 from symalign.symmetry.transform import Transform, apply_unchecked
-
 from tests.upload_support import upload_and_align
 
 TOL = 1e-4

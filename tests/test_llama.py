@@ -24,7 +24,6 @@ from symalign.models.tiny import random_model, tiny_config
 from symalign.symmetry.groups import Dense, ScaledPermutation
 from symalign.symmetry.random import random_orthogonal, random_transform
 from symalign.symmetry.transform import Transform, apply_unchecked
-
 from tests.upload_support import upload_and_align
 
 TOL = 1e-4

@@ -4,7 +4,6 @@ an untied LM head) give the same correlations, distances and matches as transfor
 from __future__ import annotations
 
 import pytest
-import torch
 
 from symalign.match import mapped as mapped_module
 from symalign.match.align import align, boundary_tensors

@@ -14,9 +14,9 @@ from transformers import AutoModelForImageClassification
 from symalign.cli import main
 from symalign.match.config import CLASS_PRESETS
 from symalign.merge import merge_models
+from symalign.models import canonicalize, load_model, outputs, random_inputs, spec_of, transformed
 from symalign.runs import RunStore
 from symalign.runs.table import run_label
-from symalign.models import canonicalize, load_model, outputs, random_inputs, spec_of, transformed
 from symalign.symmetry.random import random_transform
 
 

@@ -95,10 +95,10 @@ def test_a_registered_merge_rule_is_offered_and_runs(plugins, tmp_path, capsys):
 
 def test_the_builtins_are_what_the_cli_offers_and_unknown_names_are_one_line(capsys):
     from symalign.cli import build_parser
+    from symalign.errors import SymalignError
     from symalign.match.config import AlignConfig
     from symalign.match.matchers import method_names
     from symalign.merge.rules import merge_rules
-    from symalign.errors import SymalignError
 
     assert set(method_names()) >= {"none", "weight", "activation", "learned", "soft"}
     assert set(merge_rules()) >= {"average", "fisher", "regmean"}

@@ -13,13 +13,13 @@ import pytest
 from symalign.cli import main
 from symalign.data import load_data
 from symalign.errors import SymalignError
-from symalign.sweeps import preset_grid, read_grid, run_sweep
-from symalign.sweeps.grid import PRESETS
 from symalign.landscape.interpolation import interpolation_curve
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
 from symalign.models import load_model
 from symalign.runs import RunStore
+from symalign.sweeps import preset_grid, read_grid, run_sweep
+from symalign.sweeps.grid import PRESETS
 
 A, B = "zoo:vit-digits/0", "zoo:vit-digits/1"
 SMALL = f"""
@@ -157,7 +157,6 @@ def test_presets_cover_the_table_and_the_component_ablation():
 
 def test_yaml_and_json_sweep_files_read_like_toml(tmp_path):
     import tomllib
-
     import yaml
 
     spec = tomllib.loads(SMALL)

@@ -15,8 +15,7 @@ from symalign.cli import main
 from symalign.errors import ArchitectureMismatchError
 from symalign.match.align import align
 from symalign.match.config import CLASS_PRESETS, AlignConfig
-from symalign.models import is_canonical, outputs, random_inputs, save_model, spec_of, transformed
-from symalign.models import widen
+from symalign.models import is_canonical, outputs, random_inputs, save_model, spec_of, transformed, widen
 from symalign.models.tiny import random_model, tiny_config
 from symalign.models.widen import embed, match_widths
 from symalign.symmetry.random import random_transform

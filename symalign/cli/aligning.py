@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 from symalign.cli.common import (
-    Bar, add_class_flags, add_dtype_flag, add_learned_flags, add_run_flags, add_universe_flags, align_config, data_for,
-    print_json, store_for
+    Bar,
+    add_class_flags,
+    add_dtype_flag,
+    add_learned_flags,
+    add_run_flags,
+    add_universe_flags,
+    align_config,
+    data_for,
+    print_json,
+    store_for,
 )
 from symalign.match.matchers import matchers, method_names
 

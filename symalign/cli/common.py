@@ -128,7 +128,7 @@ class Bar:
         """The (phase, done, total) callback the recorded workflows take."""
         self(done, total, rest[0] if rest and isinstance(rest[0], float) else None, phase=phase)
 
-    def __enter__(self) -> "Bar":
+    def __enter__(self) -> Bar:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from symalign.cli.common import (
-    Bar, add_run_flags, add_universe_flags, align_config, check_html, data_for, print_json, store_for
+    Bar,
+    add_run_flags,
+    add_universe_flags,
+    align_config,
+    check_html,
+    data_for,
+    print_json,
+    store_for,
 )
 from symalign.errors import SymalignError
 

@@ -3,8 +3,8 @@ the data fits the model (image size, channels, classes, vocabulary) before any c
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import torch
 

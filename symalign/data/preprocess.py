@@ -10,9 +10,9 @@ preprocessing of its own (the zoo) gets the images untouched."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import torch
 

@@ -4,7 +4,7 @@ request would compute in the foreground. A kind returns the ids of the runs it r
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from symalign.runs.store import RunStore
 

@@ -5,8 +5,8 @@ so a 21-point interpolation curve never rebuilds a module or copies weights into
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from torch.func import functional_call

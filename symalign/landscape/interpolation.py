@@ -6,8 +6,8 @@ matcher's output) and one as trained are interpolated in one consistent parametr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
 import torch
 
@@ -15,9 +15,9 @@ from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.models import canonicalize
+from symalign.models.family import TransformerModel
 from symalign.models.functional import functional_params
 from symalign.models.widen import match_widths
-from symalign.models.family import TransformerModel
 
 Progress = Callable[[int, int], None]
 

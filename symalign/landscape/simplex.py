@@ -10,8 +10,8 @@ simplex analogue of the line between endpoint losses):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
 import torch
 

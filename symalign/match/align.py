@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from symalign.device import pick_device
 from symalign.match.config import AlignConfig

@@ -88,7 +88,7 @@ class AlignConfig:
         if needs_data and self.data is None:
             raise SymalignError(f"--method {self.method} needs --data: it matches on activations or the task loss")
 
-    def for_spec(self, spec) -> "AlignConfig":
+    def for_spec(self, spec) -> AlignConfig:
         """This config on a model with this spec: a preset's refused classes replaced by the widest
         admissible ones; then every class is checked (InadmissibleError with the spec's reason)."""
         config = self

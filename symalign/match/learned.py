@@ -23,21 +23,21 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Callable
 
 import torch
 from torch.func import functional_call
 
 from symalign.device import reproducible
-from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.errors import SymalignError
 from symalign.landscape.evaluate import activation_budget, batch_loss, examples_per_chunk, scored
-from symalign.models.functional import functional_params, module_names, weightless_module
 from symalign.match.latent import LatentElement
 from symalign.match.matchers import MatchInputs, MatchOutput
 from symalign.match.mixing import WeightSampler, check_points
+from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.models.family import TransformerModel
+from symalign.models.functional import functional_params, module_names, weightless_module
 from symalign.symmetry.groups import Dense, GroupElement, Permutation
 from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform, apply_unchecked
@@ -76,7 +76,7 @@ class LearnedOptions:
         if self.batch_size < 1 or self.check_examples < 1 or self.check_every < 1 or self.patience < 1:
             raise SymalignError("batch size, check size, check interval and patience must be at least 1")
 
-    def for_problem(self, continuous: bool) -> "LearnedOptions":
+    def for_problem(self, continuous: bool) -> LearnedOptions:
         """Fill the permutation settings from what is learned. Measured on both zoo families: beside
         learned rotations, permutation flips make the objective worse (the rotations absorb small
         mismatches smoothly; gpt-shakespeare 0↔1: barrier 0.046 with weight matching's permutations

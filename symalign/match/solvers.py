@@ -11,8 +11,17 @@ import numpy as np
 import torch
 from scipy.optimize import linear_sum_assignment
 
-from symalign.symmetry.groups import (CO, CONTRA, DIAG, Dense, GroupElement, Permutation, ScaledPermutation, rotary_matrix,
-                                     rotary_parts)
+from symalign.symmetry.groups import (
+    CO,
+    CONTRA,
+    DIAG,
+    Dense,
+    GroupElement,
+    Permutation,
+    ScaledPermutation,
+    rotary_matrix,
+    rotary_parts,
+)
 from symalign.symmetry.random import ones_complement_basis
 from symalign.symmetry.spec import SymmetrySpec
 

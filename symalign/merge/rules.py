@@ -16,7 +16,6 @@ from typing import Any
 from symalign.errors import SymalignError
 from symalign.registry import Registry, resolve
 
-
 # How models are brought into one basis before they are merged or a task vector is carried
 # (`--align` of merge and transport): kept here, free of torch, so the CLI offers it without loading it.
 ALIGNS = ("none", "weight", "learned")

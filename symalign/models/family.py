@@ -3,8 +3,9 @@ embedding/head tags, and how to feed it inputs. The science never looks past thi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -107,7 +108,7 @@ class TransformerModel:
     def dims(self) -> Dims:
         return self.family.dims(self.config)
 
-    def with_tensors(self, tensors: Tensors, config: Any = None, source: str | None = None) -> "TransformerModel":
+    def with_tensors(self, tensors: Tensors, config: Any = None, source: str | None = None) -> TransformerModel:
         return replace(self, tensors=tensors, config=config or self.config, source=self.source if source is None else source)
 
     def to_module(self) -> torch.nn.Module:

@@ -46,8 +46,13 @@ def offline() -> bool:
 def resolve_hub_id(reference: str) -> Path:
     """The snapshot folder of a hub id, or one ModelLoadError line that says what is missing."""
     from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import (GatedRepoError, HFValidationError, LocalEntryNotFoundError,
-                                        RepositoryNotFoundError, RevisionNotFoundError)
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        HFValidationError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
 
     repo, revision = split_hub_id(reference)
     cache = hub_cache_dir()

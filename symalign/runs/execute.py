@@ -4,10 +4,11 @@ and its metrics (or its error) when it ends."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING
 
 from symalign.barrier import default_data_spec
 from symalign.data import load_data
@@ -17,12 +18,21 @@ from symalign.landscape.interpolation import Curve, interpolation_curve
 from symalign.match.align import Alignment, align
 from symalign.match.config import AlignConfig
 from symalign.models import canonicalize, load_model
-from symalign.models.io import export_dtype
 from symalign.models.compat import check_compatible
-from symalign.models.widen import check_pair, same_widths
 from symalign.models.family import TransformerModel
-from symalign.runs.records import (SETTINGS, AlignSettings, BarrierSettings, ManySettings, MergeSettings, Settings,
-                                   SimplexSettings, SpectrumSettings, TransportSettings)
+from symalign.models.io import export_dtype
+from symalign.models.widen import check_pair, same_widths
+from symalign.runs.records import (
+    SETTINGS,
+    AlignSettings,
+    BarrierSettings,
+    ManySettings,
+    MergeSettings,
+    Settings,
+    SimplexSettings,
+    SpectrumSettings,
+    TransportSettings,
+)
 from symalign.runs.store import RunStore
 from symalign.zoo import zoo_reference
 
@@ -259,7 +269,7 @@ def _three_or_more(refs: list[ModelLike], what: str, exactly: int | None = None)
 @dataclass
 class ManyRun:
     run_id: str | None
-    universe: "UniverseAlignment"
+    universe: UniverseAlignment
     curves: list[tuple[tuple[int, int], Curve]]
     outputs: list[Path]
 
@@ -347,7 +357,7 @@ def spectrum_run(directory: str | Path, store: RunStore | None = None, source: s
 @dataclass
 class MergeRun:
     run_id: str | None
-    result: "MergeResult"
+    result: MergeResult
     out: Path
 
 
@@ -392,7 +402,7 @@ def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "aver
 @dataclass
 class TransportRun:
     run_id: str | None
-    result: "Transport"
+    result: Transport
     out: Path
 
 

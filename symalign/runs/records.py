@@ -123,7 +123,7 @@ class SweepSettings(Settings):
         return dict(self.grid, executor=self.executor, address=self.address)
 
     @classmethod
-    def from_json(cls, settings: dict) -> "SweepSettings":
+    def from_json(cls, settings: dict) -> SweepSettings:
         grid = {k: v for k, v in settings.items() if k not in ("executor", "address")}
         return cls(grid, settings.get("executor", "serial"), settings.get("address"))
 

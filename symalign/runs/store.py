@@ -13,10 +13,10 @@ import shutil
 import sqlite3
 import time
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from symalign.errors import SymalignError
 

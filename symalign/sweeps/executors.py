@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 import socket
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 from symalign.errors import SymalignError
 from symalign.workspace import home as workspace_home

@@ -12,18 +12,18 @@ import math
 import os
 import statistics
 import time
-from functools import lru_cache
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 
 from symalign.errors import SymalignError
-from symalign.sweeps.executors import check_address, pick_executor, run_cells
-from symalign.sweeps.grid import Cell, Grid
 from symalign.runs.records import AlignSettings, SweepSettings
 from symalign.runs.store import Run, RunStore
+from symalign.sweeps.executors import check_address, pick_executor, run_cells
+from symalign.sweeps.grid import Cell, Grid
 
 CellProgress = Callable[[int, int, dict], None]  # done, total, the finished cell's row
 

@@ -78,21 +78,21 @@ class GroupElement:
     def act(self, t: torch.Tensor, axis: int, variance: str, batch_axis: int | None = None) -> torch.Tensor:
         raise NotImplementedError
 
-    def inverse(self) -> "GroupElement":
+    def inverse(self) -> GroupElement:
         raise NotImplementedError
 
-    def compose(self, first: "GroupElement") -> "GroupElement":
+    def compose(self, first: GroupElement) -> GroupElement:
         """self ∘ first: apply `first`, then self."""
         return Dense(self.dense() @ first.dense(), _join_kind(self.kind, first.kind))
 
-    def select(self, index: torch.Tensor) -> "GroupElement":
+    def select(self, index: torch.Tensor) -> GroupElement:
         """Reorder a batched element's stack (used when heads are permuted)."""
         raise NotImplementedError
 
     def tensors(self) -> dict[str, torch.Tensor]:
         raise NotImplementedError
 
-    def to(self, device: torch.device | str) -> "GroupElement":
+    def to(self, device: torch.device | str) -> GroupElement:
         """The same element with its tensors on `device` (a matcher that ran on a GPU hands back CPU elements)."""
         moved = {f.name: getattr(self, f.name).to(device) for f in fields(self)
                  if isinstance(getattr(self, f.name), torch.Tensor)}

@@ -8,8 +8,8 @@ head gets its own map. Composition and inverse follow from that one rule.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import torch
 from safetensors import SafetensorError, safe_open
@@ -26,7 +26,7 @@ START = "start/"  # prefix of the starting transform a learned matcher keeps bes
 class Transform(dict):
     """Mapping space name -> GroupElement; spaces left out are the identity."""
 
-    def compose(self, first: "Transform", spec: SymmetrySpec) -> "Transform":
+    def compose(self, first: Transform, spec: SymmetrySpec) -> Transform:
         """self ∘ first: the transform that applies `first`, then self."""
         out = Transform()
         for name in set(self) | set(first):
@@ -37,7 +37,7 @@ class Transform(dict):
             out[name] = b if a is None else (a if b is None else a.compose(b))
         return out
 
-    def inverse(self, spec: SymmetrySpec) -> "Transform":
+    def inverse(self, spec: SymmetrySpec) -> Transform:
         out = Transform()
         for name, element in self.items():
             inv = element.inverse()
@@ -50,11 +50,11 @@ class Transform(dict):
     def classes(self) -> dict[str, str]:
         return {name: element.kind for name, element in self.items()}
 
-    def to(self, device: torch.device | str) -> "Transform":
+    def to(self, device: torch.device | str) -> Transform:
         return Transform({name: element.to(device) for name, element in self.items()})
 
     def save(self, path: str | Path, metadata: Mapping[str, str] | None = None,
-             start: "Transform | None" = None) -> None:
+             start: Transform | None = None) -> None:
         """One safetensors file; a learned alignment also keeps the transform it started from
         (under the prefix `start/`), so its corrections can be analysed later (`symalign spectrum`)."""
         tensors = {f"{name}|{key}": t.detach().cpu().contiguous()
@@ -68,7 +68,7 @@ class Transform(dict):
         save_file(tensors, str(path), metadata=meta)
 
     @classmethod
-    def load(cls, path: str | Path) -> "Transform":
+    def load(cls, path: str | Path) -> Transform:
         return load_transforms(path)[0]
 
 

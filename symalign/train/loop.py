@@ -6,8 +6,8 @@ import json
 import math
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import torch
 

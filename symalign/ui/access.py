@@ -39,7 +39,7 @@ class Access:
     active_jobs_per_session: int = 2
 
     @classmethod
-    def from_environment(cls) -> "Access":
+    def from_environment(cls) -> Access:
         return cls(guest=os.environ.get(GUEST) == "1", allow_training=os.environ.get(TRAINING) == "1",
                    password_sha256=os.environ.get(PASSWORD) or None)
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import streamlit as st
 
@@ -12,7 +12,7 @@ from symalign.device import describe_devices
 from symalign.errors import SymalignError
 from symalign.match.config import CLASS_PRESETS, PRESET_HELP, preset_classes
 from symalign.symmetry.spec import CLASSES, KINDS, SymmetrySpec
-from symalign.workspace import available_models, home
+from symalign.workspace import home
 
 KIND_LABELS = {"mlp": "MLP units", "heads": "attention heads", "qk": "inside heads: QK",
                "vo": "inside heads: VO", "residual": "residual stream"}
