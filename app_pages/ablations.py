@@ -44,7 +44,8 @@ with user_errors():
     grid: Grid = preset_grid(preset, family, seeds=sorted(seeds) or [0])
     grid.points, grid.max_examples = int(points), int(max_examples) or None
     st.caption(f"{len(grid.cells())} cells: {len(grid.rows)} rows × {len(grid.pairs)} pairs"
-               + (f" (stochastic rows × {len(grid.seeds)} seeds)" if any(matcher(r.method).stochastic for r in grid.rows) else "")
+               + (f" (stochastic rows × {len(grid.seeds)} seeds)"
+                  if any(matcher(r.method).stochastic for r in grid.rows) else "")
                + ".")
     background = st.checkbox("run in the background", True, key="ablations-background",
                              help="a job in a worker process: the grid goes on when you leave this page (see Jobs); "

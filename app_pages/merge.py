@@ -67,7 +67,8 @@ def merge_section() -> None:
             parameters[name] = float(col.number_input(name, float(low), float(high), float(default),
                                                       key=f"merge-param:{how}:{name}"))
     o1, o2 = st.columns(2)
-    examples = o1.number_input("training examples for Fisher / RegMean statistics", 1, 100_000, 64, key="merge-examples")
+    examples = o1.number_input("training examples for Fisher / RegMean statistics", 1, 100_000, 64,
+                               key="merge-examples")
     max_examples = o2.number_input("evaluation examples (0 = all)", 0, 1_000_000, 0, key="merge-max-examples")
     background = st.checkbox("run in the background", key="merge-background",
                              help="a job in a worker process: it goes on when you leave this page (see Jobs)")

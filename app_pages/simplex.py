@@ -38,7 +38,8 @@ with user_errors():
     spec = cached_canonical_spec(refs[0])
     m1, m2, m3 = st.columns(3)
     offered = matchers(universe=True)
-    methods = m1.multiselect("methods", list(offered), default=[m for m in ("none", "weight", "learned") if m in offered],
+    methods = m1.multiselect("methods", list(offered), default=[m for m in ("none", "weight",
+                                                                            "learned") if m in offered],
                              key="simplex-methods", format_func=lambda m: f"{m}: {offered[m].help}")
     try:
         data_default = default_data_spec(models[0])
@@ -56,7 +57,8 @@ with user_errors():
         epsilon = o2.number_input("ε of the near-zero region", 0.0, 10.0, 0.05, format="%.3f", key="simplex-epsilon")
         max_examples = o3.number_input("evaluation examples (0 = all)", 0, 1_000_000, 0, key="simplex-max-examples")
         steps = o1.number_input("learned: steps (at most)", 1, 20_000,
-                                learned_defaults(data or data_default or "")["steps"], key=f"simplex-steps-{data or data_default}",
+                                learned_defaults(data or data_default or "")["steps"],
+                                key=f"simplex-steps-{data or data_default}",
                                 help="the default is the data's (600 images, 300 text)")
         alpha = o2.number_input("learned: Dirichlet α", 0.01, 100.0, 1.0, key="simplex-alpha",
                                 help="mixing weights per step ~ Dirichlet(α·1); 1 = uniform over the simplex")

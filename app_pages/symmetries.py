@@ -98,7 +98,8 @@ with user_errors():
                     "its weights here.")
             st.stop()
         by_id = {r.id: r for r in runs}
-        run = by_id[st.selectbox("alignment run", list(by_id), key="sym-run", format_func=lambda i: run_label(by_id[i]))]
+        run = by_id[st.selectbox("alignment run", list(by_id), key="sym-run",
+                                 format_func=lambda i: run_label(by_id[i]))]
         a, b, widths = match_widths(cached_model(run.model_a), cached_model(run.model_b))
         a, b = canonicalize(a), canonicalize(b)
         if widths:
@@ -112,7 +113,8 @@ with user_errors():
         tensor = a2.selectbox("tensor", choices, key=f"sym-run-tensor-{run_layer}")
         st.plotly_chart(heatmaps_figure([("A", as_matrix(a.tensors[tensor]).tolist()),
                                          ("B", as_matrix(b.tensors[tensor]).tolist()),
-                                         (f"B aligned to A ({run.method})", as_matrix(aligned.tensors[tensor]).tolist())],
+                                         (f"B aligned to A ({run.method})",
+                                          as_matrix(aligned.tensors[tensor]).tolist())],
                                         title=tensor), key="sym-align-fig")
         st.caption("Aligned B computes exactly what B computes; where the matcher found the symmetry, its weights look "
                    "like A's (the same stripes in the same places) rather than like B's.")

@@ -9,8 +9,8 @@ numbers and their difference. Matchers solve in float64 on either device, so the
 agree to a few 1e-4 (learned matching: within its own run-to-run spread, since GPU reductions are
 not bitwise those of the CPU).
 
-`--timings` (`--device cpu` for the same table on the CPU) builds two GPT-2-small checkpoints (12 layers, width 768, vocabulary 50,257: 124M
-parameters, random weights, bf16, a byte-level BPE tokenizer; as benchmarks/memory.py does) laid
+`--timings` (`--device cpu` for the same table on the CPU) builds two GPT-2-small checkpoints (12 layers, width 768,
+vocabulary 50,257: 124M parameters, random weights, bf16, a byte-level BPE tokenizer; as benchmarks/memory.py does) laid
 out as an offline hub cache, and times on cuda: loading both by hub id, weight matching (all
 classes, 3 sweeps), learned matching's steps per second (all classes, text windows of 128 tokens),
 and a 21-point barrier at the default evaluation (256 windows)."""
@@ -54,7 +54,7 @@ def compare(name: str, fn) -> None:
     first, second = DEVICES
     for device in DEVICES:
         try:
-            row[device], row[f"{device}_s"] = timed(lambda: fn(device))
+            row[device], row[f"{device}_s"] = timed(lambda d=device: fn(d))
         except Exception as exc:  # a failure on one device is the finding: report it and go on
             row[device], row[f"{device}_s"] = None, 0.0
             row[f"{device}_error"] = f"{type(exc).__name__}: {exc}"
@@ -88,7 +88,8 @@ def check() -> None:
     compare("learned all vit 0-1 (200 steps): barrier", aligned_barrier(vit, "learned", "digits", steps=200))
     compare("learned all gpt 0-1 (100 steps): barrier", aligned_barrier(gpt, "learned", "shakespeare", steps=100))
     compare("simplex weight gpt 0,1,2 (res 4): max barrier",
-            lambda d: simplex_run(gpt, AlignConfig(method="weight", preset="all", device=d), resolution=4)[1].max_barrier)
+            lambda d: simplex_run(gpt, AlignConfig(method="weight", preset="all", device=d),
+                                  resolution=4)[1].max_barrier)
     for how in ("fisher", "regmean"):
         compare(f"merge weight+{how} gpt 0,1: merged loss",
                 lambda d, how=how: merge_run(gpt[:2], "weight", how, "shakespeare", out=f"/tmp/cuda-merge-{how}-{d}",

@@ -111,7 +111,8 @@ def _stdlib() -> Path:
     return Path(sysconfig.get_paths()["stdlib"])
 
 
-SOURCE_PACKAGES = ("email", "json", "http", "logging", "asyncio", "concurrent", "importlib", "xml", "urllib", "unittest")
+SOURCE_PACKAGES = ("email", "json", "http", "logging", "asyncio", "concurrent", "importlib", "xml", "urllib",
+                   "unittest")
 
 
 def _docstrings(files: list[Path]) -> list[str]:
@@ -207,7 +208,8 @@ def _augment(x: torch.Tensor, kind: str, g: torch.Generator) -> torch.Tensor:
     else:
         angle = (torch.rand(n, generator=g) * 2 - 1) * math.radians(15)
         theta = torch.zeros(n, 2, 3)
-        theta[:, 0, 0], theta[:, 0, 1], theta[:, 1, 0], theta[:, 1, 1] = angle.cos(), -angle.sin(), angle.sin(), angle.cos()
+        theta[:, 0, 0], theta[:, 0, 1], theta[:, 1, 0], theta[:, 1,
+                                                              1] = angle.cos(), -angle.sin(), angle.sin(), angle.cos()
     grid = F.affine_grid(theta, list(x.shape), align_corners=False)
     return F.grid_sample(x + 1, grid, align_corners=False, padding_mode="zeros") - 1  # background stays −1
 
@@ -230,7 +232,8 @@ def train_model(r: PairRecipe, seed: int, out: Path, cache: Path, steps: int | N
     else:
         text = corpus_file(r.corpus, cache).read_text(encoding="utf-8")
         tokenizer = _tokenizer(r, text)
-        ids = torch.tensor(tokenizer(text[: int(len(text) * (1 - EVAL_FRACTION))], add_special_tokens=False)["input_ids"])
+        ids = torch.tensor(tokenizer(text[: int(len(text) * (1 - EVAL_FRACTION))],
+                                     add_special_tokens=False)["input_ids"])
         cls = GPT2LMHeadModel if r.family == "gpt2" else LlamaForCausalLM
         model = cls(_config(r, tokenizer))
     optimizer = torch.optim.AdamW(model.parameters(), lr=r.lr, weight_decay=0.01)

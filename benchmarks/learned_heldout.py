@@ -82,7 +82,7 @@ def plain_step_seconds(model, data, batch_size: int = 64, repeats: int = 4) -> f
     module = model.to_module().eval()  # gradients, no dropout: as learned matching runs it
     generator = torch.Generator().manual_seed(0)
     times = []
-    for i in range(repeats + 1):
+    for _ in range(repeats + 1):
         inputs, y = data.train_batch(model, batch_size, generator)
         begin = time.perf_counter()
         logits = module(**inputs).logits

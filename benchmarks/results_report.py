@@ -52,9 +52,11 @@ def claims(family: str, table: dict, components: dict) -> list[str]:
                   f"It holds only in part: {', '.join(held) or 'none of the steps'} hold(s), but {', '.join(broken)}."))
     perms_w, perms_l = m["weight (permutations)"], m["learned (permutations)"]
     both = weight < perms_w and learned < perms_l
+    verdict = ("agrees for both matchers" if both else "agrees only in part" if weight < perms_w or learned < perms_l
+               else "does not agree")
     out.append(f"**Rotations beat permutations alone (Zhang et al.).** Weight matching: {perms_w:.2f} with "
                f"permutations only, {weight:.2f} with the orthogonal classes added; learned: {perms_l:.2f} and "
-               f"{learned:.2f}. The zoo {'agrees for both matchers' if both else 'agrees only in part' if weight < perms_w or learned < perms_l else 'does not agree'}.")
+               f"{learned:.2f}. The zoo {verdict}.")
     rises = {name.removeprefix("all but "): row["mean"] - components["all classes"]["mean"]
              for name, row in components.items() if name != "all classes"}
     top = max(rises, key=rises.get)

@@ -68,9 +68,11 @@ def main() -> None:
                     losses.append(report["merged"]["loss"])
                     accs.append(report["merged"]["accuracy"])
                     ends.append(statistics.mean(r["loss"] for r in report["inputs"]))
-                print(f"| {recipe} | {how_align} | {how} | {statistics.mean(losses):.3f} ± {statistics.stdev(losses):.3f} "
+                print(f"| {recipe} | {how_align} | {how} "
+                      f"| {statistics.mean(losses):.3f} ± {statistics.stdev(losses):.3f} "
                       f"| {statistics.mean(accs):.3f} ± {statistics.stdev(accs):.3f} | {statistics.mean(ends):.3f} |"
-                      f"  <!-- align {align_seconds:.0f} s/pair, merge {time.perf_counter() - start:.0f} s -->", flush=True)
+                      f"  <!-- align {align_seconds:.0f} s/pair, merge {time.perf_counter() - start:.0f} s -->",
+                      flush=True)
 
 
 if __name__ == "__main__":

@@ -45,8 +45,8 @@ def main() -> None:
     print(f"| align | loss on | {header} | best α |\n|---|---|{'---|' * len(alphas)}---|")
     for how_align in args.aligns:
         start, task, base, best = time.perf_counter(), [], [], []
-        for s, a_ft in tuned.items():
-            for r, b in receivers.items():
+        for a_ft in tuned.values():
+            for b in receivers.values():
                 result = transport(a, a_ft, b, alphas, data_task, data_base, how_align,
                                    max_examples=args.max_examples)
                 task.append(result.task_loss)

@@ -57,7 +57,8 @@ def test_permutation_is_exact(model):
     t = random_transform(spec, {"mlp": "perm", "heads": "perm", "residual": "perm"}, seed=5)
     moved = transformed(model, t)
     for name in model.tensors:
-        assert torch.equal(torch.sort(moved.tensors[name].flatten()).values, torch.sort(model.tensors[name].flatten()).values)
+        assert torch.equal(torch.sort(moved.tensors[name].flatten()).values,
+                           torch.sort(model.tensors[name].flatten()).values)
 
 
 def test_a_transform_moves_between_devices_whole(model):

@@ -18,7 +18,8 @@ from symalign.runs import RunStore
 from symalign.zoo import resolve_zoo
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ["home", "models", "symmetries", "align", "interpolation", "compare", "runs", "jobs", "simplex", "spectra", "ablations", "merge"]
+PAGES = ["home", "models", "symmetries", "align", "interpolation", "compare", "runs", "jobs", "simplex", "spectra",
+         "ablations", "merge"]
 
 
 @pytest.fixture
@@ -116,7 +117,8 @@ def test_weight_matching_run_completes_and_its_barrier_appears_everywhere(home):
     clean(at)
     assert not at.error, [e.value for e in at.error]
     metrics = {m.label: float(m.value) for m in at.metric}
-    assert metrics["vanilla barrier"] > metrics["barrier after alignment"] + 0.5  # 3.95 vs 2.23 on all examples (README)
+    # 3.95 vs 2.23 on all examples (README)
+    assert metrics["vanilla barrier"] > metrics["barrier after alignment"] + 0.5
     runs = RunStore(home / "runs.sqlite").list()
     assert {r.kind for r in runs} == {"align", "barrier"} and all(r.state == "done" for r in runs)
     aligned = next(r for r in runs if r.kind == "align")
@@ -280,7 +282,8 @@ def test_training_in_the_background_adds_the_model_when_the_job_ends(home):
 
 def pick_vit_three(at: AppTest, prefix: str) -> AppTest:
     for i in range(3):
-        at.selectbox(key=f"{prefix}-{i}" if prefix == "simplex" else f"align-{'abc'[i]}").set_value(f"zoo:vit-digits/{i}")
+        key = f"{prefix}-{i}" if prefix == "simplex" else f"align-{'abc'[i]}"
+        at.selectbox(key=key).set_value(f"zoo:vit-digits/{i}")
     return clean(at.run())
 
 

@@ -23,7 +23,8 @@ GPT_EXAMPLES = 32  # keep text curves quick in CI
 
 def test_zoo_holds_three_seeds_of_each_cpu_recipe_and_is_small():
     recipes = {(e["recipe"], e["seed"]) for e in ENTRIES}
-    assert recipes == {(r, s) for r in ("vit-digits", "gpt-shakespeare", "vit-digits-flipped", "vit-digits-narrow", "gpt-shakespeare-upper",
+    assert recipes == {(r, s) for r in ("vit-digits", "gpt-shakespeare", "vit-digits-flipped", "vit-digits-narrow",
+                                        "gpt-shakespeare-upper",
                                            "llama-shakespeare", "bert-shakespeare", "pythia-shakespeare")
                          for s in (0, 1, 2)}
     size = sum(p.stat().st_size for p in zoo_dir().rglob("*") if p.is_file())
@@ -67,7 +68,8 @@ def test_planted_symmetry_gives_a_large_barrier_between_identical_functions(reci
     assert out["barrier"] > 1.0, out["loss"]
 
 
-@pytest.mark.parametrize("recipe, extra, margin", [("vit-digits", [], 1.0), ("gpt-shakespeare", ["--max-examples", GPT_EXAMPLES], 0.5),
+@pytest.mark.parametrize("recipe, extra, margin", [("vit-digits", [], 1.0), ("gpt-shakespeare", ["--max-examples",
+                                                                                                 GPT_EXAMPLES], 0.5),
                                                    ("llama-shakespeare", ["--max-examples", GPT_EXAMPLES], 0.8)])
 def test_vanilla_barrier_between_seeds_is_clearly_positive(recipe, extra, margin, capsys):
     out = barrier_json(capsys, f"zoo:{recipe}/0", f"zoo:{recipe}/1", *extra)

@@ -44,7 +44,8 @@ def text_encoder(request, tmp_path_factory):
     """A random encoder that can read the plays: saved with a character tokenizer that has <mask>."""
     folder = tmp_path_factory.mktemp(request.param)
     tokenizer = char_tokenizer(load_data("shakespeare-mlm").text, mask=True)
-    config = tiny_config(request.param, layers=2, width=32, heads=4, mlp=48, tied=True, vocab=len(tokenizer), context=64)
+    config = tiny_config(request.param, layers=2, width=32, heads=4, mlp=48, tied=True, vocab=len(tokenizer),
+                         context=64)
     save_model(random_model(config, seed=2), folder)
     tokenizer.save_pretrained(str(folder))
     return folder

@@ -19,17 +19,21 @@ from browser_support import chromium, require_chromium, served_app
 require_chromium()
 
 SECTIONS = ["Start", "Align and measure", "Use the alignment", "Three models and corrections"]
-TITLES = ["Home", "Models", "Symmetries", "Align", "Interpolation", "Compare matchers", "Ablations", "Run history", "Jobs", "Merge & transport",
+TITLES = ["Home", "Models", "Symmetries", "Align", "Interpolation", "Compare matchers", "Ablations", "Run history",
+          "Jobs", "Merge & transport",
           "Simplex",
           "Orthogonal corrections"]
-PAGES = {"models": "The shipped zoo", "symmetries": "What a symmetry does to the weights", "merge": "Merge & transport", "align": "Symmetries to use", "interpolation": "Interpolation curves",
-         "compare": "Compare matchers", "runs": "Run history", "jobs": "Runs handed to a worker process", "ablations": "Ablations", "simplex": "Loss over the simplex of three models",
+PAGES = {"models": "The shipped zoo", "symmetries": "What a symmetry does to the weights", "merge": "Merge & transport",
+         "align": "Symmetries to use", "interpolation": "Interpolation curves",
+         "compare": "Compare matchers", "runs": "Run history", "jobs": "Runs handed to a worker process",
+         "ablations": "Ablations", "simplex": "Loss over the simplex of three models",
          "spectra": "Orthogonal corrections of learned matching"}
 
 
 def navigation(page) -> tuple[list[str], list[str]]:
     sections = page.locator('[data-testid="stNavSectionHeader"]').all_inner_texts()
-    links = [re.split(r"\n+", t.strip())[-1] for t in page.locator('[data-testid="stSidebarNavLink"]').all_inner_texts()]
+    links = [re.split(r"\n+",
+                      t.strip())[-1] for t in page.locator('[data-testid="stSidebarNavLink"]').all_inner_texts()]
     return [s.strip() for s in sections], links
 
 

@@ -24,7 +24,9 @@ def test_canonical_form_is_function_preserving_and_idempotent(family):
         assert max((twice.tensors[k] - once.tensors[k]).abs().max().item() for k in once.tensors) < 1e-5
         for name, tags in spec_of(once).tensors.items():  # writers are mean-free on the residual axis
             for axis, tag in enumerate(tags):
-                if tag and tag.space == "residual" and tag.variance == "co" and not name.endswith(("ln1.bias", "ln2.bias", "norm.bias")):
+                if tag and tag.space == "residual" and tag.variance == "co" and not name.endswith(("ln1.bias",
+                                                                                                   "ln2.bias",
+                                                                                                   "norm.bias")):
                     assert once.tensors[name].mean(dim=axis).abs().max().item() < 1e-5, name
 
 

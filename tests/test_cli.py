@@ -49,7 +49,8 @@ def test_transform_plants_same_function_new_weights(gpt2_dir, tmp_path, capsys):
 
 
 def test_inadmissible_class_is_one_line(gpt2_dir, tmp_path, capsys):
-    code, _, err = run(capsys, "transform", gpt2_dir, "--random", "--classes", "heads=orthogonal", "--out", tmp_path / "x")
+    code, _, err = run(capsys, "transform", gpt2_dir, "--random", "--classes", "heads=orthogonal", "--out",
+                       tmp_path / "x")
     assert code == 2 and err.count("\n") == 1 and "whole units" in err
 
 

@@ -60,7 +60,8 @@ def test_imagefolder_loads_and_splits(tmp_path):
     for cls in ("cats", "dogs"):
         (tmp_path / cls).mkdir()
         for i in range(10):
-            Image.new("RGB", (12, 9), (i * 20, 0, 0) if cls == "cats" else (0, i * 20, 0)).save(tmp_path / cls / f"{i}.png")
+            Image.new("RGB", (12, 9), (i * 20, 0, 0) if cls == "cats" else (0, i * 20,
+                                                                            0)).save(tmp_path / cls / f"{i}.png")
     data = load_data(f"imagefolder:{tmp_path}")
     assert data.num_classes == 2 and len(data.eval_y) == 2 and data.train_x.shape[1:] == (3, 32, 32)
 

@@ -70,7 +70,8 @@ def test_export_reload_with_plain_transformers(family, tmp_path):
     for i, config in enumerate(random_configs(family, 3, seed=23)):
         original = random_model(config, seed=i)
         model = canonicalize(original)
-        classes = {"mlp": "scaled_perm" if config.to_dict().get("activation_function", config.to_dict().get("hidden_act")) == "relu" else "perm",
+        activation = config.to_dict().get("activation_function", config.to_dict().get("hidden_act"))
+        classes = {"mlp": "scaled_perm" if activation == "relu" else "perm",
                    "heads": "perm", "qk": "invertible", "vo": "orthogonal", "residual": "orthogonal"}
         result = transformed(model, random_transform(spec_of(model), spec_of(model).fit(classes), seed=i))
         save_model(original, tmp_path / f"orig{i}")

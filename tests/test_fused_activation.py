@@ -14,7 +14,8 @@ def test_gelu_new_runs_fused_with_the_same_logits():
     acts = {type(m).__name__ for m in module.modules() if "GELU" in type(m).__name__}
     assert acts == {type(ACT2FN["gelu_pytorch_tanh"]).__name__}
     assert model.config.activation_function == "gelu_new"  # the model's own config is untouched
-    inputs = {"input_ids": torch.randint(0, model.config.vocab_size, (3, 12), generator=torch.Generator().manual_seed(0))}
+    inputs = {"input_ids": torch.randint(0, model.config.vocab_size, (3, 12),
+                                         generator=torch.Generator().manual_seed(0))}
     with torch.no_grad():
         reference = model.to_module()(**inputs).logits  # transformers' own gelu_new
     fused = logits_of(model, inputs)

@@ -97,7 +97,8 @@ def test_a_local_directory_of_the_same_name_wins(offline, tmp_path, monkeypatch)
     local.symlink_to(root / "b", target_is_directory=True)
     monkeypatch.chdir(tmp_path)
     assert load_model(f"{ORG}/gpt2-a").source == f"{ORG}/gpt2-a"
-    assert torch.equal(load_model(f"{ORG}/gpt2-a").tensors["embed.token"], load_model(str(root / "b")).tensors["embed.token"])
+    assert torch.equal(load_model(f"{ORG}/gpt2-a").tensors["embed.token"],
+                       load_model(str(root / "b")).tensors["embed.token"])
 
 
 def test_align_hub_ids_bf16_in_bf16_out_and_the_same_function(offline, tmp_path, capsys):
@@ -121,7 +122,8 @@ def test_align_hub_ids_bf16_in_bf16_out_and_the_same_function(offline, tmp_path,
 
 def test_barrier_simplex_and_merge_take_hub_ids(offline, tmp_path, capsys):
     a, b, c = (f"{ORG}/gpt2-{n}" for n in "abc")
-    curve = run_json(["barrier", a, f"{b}@main", "--data", "shakespeare", "--points", "3", "--max-examples", "4"], capsys)
+    curve = run_json(["barrier", a, f"{b}@main", "--data", "shakespeare", "--points", "3", "--max-examples", "4"],
+                     capsys)
     assert len(curve["loss"]) == 3 and all(loss > 0 for loss in curve["loss"])
     surface = run_json(["simplex", a, b, c, "--method", "none", "--resolution", "2", "--max-examples", "4",
                         "--data", "shakespeare"], capsys)

@@ -200,4 +200,5 @@ def test_a_merge_job_records_the_merge_the_foreground_computes(queue):
     assert job.state == "done", job.error
     (run,) = [RunStore(queue.path).get(r) for r in job.runs]
     here = merge_models([load_model(m) for m in request["models"]], "weight", "average", "digits", max_examples=128)
-    assert run.kind == "merge" and run.metrics["merged"]["loss"] == pytest.approx(here.report["merged"]["loss"], abs=1e-6)
+    assert run.kind == "merge" and run.metrics["merged"]["loss"] == pytest.approx(here.report["merged"]["loss"],
+                                                                                  abs=1e-6)

@@ -74,8 +74,10 @@ def test_refused_maps_really_change_the_function():
     kv, dh, d = model.dims.kv_heads, model.dims.d_head, model.dims.d_model
     refused = {
         "general QK rotation": Transform({"layer.0.qk": Dense(random_orthogonal(dh, g, kv), "orthogonal")}),
-        "scaled MLP units": Transform({"layer.0.mlp": ScaledPermutation(torch.arange(48), torch.rand(48, generator=g) + 0.5)}),
-        "residual GL map": Transform({"residual": Dense(torch.eye(d, dtype=torch.float64) + 0.3 * torch.randn(d, d, generator=g, dtype=torch.float64))}),
+        "scaled MLP units": Transform({"layer.0.mlp": ScaledPermutation(torch.arange(48),
+                                                                        torch.rand(48, generator=g) + 0.5)}),
+        "residual GL map": Transform({"residual": Dense(torch.eye(d, dtype=torch.float64)
+                                                        + 0.3 * torch.randn(d, d, generator=g, dtype=torch.float64))}),
     }
     for what, transform in refused.items():
         assert gap(model, bypass(model, transform), x) > 1e-2, what
@@ -155,7 +157,8 @@ def test_cli_transform_and_align_a_llama_checkpoint(text_llama, tmp_path, capsys
         before = AutoModelForCausalLM.from_pretrained(str(text_llama))(**x).logits
         after = AutoModelForCausalLM.from_pretrained(str(planted))(**x).logits
     assert (after - before).abs().max().item() < TOL
-    assert main(["align", str(text_llama), str(planted), "--classes", "all", "--barrier", "--out", str(tmp_path / "aligned"),
+    assert main(["align", str(text_llama), str(planted), "--classes", "all", "--barrier", "--out",
+                 str(tmp_path / "aligned"),
                  "--data", "shakespeare", "--max-examples", "8", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["classes"]["qk"] == "rotary"

@@ -22,7 +22,8 @@ RESIDUAL_PERM = dict(FULL, residual="perm")
 
 def wide_vocabulary(seed: int):
     """Vocabulary ≫ width, untied: wte and lm_head are larger than the residual's correlation."""
-    return canonicalize(random_model(tiny_config("gpt2", layers=2, width=16, heads=4, vocab=300, tied=False), seed=seed))
+    return canonicalize(random_model(tiny_config("gpt2", layers=2, width=16, heads=4, vocab=300, tied=False),
+                                     seed=seed))
 
 
 @pytest.mark.parametrize("classes", [FULL, RESIDUAL_PERM], ids=["orthogonal", "perm"])

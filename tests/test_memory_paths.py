@@ -57,7 +57,8 @@ def test_weight_matching_with_b_stored_in_float32_recovers_a_planted_transform(m
 def test_weight_matching_says_why_it_stopped():
     a, b = load_model("zoo:gpt-shakespeare/0"), load_model("zoo:gpt-shakespeare/1")
     budget = align(a, b, AlignConfig(method="weight", classes=ALL, max_seconds=1e-6))
-    assert budget.report["sweeps"][-1]["stopped"].startswith("time budget") and budget.report["sweeps"][-1]["sweep"] == 1
+    last = budget.report["sweeps"][-1]
+    assert last["stopped"].startswith("time budget") and last["sweep"] == 1
     sweeps = align(a, b, AlignConfig(method="weight", classes=ALL, max_sweeps=2))
     assert sweeps.report["sweeps"][-1]["stopped"] == "sweep budget (2 sweeps)"
     full = align(a, b, AlignConfig(method="weight", classes=ALL))

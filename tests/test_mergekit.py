@@ -38,13 +38,15 @@ def test_mergekit_yaml_on_the_exported_config_rebuilds_the_same_weights(tmp_path
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     subprocess.run([mergekit_yaml(), str(out / "mergekit.yml"), str(tmp_path / "mergekit")], check=True, env=env,
                    capture_output=True, timeout=600)
-    ours, theirs = load_file(str(out / "model.safetensors")), load_file(str(tmp_path / "mergekit" / "model.safetensors"))
+    ours = load_file(str(out / "model.safetensors"))
+    theirs = load_file(str(tmp_path / "mergekit" / "model.safetensors"))
     assert set(ours) == set(theirs)
     for name, t in ours.items():
         gap = (theirs[name].double() - t.double()).norm() / t.double().norm()
         assert gap <= 1e-5, name
     first = load_model(out / "inputs" / "0")  # A as merged: its canonical form (same function as zoo A)
-    assert not torch.equal(first.tensors["layer.0.ln1.weight"], load_model("zoo:llama-shakespeare/0").tensors["layer.0.ln1.weight"])
+    assert not torch.equal(first.tensors["layer.0.ln1.weight"],
+                           load_model("zoo:llama-shakespeare/0").tensors["layer.0.ln1.weight"])
 
 
 def test_ties_with_a_base_merges_the_zoo_fine_tunes(tmp_path, capsys):

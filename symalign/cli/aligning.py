@@ -58,7 +58,8 @@ def cmd_align(args) -> None:
         result = align_run(args.a, args.b, config, out=args.out, measure=args.barrier, store=store_for(args),
                            source="cli", progress=bar.phases, canonical_a=args.canonical_a)
     r = result.alignment.report
-    summary = dict(align_summary(result.alignment), out=str(result.out), method=args.method, classes=r["config"]["classes"],
+    summary = dict(align_summary(result.alignment), out=str(result.out), method=args.method,
+                   classes=r["config"]["classes"],
                    run=result.run_id)
     if result.curve is not None:
         summary.update(barrier=result.curve.barrier, barrier_mean=result.curve.barrier_mean)
@@ -96,7 +97,8 @@ def cmd_align_many(args) -> None:
         result = align_many_run(args.models, config, out=args.out, measure=args.barrier, store=store_for(args),
                                 source="cli", progress=bar.phases)
     report = result.universe.report
-    summary = {"outputs": [str(o) for o in result.outputs], "method": args.method, "classes": report["config"]["classes"],
+    summary = {"outputs": [str(o) for o in result.outputs], "method": args.method,
+               "classes": report["config"]["classes"],
                "models": args.models, "alpha": config.alpha, "rounds": config.rounds, "steps": config.steps,
                "learned_steps": report["learned_summary"].get("steps", 0),
                "function_gap": [m["function_gap"] for m in report["members"]],
@@ -113,8 +115,9 @@ def cmd_align_many(args) -> None:
           f"{max(summary['function_gap']):.1e})")
     after = report["pairwise_distance_after"]
     for i, folder in enumerate(result.outputs):
-        print(f"  {folder}: {args.models[i]}" + ("" if i == 0 else f" (weight distance to the reference "
-                                                                    f"{report['pairwise_distance_before'][0][i]:.3f} -> {after[0][i]:.3f})"))
+        before = report["pairwise_distance_before"][0][i]
+        print(f"  {folder}: {args.models[i]}"
+              + ("" if i == 0 else f" (weight distance to the reference {before:.3f} -> {after[0][i]:.3f})"))
     for (i, j), c in result.curves:
         print(f"  barrier {i}↔{j}: {c.barrier:.4f}")
 

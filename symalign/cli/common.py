@@ -147,8 +147,10 @@ def align_config(args, data: str | None = None):
     """The AlignConfig the align, align-many and simplex flags describe."""
     from symalign.match.config import AlignConfig
 
-    options = {name: getattr(args, name) for name in ("head_cost", "max_sweeps", "max_seconds", "dtype", "steps", "lr", "lambdas", "alpha",
-                                                      "rounds", "batch_size", "patience", "input_noise", "start", "residual_strategy", "head_strategy",
+    options = {name: getattr(args, name) for name in ("head_cost", "max_sweeps", "max_seconds", "dtype", "steps", "lr",
+                                                      "lambdas", "alpha",
+                                                      "rounds", "batch_size", "patience", "input_noise", "start",
+                                                      "residual_strategy", "head_strategy",
                                                       "max_examples") if getattr(args, name, None) is not None}
     return AlignConfig(method=args.method, classes=parse_classes(args), data=data or args.data, device=args.device,
                        seed=args.seed, preset=preset_of(args), **options)

@@ -9,7 +9,8 @@ from symalign.cli.common import add_class_flags, add_dtype_flag, parse_classes, 
 from symalign.errors import SymalignError
 from symalign.symmetry.spec import CLASSES
 
-DEFAULT_RANDOM_CLASSES = {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal", "residual": "orthogonal"}
+DEFAULT_RANDOM_CLASSES = {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal",
+                          "residual": "orthogonal"}
 
 
 def add_inspect(sub) -> None:

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from symalign.data.base import ImageData
     from symalign.data.text import TextData
 
-SPECS = "digits, digits-flipped, shakespeare, shakespeare-upper, shakespeare-mlm, cifar10:PATH, cifar100:PATH, imagefolder:PATH, text:PATH"
+SPECS = ("digits, digits-flipped, shakespeare, shakespeare-upper, shakespeare-mlm, cifar10:PATH, cifar100:PATH, "
+         "imagefolder:PATH, text:PATH")
 _cache: dict[str, ImageData | TextData] = {}
 
 

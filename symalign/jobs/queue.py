@@ -105,13 +105,15 @@ class JobQueue:
         job_id = time.strftime("job-%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
         with self._connect() as db:
             db.execute("INSERT INTO jobs (id, kind, state, label, request, created, owner) "
-                       "VALUES (?, ?, 'queued', ?, ?, ?, ?)", (job_id, kind, label, json.dumps(request), time.time(), owner))
+                       "VALUES (?, ?, 'queued', ?, ?, ?, ?)", (job_id, kind, label, json.dumps(request), time.time(),
+                                                               owner))
         return job_id
 
     def claim(self, pid: int) -> Job | None:
         """Take the oldest queued job for worker `pid` (atomic: two workers never take the same job)."""
         with self._connect() as db:
-            row = db.execute("SELECT id FROM jobs WHERE state='queued' AND cancel=0 ORDER BY created LIMIT 1").fetchone()
+            row = db.execute("SELECT id FROM jobs WHERE state='queued' AND cancel=0 "
+                             "ORDER BY created LIMIT 1").fetchone()
             if row is None:
                 return None
             taken = db.execute("UPDATE jobs SET state='running', pid=?, started=? WHERE id=? AND state='queued'",

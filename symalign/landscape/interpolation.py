@@ -109,7 +109,7 @@ def interpolation_curve(a: TransformerModel, b: TransformerModel, data, points: 
 
     if progress:
         progress(0, total)
-    for i, lam in enumerate(lambdas):
+    for lam in lambdas:
         if walk:
             next(steps)
         else:

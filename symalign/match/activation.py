@@ -58,7 +58,8 @@ def collect(model: TransformerModel, data, max_examples: int | None = 256,
         handles.append(modules[points["mlp"]].register_forward_pre_hook(keep(f"layer.{i}.mlp")))
         handles.append(modules[points["heads"]].register_forward_pre_hook(keep(f"layer.{i}.heads")))
         if "qkv" in points:
-            handles.append(modules[points["qkv"]].register_forward_hook(keep_out([f"layer.{i}.q", f"layer.{i}.k"], fused=True)))
+            handles.append(modules[points["qkv"]].register_forward_hook(keep_out([f"layer.{i}.q", f"layer.{i}.k"],
+                                                                                 fused=True)))
         else:
             handles.append(modules[points["q"]].register_forward_hook(keep_out([f"layer.{i}.q"])))
             handles.append(modules[points["k"]].register_forward_hook(keep_out([f"layer.{i}.k"])))
@@ -87,7 +88,8 @@ def pearson(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def _residual(acts_a, acts_b, cls: str, strategy: str, fixes_ones: bool = True):
     if strategy == "separate":
         raise SymalignError("residual strategy 'separate' (a different map per layer) is not a symmetry: it changes "
-                            "the function, and symalign's aligned models must compute B's function; use all, first or last")
+                            "the function, and symalign's aligned models must compute B's function; "
+                            "use all, first or last")
     streams = sorted(k for k in acts_a if k.startswith("residual."))
     chosen = {"all": streams, "first": streams[:1], "last": streams[-1:]}[strategy]
     if cls == "perm":
@@ -147,7 +149,8 @@ def activation_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpe
                      residual_strategy: str = "all", heads: str = "two-stage", max_examples: int | None = 256,
                      device: torch.device | str = "cpu") -> Transform:
     if residual_strategy not in RESIDUAL_STRATEGIES:
-        raise SymalignError(f"unknown residual strategy {residual_strategy!r}; choose from {', '.join(RESIDUAL_STRATEGIES)}")
+        raise SymalignError(f"unknown residual strategy {residual_strategy!r}; "
+                            f"choose from {', '.join(RESIDUAL_STRATEGIES)}")
     if heads not in ("two-stage", "ignore"):
         raise SymalignError(f"unknown head strategy {heads!r}; choose two-stage or ignore")
     data.check_model(a)
@@ -183,7 +186,8 @@ def activation_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpe
             qb = torch.stack([qb[:, h, pm] for h, pm in enumerate(perms)], dim=1)
             hb = torch.stack([hb[:, h, pm] for h, pm in enumerate(perms)], dim=1)
         qb, hb = qb.reshape(qb.shape[0], -1, a.dims.d_head), hb.reshape(hb.shape[0], -1, a.dims.d_head)
-        inner = {"qk": [(_as_rows(acts_a[p + "q"], kv), _as_rows(qb, kv)), (acts_a[p + "k"], acts_b[p + "k"][:, order])],
+        inner = {"qk": [(_as_rows(acts_a[p + "q"], kv), _as_rows(qb, kv)), (acts_a[p + "k"], acts_b[p + "k"][:,
+                                                                                                             order])],
                  "vo": [(_as_rows(heads_a, kv), _as_rows(hb, kv))]}
         for kind, pairs in inner.items():
             if classes.get(kind, "none") != "none":

@@ -55,7 +55,7 @@ class AlignConfig:
     patience: int = 3  # learned / soft: checks without improvement before the stopping rule ends the run
     start: str = "weight"  # learned: weight | activation | auto (both; the one lower on the check): docs/matching.md
     lr: float = 0.01
-    input_noise: float | None = None  # learned / soft: Gaussian noise on training images; None: the data's default (0.3)
+    input_noise: float | None = None  # learned / soft: noise on training images; None: the data's default (0.3)
     batch_size: int = 64
     lambdas: str = "uniform_mid"  # uniform_mid | half | uniform | normal
     alpha: float = 1.0  # learned, three or more models: Dirichlet(α·1) mixing weights per step
@@ -63,8 +63,8 @@ class AlignConfig:
     residual_strategy: str = "all"  # activation: all | first | last | identity
     head_strategy: str = "two-stage"  # activation: two-stage | ignore
     max_examples: int | None = 256  # activation: evaluation examples whose activations are matched
-    # A named preset (all, permutations): the classes come from it (`classes` is ignored), and on a model that refuses one
-    # of them (RoPE refuses orthogonal QK maps, post-LN orthogonal residual ones) the widest
+    # A named preset (all, permutations): the classes come from it (`classes` is ignored), and on a model that
+    # refuses one of them (RoPE refuses orthogonal QK maps, post-LN orthogonal residual ones) the widest
     # admissible class stands in (SymmetrySpec.fit). Classes chosen one by one are never changed.
     preset: str | None = None
 
@@ -112,5 +112,6 @@ class AlignConfig:
         steps = self.steps if self.steps is not None else defaults["steps"]
         noise = self.input_noise if self.input_noise is not None else defaults["input_noise"]
         return LearnedOptions(steps=steps, lr=self.lr, batch_size=self.batch_size, lambdas=self.lambdas,
-                              alpha=self.alpha, seed=self.seed, soft=matcher(self.method).relaxed, patience=self.patience,
+                              alpha=self.alpha, seed=self.seed, soft=matcher(self.method).relaxed,
+                              patience=self.patience,
                               input_noise=noise, start=self.start)

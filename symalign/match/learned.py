@@ -180,7 +180,9 @@ class _Mover:
 def _single(transform: Transform) -> Transform:
     """Orthogonal, invertible and permutation matrices in float32 for a training step (float64 costs
     16% of a step and buys nothing there); checks and the output keep float64."""
-    return Transform({name: Dense(el.matrix.float(), el.kind) if isinstance(el, Dense) and el.kind in ("orthogonal", "perm", "invertible")
+    return Transform({name: Dense(el.matrix.float(), el.kind) if isinstance(el, Dense) and el.kind in ("orthogonal",
+                                                                                                       "perm",
+                                                                                                       "invertible")
                       else el for name, el in transform.items()})
 
 
@@ -388,7 +390,8 @@ def _learn_transforms(models: list[TransformerModel], starts: list[Transform], s
         flips = sum(int((current[i][k] != previous[i][k]).sum()) for i in range(len(movers)) for k in current[i])
         previous = current
         entry = {"step": step, "weights": [round(w, 6) for w in weights], "loss": loss.item(), "flips": flips,
-                 "lr": rate if optimizer is not None else perm_optimizer.lr if perm_optimizer else 0.0, "seconds": time.perf_counter() - begin}
+                 "lr": rate if optimizer is not None else perm_optimizer.lr if perm_optimizer else 0.0,
+                 "seconds": time.perf_counter() - begin}
         if step % options.check_every == 0 or step == options.steps:
             value = check()
             entry["check"] = value

@@ -64,7 +64,8 @@ def _pairwise(models: list[dict[str, torch.Tensor]]) -> list[list[float]]:
     return [[distance(a, b) for b in models] for a in models]
 
 
-def align_many(models: list[TransformerModel], config: AlignConfig, progress: Progress | None = None) -> UniverseAlignment:
+def align_many(models: list[TransformerModel], config: AlignConfig,
+               progress: Progress | None = None) -> UniverseAlignment:
     """Align models[1:] into models[0]'s basis, jointly (see the module docstring)."""
     if len(models) < 3:
         raise SymalignError(f"universe alignment needs at least three models (got {len(models)}); "
@@ -94,7 +95,8 @@ def align_many(models: list[TransformerModel], config: AlignConfig, progress: Pr
             if progress:
                 progress(i, n - 1)
         for r in range(1, config.rounds + 1):
-            aligned_tensors = [canon[0].tensors] + [transformed(m, t).tensors for m, t in zip(canon[1:], transforms[1:])]
+            aligned_tensors = [canon[0].tensors] + [transformed(m, t).tensors for m, t in zip(canon[1:],
+                                                                                              transforms[1:])]
             for i in range(1, n):
                 target = _mean([t for j, t in enumerate(aligned_tensors) if j != i])
                 transforms[i], _ = weight_match(target, canon[i].tensors, spec, solved, boundary, config.head_cost,

@@ -77,7 +77,8 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
         mapped.act(dict(transform))
     history = [{"sweep": 0, "distance": mapped.distance(transform), "seconds": 0.0}]
     res_cls = classes.get("residual", "none")
-    if res_cls != "none" and "residual" not in transform:  # from the boundary tensors alone: their rows correspond across models
+    # the residual from the boundary tensors alone: their rows correspond across models
+    if res_cls != "none" and "residual" not in transform:
         c = mapped.correlation("residual", None, names=boundary)
         transform["residual"] = solve(res_cls, mapped.a, mapped.touching("residual"), mapped.spec, "residual", c)
         mapped.act({"residual": transform["residual"]})
@@ -142,7 +143,8 @@ def _update_space(space: str, cls: str, mapped: MappedModel, transform: Transfor
     column-permuted assignment); orthogonal maps against B before their old element (C·G), so the
     Procrustes tie-break still leans towards the identity, not towards the old element."""
     old = transform.get(space)
-    if cls in ("perm", "orthogonal") and (old is None or isinstance(old, Permutation) or old.kind in ("orthogonal", "perm")):
+    if cls in ("perm", "orthogonal") and (old is None or isinstance(old, Permutation) or old.kind in ("orthogonal",
+                                                                                                      "perm")):
         c = mapped.correlation(space, old)
         if old is not None and not isinstance(old, Permutation):
             c = c @ old.dense().to(c.device)

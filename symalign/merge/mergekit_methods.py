@@ -79,5 +79,6 @@ def mergekit_config(method: str, inputs: list[Path], parameters: dict, has_base:
 BOUNDS = {"t": (0.0, 1.0), "density": (1e-6, 1.0), "weight": (-1e6, 1e6), "lambda": (-1e6, 1e6)}
 
 for _name, (_label, _base, _parameters, _min, _help) in METHODS.items():
-    register(MergeRule(_name, _label, partial(combine, _name), min_models=_min, base=_base, parameters=_parameters, requires="mergekit", help=_help,
+    register(MergeRule(_name, _label, partial(combine, _name), min_models=_min, base=_base, parameters=_parameters,
+                       requires="mergekit", help=_help,
                        bounds={k: BOUNDS[k] for k in _parameters}))

@@ -109,7 +109,8 @@ def check_rule(how: str, n_models: int, base: bool, parameters: dict | None = No
         raise SymalignError(f"--how {how} merges exactly two models (got {n_models})")
     rule.fill(parameters)
     if not rule.available:
-        raise SymalignError(f"--how {how} runs on {rule.requires}, which is not installed: {install_hint(rule.requires)}")
+        raise SymalignError(f"--how {how} runs on {rule.requires}, which is not installed: "
+                            f"{install_hint(rule.requires)}")
 
 
 def merge_models(models: list[TransformerModel], how_align: str = "weight", how: str = "average",

@@ -35,7 +35,8 @@ def parse_alphas(text: str) -> list[float]:
     try:
         alphas = [float(a) for a in text.split(",") if a.strip()]
     except ValueError:
-        raise SymalignError(f"--alpha {text!r} does not parse: give numbers separated by commas, e.g. 0,0.5,1") from None
+        raise SymalignError(f"--alpha {text!r} does not parse: "
+                            "give numbers separated by commas, e.g. 0,0.5,1") from None
     if not alphas or not all(math.isfinite(a) for a in alphas):
         raise SymalignError(f"--alpha {text!r}: give one or more finite numbers separated by commas")
     return alphas

@@ -32,7 +32,8 @@ def check_compatible(a: TransformerModel, b: TransformerModel) -> None:
         )
     for name in sorted(set(a.tensors) | set(b.tensors)):
         if name not in a.tensors or name not in b.tensors:
-            raise ArchitectureMismatchError(f"tensor {name} exists in only one model (a different depth or layout: biases?)")
+            raise ArchitectureMismatchError(f"tensor {name} exists in only one model "
+                                            "(a different depth or layout: biases?)")
         if a.tensors[name].shape != b.tensors[name].shape:
             raise ArchitectureMismatchError(f"first mismatching tensor {name}: shape {tuple(a.tensors[name].shape)} "
                                             f"vs {tuple(b.tensors[name].shape)}")

@@ -28,7 +28,8 @@ def check_tied(t: Tensors, config: Any, what: str) -> None:
     if getattr(config, "tie_word_embeddings", False) and not torch.equal(t["head.weight"], t["embed.token"]):
         from symalign.errors import ModelLoadError
 
-        raise ModelLoadError(f"this {what} ties its output head to the token embedding, but the two now differ; untie it")
+        raise ModelLoadError(f"this {what} ties its output head to the token embedding, "
+                             "but the two now differ; untie it")
 
 
 def token_inputs(vocab_size: int, context: int, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
@@ -109,7 +110,8 @@ class TransformerModel:
         return self.family.dims(self.config)
 
     def with_tensors(self, tensors: Tensors, config: Any = None, source: str | None = None) -> TransformerModel:
-        return replace(self, tensors=tensors, config=config or self.config, source=self.source if source is None else source)
+        return replace(self, tensors=tensors, config=config or self.config,
+                       source=self.source if source is None else source)
 
     def to_module(self) -> torch.nn.Module:
         """A fresh float32 Hugging Face module holding these weights, in eval mode."""

@@ -36,7 +36,8 @@ def _quiet_transformers() -> None:
 def read_config(path: Path):
     """The directory's config, or a ModelLoadError that says what is wrong with it."""
     if not path.exists():
-        raise ModelLoadError(f"no model at {path}: expected a Hugging Face model directory, zoo:RECIPE/SEED or a hub id org/name[@revision]")
+        raise ModelLoadError(f"no model at {path}: expected a Hugging Face model directory, zoo:RECIPE/SEED "
+                             "or a hub id org/name[@revision]")
     if not path.is_dir():
         raise ModelLoadError(f"{path} is a file: expected a Hugging Face model directory holding config.json")
     config_file = path / "config.json"
@@ -79,7 +80,8 @@ def _check_weight_files(path: Path) -> torch.dtype:
         try:
             shards = sorted(set(json.loads((path / "model.safetensors.index.json").read_text())["weight_map"].values()))
         except (json.JSONDecodeError, KeyError, AttributeError, UnicodeDecodeError) as exc:
-            raise ModelLoadError(f"{path}/model.safetensors.index.json is not a valid shard index ({brief(exc)})") from None
+            raise ModelLoadError(f"{path}/model.safetensors.index.json is not a valid shard index "
+                                 f"({brief(exc)})") from None
     elif "model.safetensors" in present:
         shards = ["model.safetensors"]
     else:
@@ -87,7 +89,8 @@ def _check_weight_files(path: Path) -> torch.dtype:
             state = torch.load(path / "pytorch_model.bin", map_location="cpu", weights_only=True)
         except Exception as exc:
             raise ModelLoadError(
-                f"refusing {path}/pytorch_model.bin: not a plain tensor checkpoint loadable with weights_only=True ({brief(exc)})"
+                f"refusing {path}/pytorch_model.bin: not a plain tensor checkpoint loadable with "
+                f"weights_only=True ({brief(exc)})"
             ) from None
         return _storage_dtype({v.dtype: v.numel() for v in state.values() if torch.is_tensor(v)})
     sizes: dict[torch.dtype, int] = {}

@@ -17,7 +17,8 @@ def heatmaps_figure(panels: list[tuple[str, list[list[float]]]], title: str = ""
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[t for t, _ in panels], horizontal_spacing=0.04)
     for i, (_, matrix) in enumerate(panels, start=1):
         fig.add_trace(go.Heatmap(z=matrix, zmin=-limit, zmax=limit, colorscale="RdBu", reversescale=True,
-                                 showscale=i == len(panels), hovertemplate="row %{y}, col %{x}: %{z:.3f}<extra></extra>"),
+                                 showscale=i == len(panels),
+                                 hovertemplate="row %{y}, col %{x}: %{z:.3f}<extra></extra>"),
                       row=1, col=i)
         fig.update_yaxes(autorange="reversed", row=1, col=i)
     fig.update_layout(title=title, height=380, margin={"t": 60, "b": 30})

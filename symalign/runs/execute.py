@@ -296,12 +296,14 @@ def align_many_run(refs: list[ModelLike], config: AlignConfig, out: str | Path |
                    "function_gap": [m["function_gap"] for m in universe.report["members"]],
                    "pairwise_distance_before": universe.report["pairwise_distance_before"],
                    "pairwise_distance_after": universe.report["pairwise_distance_after"],
-                   "learned_steps": universe.report["learned_summary"].get("steps", 0), "outputs": [str(o) for o in outputs]}
+                   "learned_steps": universe.report["learned_summary"].get("steps", 0),
+                   "outputs": [str(o) for o in outputs]}
         curves = []
         if measure:
             spec = config.data or default_data_spec(models[0])
             for i, j in combinations(range(len(models)), 2):
-                curve = measured_curve([universe.aligned[i], universe.aligned[j]], spec, data_source, points, max_examples,
+                curve = measured_curve([universe.aligned[i], universe.aligned[j]], spec, data_source, points,
+                                       max_examples,
                                        config.device, "canonical", progress, (names[i], names[j]))
                 curves.append(((i, j), curve))
             metrics["pairwise"] = [{"pair": list(p), "barrier": c.barrier, "barrier_mean": c.barrier_mean,
@@ -319,7 +321,8 @@ def simplex_run(refs: list[ModelLike], config: AlignConfig, resolution: int = 10
     from symalign.match.universe import align_many
 
     if not matcher(config.method).universe:
-        raise SymalignError(f"simplex supports --method {', '.join(method_names(universe=True))}; got {config.method!r}")
+        raise SymalignError(f"simplex supports --method {', '.join(method_names(universe=True))}; "
+                            f"got {config.method!r}")
     barycentric_grid(resolution)  # refuse a bad resolution before loading anything
     if not epsilon >= 0:
         raise SymalignError(f"--epsilon must be 0 or more; got {epsilon}")
@@ -344,7 +347,8 @@ def spectrum_run(directory: str | Path, store: RunStore | None = None, source: s
     from symalign.landscape.spectrum import alignment_spectrum
 
     result = alignment_spectrum(directory)  # refuse a directory without learned rotations before recording
-    config = json.loads((Path(directory) / "alignment.json").read_text()) if (Path(directory) / "alignment.json").is_file() else {}
+    record = Path(directory) / "alignment.json"
+    config = json.loads(record.read_text()) if record.is_file() else {}
     models = config.get("models") or [config.get("a", ""), config.get("b", str(directory))]
     models = [zoo_reference(m) if m else m for m in models]
     settings = SpectrumSettings(str(directory), run)
@@ -382,7 +386,8 @@ def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "aver
     spec = data or default_data_spec(models[0])
     names = [_ref(m) for m in refs]
     export_dtype(models[0], dtype)  # an unknown dtype is refused before any work
-    settings = MergeSettings(how_align, how, spec, examples, max_examples, seed, owns_artifacts=out is None, dtype=dtype,
+    settings = MergeSettings(how_align, how, spec, examples, max_examples, seed, owns_artifacts=out is None,
+                             dtype=dtype,
                              device=device, base=names[0] if base is not None else None, parameters=parameters or {})
     with recorded(store, "merge", names[0], names[1], how_align, settings, source, label, names) as run:
         result = merge_models(models[1:] if base is not None else models, how_align, how, spec, examples=examples,

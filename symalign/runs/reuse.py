@@ -46,7 +46,8 @@ def fingerprint(model: TransformerModel | str | Path) -> str | None:
     from symalign.models.io import resolve
 
     folder = resolve(model)
-    files = sorted(p for p in folder.iterdir() if p.is_file() and (p.suffix == ".safetensors" or p.name == "config.json"))
+    files = sorted(p for p in folder.iterdir()
+                   if p.is_file() and (p.suffix == ".safetensors" or p.name == "config.json"))
     if not files:
         return None
     digest = hashlib.sha256()

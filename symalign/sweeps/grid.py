@@ -143,7 +143,8 @@ def grid_from_dict(spec: dict, source: str) -> Grid:
     known = {"name", "models", "pairs", "family", "rows", "preset", "seeds", *OPTION_KEYS}
     unknown = sorted(set(spec) - known)
     if unknown:
-        raise SymalignError(f"{source}: unknown key(s) {', '.join(unknown)}; a sweep file takes {', '.join(sorted(known))}")
+        raise SymalignError(f"{source}: unknown key(s) {', '.join(unknown)}; "
+                            f"a sweep file takes {', '.join(sorted(known))}")
     if "preset" in spec:
         if "rows" in spec:
             raise SymalignError(f"{source}: give either preset or rows, not both")

@@ -134,7 +134,8 @@ def rotary_parts(m: torch.Tensor, rotated: int | None = None) -> tuple[torch.Ten
     """(re, im) of a rotary matrix's rotated block (its first `rotated` dimensions; all by default):
     the inverse of `rotary_matrix`."""
     half = (m.shape[-1] if rotated is None else rotated) // 2
-    return torch.diagonal(m[..., :half, :half], dim1=-2, dim2=-1), torch.diagonal(m[..., half:2 * half, :half], dim1=-2, dim2=-1)
+    return torch.diagonal(m[..., :half, :half], dim1=-2, dim2=-1), torch.diagonal(m[..., half:2 * half, :half], dim1=-2,
+                                                                                  dim2=-1)
 
 
 @dataclass(frozen=True)

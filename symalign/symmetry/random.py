@@ -48,7 +48,8 @@ def random_element(space: Space, cls: str, generator: torch.Generator) -> GroupE
         return Dense(orthogonal_fixing_ones(random_orthogonal(n - 1, generator)), "orthogonal")
     stack = batch or 1
     if cls == "perm":
-        m = torch.stack([torch.eye(n, dtype=torch.float64)[torch.randperm(n, generator=generator)] for _ in range(stack)])
+        m = torch.stack([torch.eye(n, dtype=torch.float64)[torch.randperm(n,
+                                                                          generator=generator)] for _ in range(stack)])
         kind = "perm"
     elif cls == "rotary":  # a 2×2 rotation and scale per frequency pair
         half = space.rotated_dims // 2

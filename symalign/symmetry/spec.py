@@ -142,7 +142,8 @@ def refusals_for(kind: str, *, activation: str, canonical: bool, norm: str = "la
             )
         return out
     if kind == "heads":
-        reason = "heads are exchanged as whole units, so only permutations exist (maps inside a head are the qk and vo components)"
+        reason = ("heads are exchanged as whole units, so only permutations exist "
+                  "(maps inside a head are the qk and vo components)")
         return {c: reason for c in CLASSES if c != "perm"}
     if kind == "qk":
         if not rope:
@@ -173,7 +174,8 @@ def refusals_for(kind: str, *, activation: str, canonical: bool, norm: str = "la
         out = {c: norm_reason for c in ("scaled_perm", "invertible", "rescale", "rotary")}
         if not canonical:
             absorbed = "RMSNorm gains are" if norm == "rmsnorm" else "LayerNorm γ and β are"
-            what = "(gains folded into the next layers)" if norm == "rmsnorm" else "(γ, β folded into the next layers, writers centred)"
+            what = ("(gains folded into the next layers)" if norm == "rmsnorm"
+                    else "(γ, β folded into the next layers, writers centred)")
             out["orthogonal"] = (
                 f"{absorbed} not absorbed yet: orthogonal residual maps need the canonical form "
                 f"{what}; run `symalign canonicalize` first"

@@ -128,14 +128,16 @@ def _check_dense(name: str, element: Dense, space, atol: float) -> None:
         raise InadmissibleError(f"{name}: a rescaling must be a multiple of the identity")
     if element.kind == "rotary":
         if space.rotated_dims % 2:
-            raise InadmissibleError(f"{name}: a rotary map needs an even number of rotated dimensions (frequency pairs)")
+            raise InadmissibleError(f"{name}: a rotary map needs an even number of rotated dimensions "
+                                    "(frequency pairs)")
         r = space.rotated_dims
         free = m[..., r:, r:]
         if (m - rotary_matrix(*rotary_parts(m, r), free)).abs().max() > atol * max(1.0, float(m.abs().max())):
             raise InadmissibleError(f"{name}: a rotary map must be a 2×2 rotation and scale per frequency pair"
                                     + (f" on the first {r} dimensions, apart from the rest" if r < m.shape[-1] else ""))
         if free.numel() and (free @ free.mT - torch.eye(free.shape[-1], dtype=m.dtype)).abs().max() > atol:
-            raise InadmissibleError(f"{name}: a rotary map's block on the dimensions RoPE leaves alone must be orthogonal")
+            raise InadmissibleError(f"{name}: a rotary map's block on the dimensions RoPE leaves alone "
+                                    "must be orthogonal")
     if element.kind == "perm" and ((m - m.round()).abs().max() > atol or ((m.round() != 0) & (m.round() != 1)).any()):
         raise InadmissibleError(f"{name}: per-head permutations must be permutation matrices")
     if space.fixes_ones and element.kind == "orthogonal":
@@ -166,13 +168,15 @@ def apply_unchecked(tensors: Mapping[str, torch.Tensor], spec: SymmetrySpec, tra
     for name in list(tensors):
         t = tensors.pop(name) if consume else tensors[name]
         tags = spec.tensors[name]
-        order = sorted(range(len(tags)), key=lambda ax: tags[ax] is not None and spec.spaces[tags[ax].space].batched_by is not None)
+        order = sorted(range(len(tags)),
+                       key=lambda ax: tags[ax] is not None and spec.spaces[tags[ax].space].batched_by is not None)
         for axis in order:
             tag = tags[axis]
             if tag is None or tag.space not in transform:
                 continue
             parent = spec.spaces[tag.space].batched_by
-            batch_axis = next(i for i, tg in enumerate(tags) if tg is not None and tg.space == parent) if parent else None
+            batch_axis = next(i for i,
+                              tg in enumerate(tags) if tg is not None and tg.space == parent) if parent else None
             t = transform[tag.space].act(t, axis, tag.variance, batch_axis)
         out[name] = t
     return out

@@ -68,7 +68,8 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in (
     Recipe("vit-cifar100", "vit", None,
            dict(layers=6, width=256, heads=8, mlp=512, image_size=32, patch=4, channels=3, labels=100),
            steps=150 * 391, batch_size=128, lr=3e-4, weight_decay=1e-3, schedule="cosine", augment=True, cpu=False,
-           description="paper recipe (GPU): ViT 6×256, 8 heads, patch 4, 150 epochs of CIFAR-100 (--data cifar100:PATH)"),
+           description="paper recipe (GPU): ViT 6×256, 8 heads, patch 4, 150 epochs of CIFAR-100 "
+                       "(--data cifar100:PATH)"),
     Recipe("gpt-tinyshakespeare", "gpt2", "shakespeare",
            dict(layers=6, width=256, heads=4, mlp=1024, context=256, tied=False),
            steps=5000, batch_size=64, lr=1e-3, weight_decay=0.1, schedule="cosine", cpu=False,

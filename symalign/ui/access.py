@@ -83,7 +83,8 @@ class Access:
         if not self.guest:
             return
         if session_used + size > self.upload_bytes_per_session:
-            raise SymalignError(f"guests may upload {self.upload_bytes_per_session // MiB} MiB per session; this upload "
+            raise SymalignError(f"guests may upload {self.upload_bytes_per_session // MiB} MiB per session; "
+                                "this upload "
                                 f"({size / MiB:.1f} MiB) would bring yours to {(session_used + size) / MiB:.1f} MiB")
         if total_used + size > self.upload_bytes_total:
             raise SymalignError(f"the shared app's room for guests' uploads ({self.upload_bytes_total // MiB} MiB) is "

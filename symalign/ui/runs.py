@@ -52,7 +52,8 @@ def show_universe(run: Run) -> None:
                                        for p in pairs]), key=f"universe-fig-{run.id}")
     gaps = run.metrics.get("function_gap", [])
     st.caption(f"Saved as run {run.id} in `{run.artifacts}` (one folder per model, each the same function as "
-               f"its original: max |Δlogit| {max(gaps or [0]):.1e}). The Simplex page shows the loss between all three; "
+               f"its original: max |Δlogit| {max(gaps or [0]):.1e}). "
+               "The Simplex page shows the loss between all three; "
                "Orthogonal corrections shows what learning changed.")
 
 
@@ -77,7 +78,8 @@ def show_simplex(runs: list[Run], key: str) -> None:
     st.caption("Corners: " + " · ".join(f"**{'ABC'[i]}** = `{m}`" for i, m in enumerate(runs[0].all_models[:3]))
                + ". White dots: grid points in the near-zero region (loss ≤ corner plane + ε); dashed line: its edge.")
     table = pd.DataFrame([{"run": r.id, "method": r.method, "models": " · ".join(r.all_models),
-                           "max loss": r.metrics["max_loss"], "max barrier (above corner plane)": r.metrics["max_barrier"],
+                           "max loss": r.metrics["max_loss"],
+                           "max barrier (above corner plane)": r.metrics["max_barrier"],
                            "near-zero region": r.metrics["near_zero_fraction"], "ε": r.metrics["epsilon"],
                            "resolution": r.metrics["resolution"]} for r in runs])
     st.dataframe(table, hide_index=True, width="stretch",

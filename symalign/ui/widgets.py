@@ -154,7 +154,8 @@ def toggle_grid(spec: SymmetrySpec, default: str = "permutations", prefix: str =
                 st.session_state[key] = False
                 reasons.append(f"{KIND_LABELS[kind]} · {CLASS_LABELS[cls]}: {reason}")
             col.checkbox(CLASS_LABELS[cls], key=key, disabled=reason is not None, label_visibility="collapsed",
-                         help=f"not admissible: {reason}" if reason else f"use {CLASS_LABELS[cls]} on {KIND_LABELS[kind]}",
+                         help=(f"not admissible: {reason}" if reason
+                               else f"use {CLASS_LABELS[cls]} on {KIND_LABELS[kind]}"),
                          on_change=_exclusive, args=(kind, cls, prefix))
             if st.session_state.get(key):
                 chosen[kind] = cls

@@ -139,12 +139,14 @@ def _family(kind: str, hf_class_name: str) -> Family:
     to_logical, from_logical = _adapter(kind)
     p0 = NAMES[kind]["prefix"]
 
-    def tiny_config(*, layers: int = 2, width: int = 32, heads: int = 4, mlp: int | None = None, activation: str = "gelu",
+    def tiny_config(*, layers: int = 2, width: int = 32, heads: int = 4, mlp: int | None = None,
+                    activation: str = "gelu",
                     tied: bool = True, vocab: int = 61, context: int = 32, **other_families_options):
         import transformers
 
         cls = getattr(transformers, "BertConfig" if kind == "bert" else "RobertaConfig")
-        return cls(num_hidden_layers=layers, hidden_size=width, num_attention_heads=heads, intermediate_size=mlp or 4 * width,
+        return cls(num_hidden_layers=layers, hidden_size=width, num_attention_heads=heads,
+                   intermediate_size=mlp or 4 * width,
                    hidden_act=activation, vocab_size=vocab, max_position_embeddings=context + 2,
                    tie_word_embeddings=tied, pad_token_id=0, architectures=[hf_class_name])
 

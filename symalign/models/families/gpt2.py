@@ -83,7 +83,8 @@ def tiny_config(*, layers: int = 2, width: int = 32, heads: int = 4, mlp: int | 
                 tied: bool = True, vocab: int = 61, context: int = 32, **other_families_options):
     from transformers import GPT2Config
 
-    return GPT2Config(n_layer=layers, n_embd=width, n_head=heads, n_inner=mlp or 4 * width, activation_function=activation,
+    return GPT2Config(n_layer=layers, n_embd=width, n_head=heads, n_inner=mlp or 4 * width,
+                      activation_function=activation,
                       vocab_size=vocab, n_positions=context, tie_word_embeddings=tied, bos_token_id=0, eos_token_id=0,
                       architectures=["GPT2LMHeadModel"])
 

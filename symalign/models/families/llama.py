@@ -174,7 +174,8 @@ def _tiny(model_type: str, config_class: str):
         out = []
         for _ in range(n):
             heads = rng.choice([2, 4])
-            biases = dict(attention_bias=rng.random() < 0.4, mlp_bias=rng.random() < 0.3) if model_type == "llama" else {}
+            biases = dict(attention_bias=rng.random() < 0.4,
+                          mlp_bias=rng.random() < 0.3) if model_type == "llama" else {}
             out.append(tiny_config(layers=rng.choice([1, 2, 3]), width=heads * rng.choice([4, 8]), heads=heads,
                                    kv_heads=rng.choice([h for h in (1, 2, 4) if h <= heads]),
                                    mlp=rng.choice([16, 24, 48]), tied=rng.random() < 0.5, **biases))

@@ -100,7 +100,8 @@ def tiny_config(*, layers: int = 2, width: int = 32, heads: int = 4, mlp: int | 
                 **other_families_options):
     from transformers import ViTConfig
 
-    return ViTConfig(num_hidden_layers=layers, hidden_size=width, num_attention_heads=heads, intermediate_size=mlp or 4 * width,
+    return ViTConfig(num_hidden_layers=layers, hidden_size=width, num_attention_heads=heads,
+                     intermediate_size=mlp or 4 * width,
                      hidden_act=activation, image_size=image_size, patch_size=patch, num_channels=channels,
                      num_labels=labels, qkv_bias=qkv_bias, architectures=["ViTForImageClassification"])
 
