@@ -15,8 +15,9 @@ from symalign.match.align import align
 from symalign.match.config import CLASS_PRESETS, AlignConfig
 from symalign.models import canonicalize, spec_of, transformed
 from symalign.models.family import TransformerModel
+from symalign.progress import PhaseProgress, phase
 from symalign.report import function_gap, relative_change
-from symalign.runs.execute import PhaseProgress, align_run, barrier_run, phase_progress
+from symalign.runs.execute import align_run, barrier_run
 from symalign.runs.reuse import answered
 from symalign.runs.store import RunStore
 from symalign.symmetry.random import random_transform
@@ -39,13 +40,13 @@ def planted_demo(model: TransformerModel, data, seed: int = 0, max_examples: int
     a = canonicalize(model)
     planted = transformed(a, random_transform(spec_of(a), FULL_CLASSES, seed=seed))
     vanilla = interpolation_curve(a, planted, data, max_examples=max_examples,
-                                  progress=phase_progress(progress, "vanilla path"))
+                                  progress=phase(progress, "vanilla path"))
     start = time.perf_counter()
     recovered = align(a, planted, AlignConfig(method="weight", classes=FULL_CLASSES),
-                      progress=phase_progress(progress, "weight matching"))
+                      progress=phase(progress, "weight matching"))
     seconds = time.perf_counter() - start
     aligned = interpolation_curve(a, recovered.aligned, data, max_examples=max_examples,
-                                  progress=phase_progress(progress, "aligned path"))
+                                  progress=phase(progress, "aligned path"))
     return PlantedDemo(function_gap(a, planted), relative_change(a, planted), vanilla.to_json(), aligned.to_json(),
                        seconds)
 

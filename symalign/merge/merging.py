@@ -24,10 +24,12 @@ from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator, Metrics
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
-from symalign.merge.rules import ALIGNS, MergeInputs, install_hint, merge_rule, phase
+from symalign.merge.rule import ALIGNS, MergeInputs, install_hint
+from symalign.merge.rules import merge_rule
 from symalign.models import canonicalize, save_model
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
+from symalign.progress import phase
 
 Progress = Callable[[str, int, int], None]
 

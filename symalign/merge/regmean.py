@@ -15,7 +15,7 @@ from collections.abc import Callable
 import torch
 from transformers.pytorch_utils import Conv1D
 
-from symalign.merge.rules import MergeInputs
+from symalign.merge.rule import MergeInputs
 from symalign.models.family import TransformerModel
 
 Progress = Callable[[int, int], None]

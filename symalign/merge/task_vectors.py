@@ -22,10 +22,11 @@ from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
-from symalign.merge.rules import ALIGNS, phase
+from symalign.merge.rule import ALIGNS
 from symalign.models import canonicalize, save_model, transformed
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
+from symalign.progress import phase
 
 Progress = Callable[[str, int, int], None]
 

@@ -4,7 +4,7 @@ and its metrics (or its error) when it ends."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +22,7 @@ from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
 from symalign.models.io import export_dtype
 from symalign.models.widen import check_pair, same_widths
+from symalign.progress import PhaseProgress, phase
 from symalign.runs.records import (
     SETTINGS,
     AlignSettings,
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
     from symalign.match.universe import UniverseAlignment
     from symalign.merge import MergeResult, Transport
 
-PhaseProgress = Callable[[str, int, int], None]  # phase, done, total
 ModelLike = TransformerModel | str | Path
 
 
@@ -66,11 +66,6 @@ def _ref(m: ModelLike) -> str:
     if isinstance(m, (str, Path)):
         return str(m)
     return zoo_reference(m.source) if m.source else "(in memory)"
-
-
-def phase_progress(progress: PhaseProgress | None, phase: str):
-    """A (done, total, ...) callback that reports to `progress` under the name of one phase."""
-    return (lambda done, total, *_: progress(phase, done, total)) if progress else None
 
 
 def failure_message(exc: BaseException) -> str:
@@ -135,7 +130,7 @@ def measured_curve(pair: list[TransformerModel], spec: str, data_source, points:
     says which of them nobody else holds at all (interpolation_curve may use their memory)."""
     curve = interpolation_curve(pair.pop(0), pair.pop(0), data_source or load_data(spec), points=points,
                                 max_examples=max_examples, device=pick_device(device), form=form,
-                                progress=phase_progress(progress, "interpolate"), consume=consume)
+                                progress=phase(progress, "interpolate"), consume=consume)
     curve.extra.update({"a": names[0], "b": names[1], "data": spec})
     return curve
 
@@ -194,7 +189,7 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
     with recorded(store, "align", _ref(a), _ref(b), config.method, settings, source, label) as run:
         handed = [model_b]  # handed over: align() frees B once it is transformed (real checkpoints: memory)
         del model_b
-        alignment = align(model_a, handed.pop(), config, progress=phase_progress(progress, "align"),
+        alignment = align(model_a, handed.pop(), config, progress=phase(progress, "align"),
                           consume_b=_loaded_here(b))
         spec = (config.data or default_data_spec(model_a)) if measure else None
         pair = [model_a, alignment.aligned] if measure else []
@@ -289,7 +284,7 @@ def align_many_run(refs: list[ModelLike], config: AlignConfig, out: str | Path |
     names = [_ref(m) for m in refs]
     settings = ManySettings(config.to_json(), points, max_examples, measure, owns_artifacts=out is None)
     with recorded(store, "align-many", names[0], names[1], config.method, settings, source, label, names) as run:
-        universe = align_many(models, config, progress=phase_progress(progress, "align"))
+        universe = align_many(models, config, progress=phase(progress, "align"))
         out = run.folder(out)
         outputs = universe.save(out)
         metrics = {"classes": config.classes, "seconds": universe.report["seconds"],
@@ -332,10 +327,10 @@ def simplex_run(refs: list[ModelLike], config: AlignConfig, resolution: int = 10
     spec = config.data or default_data_spec(models[0])
     settings = SimplexSettings(config.to_json(), spec, resolution, epsilon, max_examples)
     with recorded(store, "simplex", names[0], names[1], config.method, settings, source, label, names) as run:
-        aligned = align_many(models, config, progress=phase_progress(progress, "align")).aligned
+        aligned = align_many(models, config, progress=phase(progress, "align")).aligned
         surface = simplex_surface(*aligned, data_source or load_data(spec), resolution=resolution, epsilon=epsilon,
                                   max_examples=max_examples, device=pick_device(config.device),
-                                  progress=phase_progress(progress, "simplex"))
+                                  progress=phase(progress, "simplex"))
         surface.extra.update({"method": config.method, "classes": config.classes, "models": names, "data": spec})
         run.finish(dict(surface.to_json(), barrier=surface.max_barrier))
     return run.id, surface
