@@ -9,7 +9,8 @@ from symalign.data import load_data
 from symalign.match.activation import activation_match
 from symalign.match.align import align
 from symalign.match.config import CLASS_PRESETS, PRESET_HELP, AlignConfig
-from symalign.match.learned import LearnedOptions, activation_permutation_start, learned_match
+from symalign.match.learned import LearnedOptions, learned_match
+from symalign.match.learned_start import activation_permutation_start
 from symalign.match.matchers import MatchInputs
 from symalign.match.weight import boundary_tensors, distance, weight_match
 from symalign.models import canonicalize, load_model, spec_of, transformed

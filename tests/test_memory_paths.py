@@ -8,8 +8,8 @@ import pytest
 import torch
 
 import symalign.landscape.evaluate as evaluate_module
-import symalign.match.learned as learned_module
 import symalign.match.mapped as mapped_module
+import symalign.match.objective as objective_module
 import symalign.models.canonical as canonical_module
 import symalign.symmetry.groups as groups_module
 from symalign.data import load_data
@@ -88,7 +88,7 @@ def test_learned_matching_in_micro_batches_follows_the_whole_batch(recipe, data,
         calls.append(len(next(iter(inputs.values()))))
         return 2
 
-    monkeypatch.setattr(learned_module, "examples_per_chunk", tiny)
+    monkeypatch.setattr(objective_module, "examples_per_chunk", tiny)
     split = align(a, b, config)
     assert calls and max(calls) > 2  # batches were really split
     losses = [h["loss"] for h in whole.report["learned"][1:]]

@@ -21,7 +21,8 @@ from symalign.data import load_data
 from symalign.device import pick_device
 from symalign.errors import SymalignError
 from symalign.match.config import AlignConfig
-from symalign.match.learned import learn_transforms, start_classes
+from symalign.match.learned import learn_transforms
+from symalign.match.learned_start import start_classes
 from symalign.match.matchers import matcher, method_names
 from symalign.match.weight import boundary_tensors, distance, weight_match
 from symalign.models import canonicalize, save_model, spec_of, transformed
