@@ -14,7 +14,8 @@ from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
 from symalign.models.widen import check_pair, same_widths, width_summary
 from symalign.plots import curves_figure
-from symalign.runs.execute import align_many_run, align_then_vanilla
+from symalign.runs.execute import align_then_vanilla
+from symalign.runs.many import align_many_run
 from symalign.runs.table import run_label
 from symalign.ui.jobs import follow_job, submit_job
 from symalign.ui.runs import show_universe

@@ -10,7 +10,7 @@ from symalign.merge.rules import merge_rules
 from symalign.merge.task_vectors import check_transport, parse_alphas
 from symalign.models.io import checkpoint_zip
 from symalign.plots import transport_figure
-from symalign.runs.execute import merge_run, transport_run
+from symalign.runs.merging import merge_run, transport_run
 from symalign.runs.table import run_label
 from symalign.ui.jobs import follow_job, submit_job
 from symalign.ui.session import heavy_work

@@ -8,7 +8,7 @@ from symalign.errors import SymalignError
 from symalign.match.config import AlignConfig
 from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
-from symalign.runs.execute import simplex_run
+from symalign.runs.many import simplex_run
 from symalign.ui.jobs import follow_job, submit_job
 from symalign.ui.runs import show_simplex, simplex_runs
 from symalign.ui.session import heavy_work

@@ -70,7 +70,9 @@ def compare(name: str, fn) -> None:
 
 def check() -> None:
     from symalign.match.config import AlignConfig
-    from symalign.runs.execute import align_run, barrier_run, merge_run, simplex_run, transport_run
+    from symalign.runs.execute import align_run, barrier_run
+    from symalign.runs.many import simplex_run
+    from symalign.runs.merging import merge_run, transport_run
 
     gpt = [f"zoo:gpt-shakespeare/{i}" for i in range(3)]
     vit = [f"zoo:vit-digits/{i}" for i in range(3)]

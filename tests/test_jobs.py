@@ -153,7 +153,7 @@ def test_unknown_job_kinds_are_refused(queue):
 
 def test_a_simplex_job_computes_each_method_as_the_foreground_does(queue):
     from symalign.match.config import CLASS_PRESETS, AlignConfig
-    from symalign.runs.execute import simplex_run
+    from symalign.runs.many import simplex_run
 
     models = [f"zoo:vit-digits/{i}" for i in range(3)]
     configs = [AlignConfig(method=m, classes=CLASS_PRESETS["all"], data="digits") for m in ("none", "weight")]

@@ -110,7 +110,7 @@ def test_a_killed_process_leaves_the_database_sound_and_earlier_runs_intact(home
 
 def test_work_stopped_by_a_control_exception_is_not_left_running(home):
     """Streamlit stops a script by raising a BaseException in it; the row must not stay `running`."""
-    from symalign.runs.execute import recorded
+    from symalign.runs.recording import recorded
     from symalign.runs.records import AlignSettings
 
     class ScriptStopped(BaseException):
@@ -127,7 +127,7 @@ def test_work_stopped_by_a_control_exception_is_not_left_running(home):
 def test_every_run_kind_records_and_reads_back_its_typed_settings(home):
     """A run's settings go in as its kind's class and come back as the same object; the wrong class
     for a kind is refused before anything is recorded."""
-    from symalign.runs.execute import recorded
+    from symalign.runs.recording import recorded
     from symalign.runs.records import SETTINGS, AlignSettings, BarrierSettings, SweepSettings
 
     store = RunStore(home / "runs.sqlite")

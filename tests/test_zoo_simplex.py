@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from symalign.match.config import CLASS_PRESETS, AlignConfig
-from symalign.runs.execute import simplex_run
+from symalign.runs.many import simplex_run
 
 SETTINGS = {"vit-digits": ("digits", None, 0.2), "gpt-shakespeare": ("shakespeare", 64, 0.15)}
 

@@ -90,7 +90,7 @@ def add_align_many(sub) -> None:
 
 
 def cmd_align_many(args) -> None:
-    from symalign.runs.execute import align_many_run
+    from symalign.runs.many import align_many_run
 
     config = align_config(args, data_for(args, args.models))
     with Bar(f"align-many ({args.method})") as bar:

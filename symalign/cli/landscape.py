@@ -60,7 +60,7 @@ def add_simplex(sub) -> None:
 
 
 def cmd_simplex(args) -> None:
-    from symalign.runs.execute import simplex_run
+    from symalign.runs.many import simplex_run
 
     check_html(args.html)
     if len(args.models) != 3:

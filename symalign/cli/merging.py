@@ -55,7 +55,7 @@ def cmd_merge(args) -> None:
 
     from symalign.barrier import default_data_spec
     from symalign.models import load_model
-    from symalign.runs.execute import merge_run
+    from symalign.runs.merging import merge_run
 
     data = args.data or default_data_spec(load_model(args.models[0]))
     with Bar(f"merge ({args.how}, align {args.align})") as bar:
@@ -99,7 +99,7 @@ def cmd_transport(args) -> None:
     from pathlib import Path
 
     from symalign.merge.task_vectors import parse_alphas
-    from symalign.runs.execute import transport_run
+    from symalign.runs.merging import transport_run
 
     alphas = parse_alphas(args.alpha)
     with Bar(f"transport (align {args.align})") as bar:

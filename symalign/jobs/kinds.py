@@ -36,7 +36,7 @@ def align_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
 
 
 def align_many_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
-    from symalign.runs.execute import align_many_run
+    from symalign.runs.many import align_many_run
 
     run = align_many_run(request["models"], _config(request), measure=True, points=request.get("points", 21),
                          max_examples=request.get("max_examples"), store=store, source="app",
@@ -47,7 +47,7 @@ def align_many_job(request: dict, store: RunStore, progress: Progress) -> list[s
 def simplex_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     """One surface per config (`configs`, the Simplex page's methods side by side; or one `config`)."""
     from symalign.match.config import AlignConfig
-    from symalign.runs.execute import simplex_run
+    from symalign.runs.many import simplex_run
 
     configs = [AlignConfig(**c) for c in request.get("configs") or [request["config"]]]
     ids = []
@@ -61,7 +61,7 @@ def simplex_job(request: dict, store: RunStore, progress: Progress) -> list[str]
 
 def merge_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     """Merge models (the Merge page): the checkpoint goes to the run's folder."""
-    from symalign.runs.execute import merge_run
+    from symalign.runs.merging import merge_run
 
     run = merge_run(request["models"], request.get("align", "weight"), request.get("how", "average"),
                     request.get("data"), examples=request.get("examples", 64), max_examples=request.get("max_examples"),
@@ -72,7 +72,7 @@ def merge_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
 
 def transport_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     """Carry a fine-tune's task vector over (the Merge & transport page): checkpoint in the run's folder."""
-    from symalign.runs.execute import transport_run
+    from symalign.runs.merging import transport_run
 
     run = transport_run(request["a"], request["a_ft"], request["b"], [float(x) for x in request["alphas"]],
                         request.get("data_task"), request.get("data_base"), request.get("align", "weight"),

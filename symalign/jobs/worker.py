@@ -31,7 +31,7 @@ class JobProgress:
 def run_job(queue: JobQueue, job: Job) -> str:
     """Run one claimed job to its final state; returns that state."""
     from symalign.jobs.kinds import JOB_KINDS
-    from symalign.runs.execute import failure_message
+    from symalign.runs.recording import failure_message
     from symalign.runs.store import RunStore
 
     store = RunStore(queue.path, owner=job.owner)  # the runs belong to whoever queued the job

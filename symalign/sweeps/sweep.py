@@ -123,7 +123,8 @@ def execute_cell(payload: dict, store_path: str | None, home: str | None, thread
     import torch
 
     from symalign.match.config import AlignConfig
-    from symalign.runs.execute import align_run, failure_message
+    from symalign.runs.execute import align_run
+    from symalign.runs.recording import failure_message
 
     if home:
         os.environ["SYMALIGN_HOME"] = home  # a Ray worker (maybe on another node) writes where the driver does
@@ -167,7 +168,7 @@ def summary_frame(cells: pd.DataFrame, grid: Grid) -> pd.DataFrame:
 def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, store: RunStore | None = None,
               out: str | Path | None = None, source: str = "api", progress: CellProgress | None = None) -> SweepResult:
     """Check the grid, then run every cell the history does not already hold; record the sweep."""
-    from symalign.runs.execute import recorded
+    from symalign.runs.recording import recorded
 
     executor = pick_executor(executor)
     if address and executor != "ray":

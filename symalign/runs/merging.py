@@ -1,0 +1,99 @@
+"""Recorded merges and task-vector transports: the merged (or best-α) checkpoint saved and measured."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from symalign.barrier import default_data_spec
+from symalign.errors import SymalignError
+from symalign.models.compat import check_compatible
+from symalign.models.io import export_dtype
+from symalign.progress import PhaseProgress
+from symalign.runs.recording import ModelLike, model_of, recorded, reference
+from symalign.runs.records import MergeSettings, TransportSettings
+from symalign.runs.store import RunStore
+
+if TYPE_CHECKING:
+    from symalign.merge import MergeResult, Transport
+
+
+@dataclass
+class MergeRun:
+    run_id: str | None
+    result: MergeResult
+    out: Path
+
+
+def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "average", data: str | None = None,
+              examples: int = 64, max_examples: int | None = None, seed: int = 0, out: str | Path | None = None,
+              store: RunStore | None = None, source: str = "api", label: str = "",
+              progress: PhaseProgress | None = None, dtype: str = "auto", device: str = "auto",
+              base: ModelLike | None = None, parameters: dict | None = None, export_inputs: bool = False) -> MergeRun:
+    """Merge models (symalign.merge), save the checkpoint and record a `merge` run with the inputs'
+    and merged model's evaluation metrics. Without `out`, the checkpoint goes to runs/<id>. `base`:
+    for the rules that need one (it leads: the others are aligned into its basis); `parameters`: the
+    rule's; `export_inputs`: also write the aligned inputs and a mergekit.yml (MergeResult.export_inputs)."""
+    from symalign.merge.merging import check_rule, merge_models
+
+    refs = ([base] if base is not None else []) + list(refs)
+    if len(refs) < 2:
+        raise SymalignError(f"merge needs at least two models (got {len(refs)})")
+    check_rule(how, len(refs), base is not None, parameters)  # before any model loads
+    models = [model_of(m) for m in refs]
+    for other in models[1:]:
+        check_compatible(models[0], other)
+    spec = data or default_data_spec(models[0])
+    names = [reference(m) for m in refs]
+    export_dtype(models[0], dtype)  # an unknown dtype is refused before any work
+    settings = MergeSettings(how_align, how, spec, examples, max_examples, seed, owns_artifacts=out is None,
+                             dtype=dtype,
+                             device=device, base=names[0] if base is not None else None, parameters=parameters or {})
+    with recorded(store, "merge", names[0], names[1], how_align, settings, source, label, names) as run:
+        result = merge_models(models[1:] if base is not None else models, how_align, how, spec, examples=examples,
+                              max_examples=max_examples, seed=seed, progress=progress, device=device,
+                              base=models[0] if base is not None else None, parameters=parameters,
+                              keep_members=export_inputs)
+        out = run.folder(out)
+        saved = result.save(out, dtype)
+        if export_inputs:
+            result.export_inputs(saved)
+        run.finish({"how": how, "align": how_align, "parameters": result.report["parameters"],
+                    "base": result.report["base"], "inputs": result.report["inputs"],
+                    "merged": result.report["merged"]}, saved)
+    return MergeRun(run.id, result, saved)
+
+
+@dataclass
+class TransportRun:
+    run_id: str | None
+    result: Transport
+    out: Path
+
+
+def transport_run(a: ModelLike, a_ft: ModelLike, b: ModelLike, alphas: list[float], data_task: str | None = None,
+                  data_base: str | None = None, how_align: str = "weight", max_examples: int | None = None,
+                  seed: int = 0, out: str | Path | None = None, store: RunStore | None = None, source: str = "api",
+                  label: str = "", progress: PhaseProgress | None = None, dtype: str = "auto",
+                  device: str = "auto") -> TransportRun:
+    """Task-vector transport (symalign.merge.task_vectors), the best-α checkpoint saved, recorded as a
+    `transport` run (α, both losses, best α). Without `out`, the checkpoint goes to runs/<id>."""
+    from symalign.merge.task_vectors import check_transport, transport
+
+    model_a, model_ft, model_b = model_of(a), model_of(a_ft), model_of(b)
+    check_transport(model_a, model_ft, model_b, alphas, how_align)
+    export_dtype(model_b, dtype)  # an unknown dtype is refused before any work
+    data_task = data_task or default_data_spec(model_ft)
+    data_base = data_base or default_data_spec(model_a)
+    settings = TransportSettings(reference(a_ft), how_align, alphas, data_task, data_base, max_examples, seed,
+                                 owns_artifacts=out is None, dtype=dtype, device=device)
+    names = [reference(a), reference(b), reference(a_ft)]
+    with recorded(store, "transport", names[0], names[1], how_align, settings, source, label, names) as run:
+        result = transport(model_a, model_ft, model_b, alphas, data_task, data_base, how_align,
+                           max_examples=max_examples, seed=seed, progress=progress, device=device)
+        out = run.folder(out)
+        saved = result.save(out, dtype)
+        run.finish({k: result.report[k] for k in ("alpha", "task_loss", "base_loss", "task_accuracy", "best_alpha")},
+                   saved)
+    return TransportRun(run.id, result, saved)
