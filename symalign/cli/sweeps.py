@@ -1,4 +1,4 @@
-"""Ablation grids."""
+"""`symalign sweep`: the command that runs an ablation grid (symalign.sweeps) and prints its table."""
 
 from __future__ import annotations
 

@@ -144,8 +144,37 @@ class _Best:
             self.stale = 0
         else:
             self.stale += 1
+        self.keep(movers, value, step)
+
+    def keep(self, movers: list[Mover], value: float, step: int) -> None:
         if value < self.value:  # a small gain still counts as the best state
             self.value, self.step, self.state = value, step, [m.snapshot() for m in movers]
+
+
+def _permutation_latents(movers: list[Mover], options: LearnedOptions) -> tuple[list, int]:
+    """The permutation latents that train, and the step after which they are frozen. With a freeze at
+    step 0 the permutations stay the start's: nothing of theirs is trained or kept."""
+    perms = [p for m in movers for p in m.parameters(permutations=True)]
+    freeze_step = round(options.freeze_at * options.steps) if perms else 0
+    if perms and freeze_step == 0:
+        for m in movers:
+            m.freeze()
+        perms = []
+    return perms, freeze_step
+
+
+def _train_step(objective: PathObjective, movers: list[Mover], weights: list[float], batch, params: list,
+                step: int, optimizers: list) -> float:
+    """One descent step on the loss at θ(w); returns the loss."""
+    for p in params:
+        p.grad = None
+    loss = objective.loss_at(weights, [m.step_transform() for m in movers], *batch, backward=True).item()
+    if not math.isfinite(loss):
+        raise SymalignError(f"learned matching diverged at step {step}; lower the learning rate (--lr)")
+    for optimizer in optimizers:
+        if optimizer is not None:
+            optimizer.step()
+    return loss
 
 
 def _learn_transforms(models: list[TransformerModel], starts: list[Transform], spec: SymmetrySpec,
@@ -157,10 +186,9 @@ def _learn_transforms(models: list[TransformerModel], starts: list[Transform], s
     augment = _augmentation(data, options, generator)
     objective = PathObjective(models, spec, device)
     check_batch = data.train_batch(ref, options.check_examples, torch.Generator().manual_seed(options.seed + 7919))
-    points = check_points(len(models))
 
     def check_of(movers: list[Mover]) -> float:
-        return objective.check([m.transform(hard=True) for m in movers], check_batch, points)
+        return objective.check([m.transform(hard=True) for m in movers], check_batch, check_points(len(models)))
 
     chosen, scores = 0, []
     if alternatives:  # several starts offered: the one whose path is lowest on the fixed check
@@ -170,19 +198,13 @@ def _learn_transforms(models: list[TransformerModel], starts: list[Transform], s
         starts = [starts, *alternatives][chosen]
     movers = [Mover(s, spec, classes, options.soft, generator, device) for s in starts]
     continuous = [p for m in movers for p in m.parameters(permutations=False)]
-    perms = [p for m in movers for p in m.parameters(permutations=True)]
-    options = options.for_problem(bool(continuous))
-    if not continuous and not perms:
+    if not continuous and not any(m.parameters(permutations=True) for m in movers):
         return LearnedResult([Transform(s) for s in starts], [], {"steps": 0, "stopped": "nothing to learn"})
-    groups = [{"params": continuous, "lr": options.lr, "name": "continuous"}]
-    optimizer = torch.optim.Adam(groups) if continuous else None
-    sampler = WeightSampler(len(models), options.lambdas, options.alpha, options.seed)
-    freeze_step = round(options.freeze_at * options.steps) if perms else 0
-    if perms and freeze_step == 0:  # permutations stay the start's: nothing of theirs is trained or kept
-        for m in movers:
-            m.freeze()
-        perms = []
+    options = options.for_problem(bool(continuous))
+    perms, freeze_step = _permutation_latents(movers, options)
+    optimizer = torch.optim.Adam([{"params": continuous, "lr": options.lr}]) if continuous else None
     perm_optimizer = NormalizedMomentum(perms, options.perm_lr) if perms else None
+    sampler = WeightSampler(len(models), options.lambdas, options.alpha, options.seed)
 
     begin = time.perf_counter()
     start_check = check_of(movers)
@@ -200,27 +222,18 @@ def _learn_transforms(models: list[TransformerModel], starts: list[Transform], s
             for m in movers:
                 m.freeze()
             if not continuous:  # permutations were all there was to learn: keep the frozen ones if better
-                value = check_of(movers)
-                history[-1]["check"] = value
-                if value < best.value:
-                    best.value, best.step, best.state = value, step - 1, [m.snapshot() for m in movers]
+                history[-1]["check"] = check_of(movers)
+                best.keep(movers, history[-1]["check"], step - 1)
                 stopped = "permutations frozen; nothing else to learn"
                 break
         weights = sampler()
-        inputs, y = data.train_batch(ref, options.batch_size, generator, augment)
-        for p in continuous + perms:
-            p.grad = None
-        loss = objective.loss_at(weights, [m.step_transform() for m in movers], inputs, y, backward=True)
-        if not math.isfinite(loss.item()):
-            raise SymalignError(f"learned matching diverged at step {step}; lower the learning rate (--lr)")
-        if optimizer is not None:
-            optimizer.step()
-        if perm_optimizer is not None and step <= freeze_step:
-            perm_optimizer.step()
+        batch = data.train_batch(ref, options.batch_size, generator, augment)
+        loss = _train_step(objective, movers, weights, batch, continuous + perms, step,
+                           [optimizer, perm_optimizer if step <= freeze_step else None])
         current = [m.permutations() for m in movers]
         flips = sum(int((current[i][k] != previous[i][k]).sum()) for i in range(len(movers)) for k in current[i])
         previous = current
-        entry = {"step": step, "weights": [round(w, 6) for w in weights], "loss": loss.item(), "flips": flips,
+        entry = {"step": step, "weights": [round(w, 6) for w in weights], "loss": loss, "flips": flips,
                  "lr": rate if optimizer is not None else perm_optimizer.lr if perm_optimizer else 0.0,
                  "seconds": time.perf_counter() - begin}
         if step % options.check_every == 0 or step == options.steps:

@@ -1,0 +1,1 @@
+"""Symmetry: the spec of which groups act where (spec), the groups (groups), one generic apply (transform)."""

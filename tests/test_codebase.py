@@ -1,0 +1,125 @@
+"""The habits that keep symalign easy to change (issue #40), checked over every module of the
+package: no import circle (module-level imports, modules not packages), no module over 400 lines,
+no function over about 80, and a docstring at the top of every module that says what it is for."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "symalign"
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 85  # "about 80"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imported_modules(name: str, path: Path) -> set[str]:
+    """The package's modules that `name` imports when it is imported (statements at module level,
+    `if` blocks included, TYPE_CHECKING blocks not: they never run)."""
+    out: set[str] = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+    def visit(statements):
+        for node in statements:
+            if isinstance(node, ast.If):
+                test = ast.unparse(node.test)
+                if "TYPE_CHECKING" not in test:
+                    visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+            elif isinstance(node, ast.Import):
+                out.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(parent + ([node.module] if node.module else []))
+                out.add(base)
+                out.update(f"{base}.{alias.name}" for alias in node.names)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    found = set()
+    for target in out:
+        while target and target not in MODULES:
+            target = target.rpartition(".")[0]
+        if target and target != name:
+            found.add(target)
+    return found
+
+
+def import_cycles() -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each a circle."""
+    graph = {name: imported_modules(name, path) for name, path in MODULES.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            connect(v)
+    return cycles
+
+
+def test_the_module_list_is_the_whole_package():
+    assert len(MODULES) > 50 and "symalign.match.weight" in MODULES and "symalign" in MODULES
+
+
+def test_no_import_circle():
+    assert import_cycles() == []
+
+
+def test_the_circle_check_finds_a_circle(tmp_path, monkeypatch):
+    """The check above can fail: two modules importing each other are reported."""
+    (tmp_path / "one.py").write_text('"""One."""\nfrom symalign.two import x\n')
+    (tmp_path / "two.py").write_text('"""Two."""\nimport symalign.one\nx = 1\n')
+    monkeypatch.setitem(MODULES, "symalign.one", tmp_path / "one.py")
+    monkeypatch.setitem(MODULES, "symalign.two", tmp_path / "two.py")
+    assert ["symalign.one", "symalign.two"] in import_cycles()
+
+
+@pytest.mark.parametrize("name", list(MODULES))
+def test_module_size_and_docstring(name):
+    path = MODULES[name]
+    text = path.read_text(encoding="utf-8")
+    lines = len(text.splitlines())
+    assert lines <= MAX_MODULE_LINES, f"{path}: {lines} lines (at most {MAX_MODULE_LINES}: split it by concept)"
+    tree = ast.parse(text)
+    doc = ast.get_docstring(tree)
+    assert doc and len(doc.split()) >= 3, f"{path}: no module docstring naming its one concept"
+    long = [f"{node.name} ({node.end_lineno - node.lineno + 1} lines)" for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+    assert not long, f"{path}: functions over about 80 lines: {', '.join(long)}"
