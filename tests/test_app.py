@@ -44,6 +44,7 @@ def pick_vit_pair(at: AppTest) -> AppTest:
 
 
 @pytest.mark.parametrize("name", PAGES)
+@pytest.mark.slow
 def test_every_page_renders_on_an_empty_history(home, name):
     at = clean(page(name).run())
     assert not at.error, [e.value for e in at.error]
@@ -109,6 +110,7 @@ def test_mismatched_models_get_one_message(home):
     assert "different architectures" in clean(at).error[0].value
 
 
+@pytest.mark.slow
 def test_weight_matching_run_completes_and_its_barrier_appears_everywhere(home):
     at = pick_vit_pair(clean(page("align").run()))
     at.button(key="preset:all").click().run()  # perms + within-head and residual rotations
@@ -183,6 +185,7 @@ def test_a_sweep_from_the_cli_opens_as_its_table_in_the_history(home, tmp_path):
     assert sorted(cells["barrier"].tolist()) == pytest.approx(sorted(c["barrier"] for c in sweep.metrics["cells"]))
 
 
+@pytest.mark.slow
 def test_ablations_page_runs_a_grid_and_shows_the_matrix(home):
     at = clean(page("ablations").run())
     at.selectbox(key="ablations-family").set_value("vit-digits")
@@ -236,6 +239,7 @@ def test_linking_a_path_that_is_not_a_model_says_why(home, tmp_path):
     assert "no model at" in clean(at).error[0].value
 
 
+@pytest.mark.slow
 def test_guided_demo_plants_a_symmetry_and_removes_it(home):
     at = clean(page("home", timeout=300).run())
     at.number_input(key="demo-steps-vit-digits").set_value(20)
@@ -267,6 +271,7 @@ def test_training_a_cpu_recipe_in_the_app_adds_a_usable_model(home):
     assert "vit: 4 layers, width 64" in at.dataframe[1].value["architecture"].iloc[0]
 
 
+@pytest.mark.slow
 def test_training_in_the_background_adds_the_model_when_the_job_ends(home):
     at = clean(page("models").run())
     at.selectbox(key="train-recipe").set_value("vit-digits")
@@ -287,6 +292,7 @@ def pick_vit_three(at: AppTest, prefix: str) -> AppTest:
     return clean(at.run())
 
 
+@pytest.mark.slow
 def test_three_model_align_run_aligns_into_one_basis(home):
     at = clean(page("align").run())
     at.toggle(key="align-three").set_value(True).run()
@@ -329,6 +335,7 @@ def test_simplex_page_computes_surfaces_on_one_colour_scale(home):
     assert sorted(compare.dataframe[0].value["kind"]) == ["simplex", "simplex"]
 
 
+@pytest.mark.slow
 def test_simplex_surfaces_as_a_background_job_show_when_it_ends(home):
     at = pick_vit_three(clean(page("simplex", timeout=300).run()), "simplex")
     at.multiselect(key="simplex-methods").set_value(["none", "weight"])
@@ -346,6 +353,7 @@ def test_simplex_surfaces_as_a_background_job_show_when_it_ends(home):
     assert sorted(table["method"]) == ["none", "weight"]  # the job's runs are the ones shown
 
 
+@pytest.mark.slow
 def test_orthogonal_corrections_page_explains_a_learned_run(home):
     at = clean(page("spectra", timeout=300).run())
     assert any("No learned alignment" in i.value for i in at.info)
@@ -366,6 +374,7 @@ def test_orthogonal_corrections_page_explains_a_learned_run(home):
     assert len(store.list(kind="spectrum")) == 1
 
 
+@pytest.mark.slow
 def test_a_background_job_from_the_align_page_finishes_while_the_user_is_elsewhere(home):
     """Submitted from Align, the job runs in a worker process; the test visits other pages (each a
     fresh script run, as a browser would), then the Jobs page shows it done and the runs are in the
@@ -397,6 +406,7 @@ def test_a_background_job_from_the_align_page_finishes_while_the_user_is_elsewhe
     assert any(m.label == "barrier after alignment" and m.value == f"{barrier:.4f}" for m in at.metric)
 
 
+@pytest.mark.slow
 def test_the_jobs_page_cancels_a_running_job(home):
     import time
 
@@ -512,6 +522,7 @@ def test_transport_tab_carries_the_zoo_fine_tune_and_records_the_run(home):
     assert len(RunStore(home / "runs.sqlite").list(kind="transport")) == 1
 
 
+@pytest.mark.slow
 def test_transport_as_a_background_job_shows_its_curve_when_it_ends(home):
     at = clean(page("merge").run())
     at.text_input(key="transport-alpha").set_value("0,1")

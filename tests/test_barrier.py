@@ -32,6 +32,7 @@ def test_zoo_holds_three_seeds_of_each_cpu_recipe_and_is_small():
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: f"{e['recipe']}/{e['seed']}")
+@pytest.mark.slow
 def test_shipped_model_loads_plainly_and_reproduces_its_manifest(entry):
     folder = zoo_dir() / entry["path"]
     assert file_hashes(folder) == entry["files"]
@@ -59,6 +60,7 @@ def test_barrier_of_a_model_with_itself_is_zero(capsys):
 @pytest.mark.parametrize("recipe, extra", [("vit-digits", []), ("gpt-shakespeare", ["--max-examples", GPT_EXAMPLES]),
                                            ("llama-shakespeare", ["--max-examples", GPT_EXAMPLES]),
                                            ("pythia-shakespeare", ["--max-examples", GPT_EXAMPLES])])
+@pytest.mark.slow
 def test_planted_symmetry_gives_a_large_barrier_between_identical_functions(recipe, extra, tmp_path, capsys):
     assert main(["transform", f"zoo:{recipe}/0", "--random", "--seed", "1", "--out", str(tmp_path / "t")]) == 0
     capsys.readouterr()
@@ -71,6 +73,7 @@ def test_planted_symmetry_gives_a_large_barrier_between_identical_functions(reci
 @pytest.mark.parametrize("recipe, extra, margin", [("vit-digits", [], 1.0), ("gpt-shakespeare", ["--max-examples",
                                                                                                  GPT_EXAMPLES], 0.5),
                                                    ("llama-shakespeare", ["--max-examples", GPT_EXAMPLES], 0.8)])
+@pytest.mark.slow
 def test_vanilla_barrier_between_seeds_is_clearly_positive(recipe, extra, margin, capsys):
     out = barrier_json(capsys, f"zoo:{recipe}/0", f"zoo:{recipe}/1", *extra)
     assert out["barrier"] > margin and out["barrier_mean"] > margin

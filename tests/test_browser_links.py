@@ -16,6 +16,8 @@ import sys
 import pytest
 from browser_support import chromium, require_chromium, served_app
 
+pytestmark = pytest.mark.slow  # minutes of learned matching or a real browser: `-m 'not slow'` skips
+
 require_chromium()
 
 SECTIONS = ["Start", "Align and measure", "Use the alignment", "Three models and corrections"]

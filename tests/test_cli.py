@@ -80,6 +80,7 @@ def test_bad_models_give_one_clear_line(tmp_path, capsys):
         assert message in err and err.count("\n") == 1 and "Traceback" not in err, err
 
 
+@pytest.mark.slow
 def test_console_script_never_shows_a_traceback(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "symalign.cli", "inspect", str(tmp_path / "nope")],
                           capture_output=True, text=True)

@@ -24,6 +24,7 @@ def tiny_pair(tmp_path_factory):
     return recipe, cache, heldout_pairs.pair_paths(recipe, cache, log=lambda m: None)
 
 
+@pytest.mark.slow
 def test_a_pair_trained_with_plain_transformers_loads_with_its_tokenizer(tiny_pair):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -37,6 +38,7 @@ def test_a_pair_trained_with_plain_transformers_loads_with_its_tokenizer(tiny_pa
     assert "assert" in heldout_pairs.corpus_file("prose", cache).read_text()[:20_000]
 
 
+@pytest.mark.slow
 def test_the_benchmark_row_measures_learned_matching_against_the_vanilla_path(tiny_pair):
     recipe, cache, _ = tiny_pair
     row = learned_heldout.row_for(recipe, cache, {}, log=lambda m: None, presets=("all", "full"))

@@ -101,6 +101,7 @@ def test_a_local_directory_of_the_same_name_wins(offline, tmp_path, monkeypatch)
                        load_model(str(root / "b")).tensors["embed.token"])
 
 
+@pytest.mark.slow
 def test_align_hub_ids_bf16_in_bf16_out_and_the_same_function(offline, tmp_path, capsys):
     out = tmp_path / "aligned"
     summary = run_json(["align", f"{ORG}/gpt2-a", f"{ORG}/gpt2-b", "--method", "weight", "--classes", "all",
@@ -170,6 +171,7 @@ def test_missing_ids_bad_revisions_and_misfit_tokenizers_are_one_line(offline, t
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_a_barrier_on_a_terminal_shows_progress_before_its_result(offline):
     """stderr is a pseudo-terminal: the bar (with its phase) is drawn while the curve is computed."""
     import fcntl

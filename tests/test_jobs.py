@@ -19,6 +19,8 @@ from symalign.jobs.worker import JobProgress
 from symalign.runs.execute import barrier_run
 from symalign.runs.store import RunStore
 
+pytestmark = pytest.mark.slow  # minutes of learned matching or a real browser: `-m 'not slow'` skips
+
 BARRIER = {"data": "digits", "points": 5, "max_examples": 64}
 LONG_LEARNED = {"a": "zoo:vit-digits/0", "b": "zoo:vit-digits/1", "points": 5, "max_examples": 64,
                 "config": {"method": "learned", "classes": {"qk": "orthogonal", "vo": "orthogonal",

@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "symalign"
 LAYERS = [
     {"errors"},
     {"registry"},
-    {"memory", "device", "data", "zoo", "symmetry", "plots"},
+    {"memory", "device", "data", "zoo", "symmetry", "plots", "progress"},
     {"models"},
     {"report", "barrier", "offline_hub", "landscape"},
     {"match", "anatomy"},

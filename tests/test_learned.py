@@ -25,21 +25,24 @@ def same_transform(x, y) -> bool:
         all(torch.equal(a, b) for a, b in zip(x[k].tensors().values(), y[k].tensors().values())) for k in x)
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_identical_transforms_whatever_ran_before():
     a, b = load_model("zoo:vit-digits/0"), load_model("zoo:vit-digits/2")
     config = AlignConfig(method="learned", classes=ALL, data="digits", steps=60, seed=3)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)  # the reference runs on two threads, the `single` one on one
     first = align(a, b, config)
     # other work in between: global RNG use, another learned run with another seed, a thread change
     torch.manual_seed(123)
     torch.randn(1000)
     align(a, b, AlignConfig(method="learned", classes=CLASS_PRESETS["permutations"], data="digits", steps=20, seed=9))
-    threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         single = align(a, b, config)
     finally:
-        torch.set_num_threads(threads)
+        torch.set_num_threads(2)
     second = align(a, b, config)
+    torch.set_num_threads(threads)
     assert same_transform(first.transform, second.transform)
     assert [h.get("check") for h in first.report["learned"]] == [h.get("check") for h in second.report["learned"]]
     # one thread instead of two: the same trajectory; float summation order differs, so the weights
@@ -48,6 +51,7 @@ def test_the_same_seed_gives_identical_transforms_whatever_ran_before():
     assert distance(first.aligned.tensors, single.aligned.tensors) < 1e-4
 
 
+@pytest.mark.slow
 def test_the_stopping_rule_stops_at_once_on_a_planted_pair():
     a = canonicalize(load_model("zoo:vit-digits/1"))
     b = transformed(a, random_transform(spec_of(a), ALL, seed=5))
@@ -62,6 +66,7 @@ def test_the_stopping_rule_stops_at_once_on_a_planted_pair():
         summary["stopped"]
 
 
+@pytest.mark.slow
 def test_flips_stop_before_the_end_and_the_history_is_complete():
     a, b = load_model("zoo:vit-digits/0"), load_model("zoo:vit-digits/1")
     result = align(a, b, AlignConfig(method="learned", classes=CLASS_PRESETS["permutations"], data="digits",
@@ -103,6 +108,7 @@ def test_bad_learned_options_are_refused(bad):
         LearnedOptions(**bad)
 
 
+@pytest.mark.slow
 def test_soft_matching_relaxes_then_rounds_to_real_permutations():
     """Sinkhorn-relaxed permutations during training, rounded at the freeze: the output holds exact
     permutations, computes B's function, and removes much of the weight-matching barrier."""
@@ -153,6 +159,7 @@ def test_input_noise_changes_the_training_batches_only():
     assert all(x["loss"] != y["loss"] for x, y in zip(runs[0][1:], runs[1][1:]))
 
 
+@pytest.mark.slow
 def test_beside_learned_rotations_permutations_stay_those_of_their_start():
     """Measured on both zoo families: straight-through flips beside learned rotations made the
     barrier worse and round-off dependent, so hard permutations keep their start (no flips)."""

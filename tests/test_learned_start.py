@@ -3,6 +3,7 @@ activations with the continuous maps solved around them, whichever the fixed che
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from symalign.data import load_data
@@ -52,6 +53,7 @@ def _inputs(recipe: str, data: str) -> MatchInputs:
     return MatchInputs(a, b, spec, {k: c for k, c in config.classes.items() if c != "none"}, config, "cpu")
 
 
+@pytest.mark.slow
 def test_the_activation_start_takes_its_permutations_from_activations():
     inputs = _inputs("gpt-shakespeare", "shakespeare")
     data = load_data("shakespeare")
@@ -64,6 +66,7 @@ def test_the_activation_start_takes_its_permutations_from_activations():
     assert "residual" in start and "layer.0.qk" in start  # the continuous maps were solved around them
 
 
+@pytest.mark.slow
 def test_learning_begins_from_the_start_the_check_prefers():
     inputs = _inputs("gpt-shakespeare", "shakespeare")
     data = load_data("shakespeare")
@@ -96,6 +99,7 @@ def test_the_full_preset_fits_each_family():
     assert set(PRESET_HELP) == set(CLASS_PRESETS)  # every preset button says what it is for
 
 
+@pytest.mark.slow
 def test_invertible_head_maps_are_learned_from_weight_matchings_rotations():
     """Learning invertible head maps starts from the rotations weight matching finds (Procrustes),
     not from its least-squares invertible fit, then leaves the rotations; B's function is kept."""

@@ -91,6 +91,7 @@ def test_outputs_load_with_plain_transformers_and_match_b(family, tmp_path):
         assert (out / "transforms.safetensors").is_file()
 
 
+@pytest.mark.slow
 def test_learned_matching_lowers_the_path_loss(tmp_path):
     """Learned refinement on a tiny ViT pair trained briefly on digits: the mid-path loss drops."""
     from symalign.data import load_data

@@ -76,6 +76,7 @@ def test_text_evaluation_in_logit_bounded_batches_gives_the_same_loss(monkeypatc
 
 @pytest.mark.parametrize("recipe, data", [("gpt-shakespeare", "shakespeare"), ("pythia-shakespeare", "shakespeare"),
                                           ("bert-shakespeare", "shakespeare-mlm")])
+@pytest.mark.slow
 def test_learned_matching_in_micro_batches_follows_the_whole_batch(recipe, data, monkeypatch):
     """Gradients of micro-batches add up to the whole batch's, also when they are carried back through
     the transforms one parameter at a time (fused QKV, a tied decoder): the same trajectory to round-off."""

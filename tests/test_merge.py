@@ -48,6 +48,7 @@ def test_merging_a_planted_copy_with_alignment_returns_the_model(vit, planted, h
 @pytest.mark.parametrize("recipe, data, how", [("bert-shakespeare", "shakespeare-mlm", how)
                                                for how in ("average", "fisher", "regmean")]
                          + [("llama-shakespeare", "shakespeare", "regmean")])
+@pytest.mark.slow
 def test_merging_works_unchanged_on_the_newer_families(recipe, data, how):
     """A tied BERT (post-LN; its decoder is the token embedding, which RegMean must not split from
     it) and a Llama (RMSNorm, grouped queries, rotary QK maps): a planted copy merges back."""

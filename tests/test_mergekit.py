@@ -27,6 +27,7 @@ def mergekit_yaml() -> str:
     return found
 
 
+@pytest.mark.slow
 def test_mergekit_yaml_on_the_exported_config_rebuilds_the_same_weights(tmp_path, capsys):
     """`merge --export-inputs` writes the aligned inputs (both in A's canonical basis) and a
     mergekit.yml; mergekit-yaml on it gives symalign's merged checkpoint back."""

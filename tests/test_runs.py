@@ -23,6 +23,7 @@ def home(tmp_path, monkeypatch):
     return tmp_path / "home"
 
 
+@pytest.mark.slow
 def test_cli_barrier_and_align_are_recorded_with_their_metrics(home, tmp_path, capsys):
     assert main(["barrier", "zoo:vit-digits/0", "zoo:vit-digits/1", "--max-examples", "64", "--points", "5",
                  "--json"]) == 0
@@ -81,6 +82,7 @@ def test_delete_removes_the_run_and_only_owned_artifacts(home, tmp_path):
         store.get(a)
 
 
+@pytest.mark.slow
 def test_a_killed_process_leaves_the_database_sound_and_earlier_runs_intact(home, tmp_path):
     assert main(["barrier", "zoo:vit-digits/0", "zoo:vit-digits/1", "--max-examples", "32", "--points", "3"]) == 0
     store = RunStore(home / "runs.sqlite")

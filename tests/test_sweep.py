@@ -79,6 +79,7 @@ def test_serial_sweep_is_the_direct_computation_and_resumes_without_recomputing(
     assert sweeps[0].metrics["executed"] == 1 and len(sweeps[0].metrics["cells"]) == 3
 
 
+@pytest.mark.slow
 def test_ray_executor_gives_the_serial_table(tmp_path):
     grid = read_grid(sweep_file(tmp_path))
     serial = run_sweep(grid, executor="serial", store=RunStore(tmp_path / "serial.sqlite"))
@@ -167,6 +168,7 @@ def test_yaml_and_json_sweep_files_read_like_toml(tmp_path):
     assert from_yaml.to_json() == from_json.to_json() == from_toml.to_json()
 
 
+@pytest.mark.slow
 def test_the_report_regenerates_with_its_documented_command(tmp_path):
     """`python benchmarks/results_report.py` (shrunk by its quick-check options) writes the report from
     sweeps recorded in the run history: its numbers are those sweeps' means ± stds, a second run

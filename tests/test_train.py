@@ -16,6 +16,7 @@ from symalign.train.loop import train
 
 
 @pytest.mark.parametrize("recipe, steps", [("vit-digits", 4), ("gpt-shakespeare", 2)])
+@pytest.mark.slow
 def test_cpu_recipe_trains_end_to_end(recipe, steps, tmp_path):
     first = train(recipe, 3, tmp_path / "a", steps=steps)
     second = train(recipe, 3, tmp_path / "b", steps=steps)

@@ -60,6 +60,7 @@ def test_planted_pairwise_barriers_vanish():
         assert interpolation_curve(aligned[i], aligned[j], data, points=5, max_examples=128).barrier < 1e-3
 
 
+@pytest.mark.slow
 def test_learned_refinement_keeps_an_exact_start_and_its_start_in_the_files(tmp_path):
     """Weight matching already undoes the planted maps; learning must not move away from them."""
     models = planted_three("vit", seed=8, base=load_model("zoo:vit-digits/1"))  # trained: the start is optimal

@@ -29,6 +29,7 @@ EVALUATION = {"vit-digits": {}, "gpt-shakespeare": {"points": 11, "max_examples"
 
 
 @pytest.mark.parametrize("recipe", list(BEFORE))
+@pytest.mark.slow
 def test_the_zoo_barrier_rows_are_what_they_were(recipe):
     data_spec, before = BEFORE[recipe]
     a, b = load_model(f"zoo:{recipe}/0"), load_model(f"zoo:{recipe}/1")

@@ -1,6 +1,7 @@
 """Typed settings of recorded runs: what a run was asked to do, written to the history as JSON and
 read back through the same class, so readers (the sweep's reuse index, run views) do not rebuild
-field names by hand. One class per run kind (`SETTINGS`); `settings_of(run)` reads any run's."""
+field names by hand. One class per run kind (`SETTINGS`); `settings_of(kind, settings)` reads any
+run's (a stored run's `typed_settings`)."""
 
 from __future__ import annotations
 
