@@ -6,7 +6,6 @@ from dataclasses import replace
 import streamlit as st
 
 from symalign.barrier import default_data_spec
-from symalign.data import learned_defaults
 from symalign.errors import SymalignError
 from symalign.landscape.estimate import readable
 from symalign.match.config import AlignConfig
@@ -18,6 +17,7 @@ from symalign.runs.execute import align_then_vanilla
 from symalign.runs.many import align_many_run
 from symalign.runs.table import run_label
 from symalign.ui.jobs import follow_job, submit_job
+from symalign.ui.option_widgets import option_widgets
 from symalign.ui.runs import show_universe
 from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_canonical_spec, cached_curve_estimate, cached_data, cached_model, run_store
@@ -70,23 +70,17 @@ with user_errors():
 
     with st.expander("method options and measurement"):
         o1, o2, o3 = st.columns(3)
-        steps = o1.number_input("learned/soft steps (at most)", 1, 20_000, learned_defaults(data or "")["steps"],
-                                key=f"align-steps-{data}", help="the default is the data's (600 images, 300 text)")
-        lr = o2.number_input("learned/soft learning rate", 1e-5, 1.0, 0.01, format="%.4f", key="align-lr")
-        lambdas = o3.selectbox("λ per step", ("uniform_mid", "half", "uniform", "normal"), key="align-lambdas")
-        head_cost = o1.selectbox("weight: head cost", ("circuit", "spectral"), key="align-head-cost")
-        residual_strategy = o2.selectbox("activation: residual from", ("all", "first", "last", "identity"),
-                                         key="align-residual-strategy")
-        seed = o3.number_input("seed", 0, 1_000_000, 0, key="align-seed")
-        points = o1.number_input("interpolation points", 3, 101, 21, key="align-points")
-        max_examples = o2.number_input("evaluation examples (0 = all)", 0, 1_000_000, 0, key="align-max-examples")
-        with_vanilla = o3.checkbox("also record the vanilla barrier", True, key="align-vanilla", disabled=third)
-        alpha = o1.number_input("three models, learned: Dirichlet α", 0.01, 100.0, 1.0, key="align-alpha",
-                                help="mixing weights per step ~ Dirichlet(α·1); 1 = uniform over the simplex")
+        # the method's own options, from what it declares (symalign.match.options)
+        chosen = option_widgets(method, data, third, [o1, o2, o3])
+        seed = o1.number_input("seed", 0, 1_000_000, 0, key="align-seed")
+        points = o2.number_input("interpolation points", 3, 101, 21, key="align-points")
+        max_examples = o3.number_input("evaluation examples (0 = all)", 0, 1_000_000, 0, key="align-max-examples")
+        with_vanilla = o1.checkbox("also record the vanilla barrier", True, key="align-vanilla", disabled=third)
 
-    config = AlignConfig(method=method, classes=classes, head_cost=head_cost, data=data or None, device=device,
-                         seed=int(seed), steps=int(steps), lr=float(lr), lambdas=lambdas, alpha=float(alpha),
-                         residual_strategy=residual_strategy)
+    fields = AlignConfig.__dataclass_fields__
+    config = AlignConfig(method=method, classes=classes, data=data or None, device=device, seed=int(seed),
+                         options={k: v for k, v in chosen.items() if k not in fields and v is not None},
+                         **{k: v for k, v in chosen.items() if k in fields})
     st.session_state["align-config"] = config.to_json()
     with st.expander("run configuration"):
         st.json(config.to_json())

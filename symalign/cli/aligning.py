@@ -6,7 +6,7 @@ from symalign.cli.common import (
     Bar,
     add_class_flags,
     add_dtype_flag,
-    add_learned_flags,
+    add_option_flags,
     add_run_flags,
     add_universe_flags,
     align_config,
@@ -25,18 +25,7 @@ def add_align(sub) -> None:
     p.add_argument("--method", default="weight", choices=method_names(),
                    help="; ".join(f"{name}: {m.help}" for name, m in matchers().items()))
     add_class_flags(p)
-    p.add_argument("--head-cost", default="circuit", choices=("circuit", "spectral"))
-    p.add_argument("--max-sweeps", type=int, default=30, help="weight matching: at most this many sweeps")
-    p.add_argument("--max-seconds", type=float, default=None,
-                   help="weight matching: stop after the sweep that passes this many seconds")
-    add_learned_flags(p)
-    p.add_argument("--lambdas", default="uniform_mid", choices=("uniform_mid", "half", "uniform", "normal"),
-                   help="learned/soft: distribution of λ per step")
-    p.add_argument("--residual-strategy", default="all", choices=("all", "first", "last", "identity", "separate"),
-                   help="activation: which hidden states match the residual")
-    p.add_argument("--head-strategy", default="two-stage", choices=("two-stage", "ignore"),
-                   help="activation: match heads two-stage or leave them in place")
-    p.add_argument("--max-examples", type=int, default=256, help="activation: examples whose activations are used")
+    add_option_flags(p, universe=False)
     p.add_argument("--data", default=None)
     p.add_argument("--device", default="auto")
     p.add_argument("--seed", type=int, default=0)

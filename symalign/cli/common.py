@@ -50,25 +50,14 @@ def add_class_flags(p: argparse.ArgumentParser) -> None:
         p.add_argument(f"--{kind}", choices=("none",) + CLASSES, help=f"class for {kind} components")
 
 
-def add_learned_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--steps", type=int, default=None,
-                   help="learned/soft: most optimisation steps (default: 600 for images, 300 for text)")
-    p.add_argument("--lr", type=float, default=None, help="learned/soft: learning rate (default 0.01)")
-    p.add_argument("--batch-size", type=int, default=None, help="learned/soft: examples per step")
-    p.add_argument("--input-noise", type=float, default=None,
-                   help="learned/soft: std of Gaussian noise on training images, a regulariser "
-                        "(default 0.3 for images; text takes 0)")
-    p.add_argument("--patience", type=int, default=None,
-                   help="learned/soft: checks (every 25 steps) without improvement before stopping (default 3; "
-                        "a value above steps/25 runs every step)")
-    p.add_argument("--start", default=None, choices=("weight", "activation", "auto"),
-                   help="learned (two models): where learning begins: weight matching's transform (default), "
-                        "permutations from activations with the rest solved around them, or auto (both; the one "
-                        "whose path is lower on the check; helped an over-trained pair, docs/matching.md); soft "
-                        "matching always starts from weight matching's")
-    p.add_argument("--alpha", type=float, default=None,
-                   help="learned, three or more models: Dirichlet(α·1) mixing weights per step "
-                        "(default 1: uniform over the simplex; Theus et al. use 0.1)")
+def add_option_flags(p: argparse.ArgumentParser, universe: bool) -> None:
+    """The matchers' options as flags, from their declarations (symalign.match.options): an option a
+    matcher declares is a flag here with no other edit. `universe`: align-many and simplex."""
+    from symalign.match.options import all_options
+
+    for o in all_options(universe=universe).values():
+        default = "" if o.default is None else f" (default: {o.default})"
+        p.add_argument(o.flag, type=o.kind, default=None, choices=o.choices, help=o.help + default)
 
 
 def add_universe_flags(p: argparse.ArgumentParser, default_method: str) -> None:
@@ -76,9 +65,7 @@ def add_universe_flags(p: argparse.ArgumentParser, default_method: str) -> None:
     p.add_argument("models", nargs="+", metavar="MODEL")
     p.add_argument("--method", default=default_method, choices=method_names(universe=True))
     add_class_flags(p)
-    add_learned_flags(p)
-    p.add_argument("--rounds", type=int, default=0,
-                   help="weight: refinement rounds, each model matched to the mean of the others")
+    add_option_flags(p, universe=True)
 
 
 def add_model_output_flags(p: argparse.ArgumentParser) -> None:
@@ -146,12 +133,14 @@ def store_for(args):
 def align_config(args, data: str | None = None):
     """The AlignConfig the align, align-many and simplex flags describe."""
     from symalign.match.config import AlignConfig
+    from symalign.match.options import all_options
 
-    options = {name: getattr(args, name) for name in ("head_cost", "max_sweeps", "max_seconds", "dtype", "steps", "lr",
-                                                      "lambdas", "alpha",
-                                                      "rounds", "batch_size", "patience", "input_noise", "start",
-                                                      "residual_strategy", "head_strategy",
-                                                      "max_examples") if getattr(args, name, None) is not None}
+    fields = AlignConfig.__dataclass_fields__
+    given = {name: getattr(args, name) for name in all_options() if getattr(args, name, None) is not None}
+    options = {name: value for name, value in given.items() if name in fields}
+    options["options"] = {name: value for name, value in given.items() if name not in fields}
+    if getattr(args, "dtype", None) is not None:
+        options["dtype"] = args.dtype
     return AlignConfig(method=args.method, classes=parse_classes(args), data=data or args.data, device=args.device,
                        seed=args.seed, preset=preset_of(args), **options)
 

@@ -1,6 +1,7 @@
 """The command-line reference, generated from the parser so that it cannot go stale: the README's
-table of commands and docs/cli.md (every command's usage and flags). `python -m symalign.cli.reference
---write` rewrites both; tests/test_cli_reference.py fails when either differs from the parser."""
+table of commands, docs/cli.md (every command's usage and flags) and docs/options.md (the matchers'
+declared options). `python -m symalign.cli.reference --write` rewrites them; tests/test_cli_reference.py
+fails when one differs from what the code declares."""
 
 from __future__ import annotations
 
@@ -69,6 +70,28 @@ def cli_reference() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def options_reference() -> str:
+    """docs/options.md: every matcher option as declared (symalign.match.options), with where it applies."""
+    from symalign.match.options import all_options
+    from symalign.sweeps.grid import EVALUATION_KEYS
+
+    out = ["# Matcher options", "",
+           "Generated from the matchers' declarations (`symalign/match/options.py`) by",
+           "`python -m symalign.cli.reference --write`. Each option is a flag of `align` (and, for the matchers",
+           "that align three or more models, of `align-many` and `simplex`), a widget on the Align page, and a",
+           "key of a sweep row or of a sweep's `[grid]` table (docs/sweeps.md), where activation's",
+           "`max_examples` is written `activation_examples` (a row's `max_examples` is the evaluation's).",
+           f"A sweep row also takes the evaluation's {', '.join(f'`{k}`' for k in EVALUATION_KEYS)}.", "",
+           "| option | flag | methods | type | default | values | what it does |", "|---|---|---|---|---|---|---|"]
+    for o in all_options().values():
+        values = ", ".join(o.choices) if o.choices else (f"≥ {o.minimum:g}" if o.minimum is not None else "")
+        default = "the data's" if o.default is None and o.name in ("steps", "input_noise") else o.default
+        methods = ", ".join(o.methods) + (" (three or more models)" if o.universe_only else "")
+        out.append(f"| `{o.name}` | `{o.flag}` | {methods} | {o.kind.__name__} | {default} | {values} | "
+                   f"{o.help.replace('|', '/')} |")
+    return "\n".join(out) + "\n"
+
+
 def readme_with_table(readme: str) -> str:
     """The README with the text between its cli-table markers replaced by the generated table."""
     pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
@@ -79,14 +102,14 @@ def readme_with_table(readme: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    readme_path, cli_path = ROOT / "README.md", ROOT / "docs" / "cli.md"
-    readme, reference = readme_with_table(readme_path.read_text(encoding="utf-8")), cli_reference()
+    readme_path, cli_path, options_path = ROOT / "README.md", ROOT / "docs" / "cli.md", ROOT / "docs" / "options.md"
+    generated = {readme_path: readme_with_table(readme_path.read_text(encoding="utf-8")), cli_path: cli_reference(),
+                 options_path: options_reference()}
     if "--write" in argv:
-        readme_path.write_text(readme, encoding="utf-8")
-        cli_path.write_text(reference, encoding="utf-8")
+        for path, text in generated.items():
+            path.write_text(text, encoding="utf-8")
         return 0
-    stale = [p.name for p, text in ((readme_path, readme), (cli_path, reference))
-             if not p.is_file() or p.read_text(encoding="utf-8") != text]
+    stale = [p.name for p, text in generated.items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
     if stale:
         print(f"stale: {', '.join(stale)}; run python -m symalign.cli.reference --write", file=sys.stderr)
         return 1

@@ -12,7 +12,9 @@ from symalign.sweeps.executors import EXECUTORS
 def add_sweep(sub) -> None:
     p = sub.add_parser("sweep", help="an ablation grid: model pairs × methods × symmetry classes × seeds")
     p.add_argument("file", nargs="?", help="a sweep file (.toml, .yaml or .json; see docs/sweeps.md)")
-    p.add_argument("--preset", help="a named grid: table1 (Theus et al.'s rows), components, quick")
+    from symalign.sweeps.grid import PRESETS
+
+    p.add_argument("--preset", help=f"a named grid (docs/sweeps.md): {', '.join(PRESETS)}")
     p.add_argument("--family", help="with --preset: the zoo recipe whose seeds 0, 1, 2 make the pairs")
     p.add_argument("--seeds", type=int, nargs="+", default=None, help="matcher seeds for learned/soft rows")
     p.add_argument("--executor", default="auto", choices=EXECUTORS,

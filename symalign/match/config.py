@@ -7,11 +7,11 @@ from dataclasses import asdict, dataclass, field
 
 from symalign.errors import SymalignError
 from symalign.match.matchers import matcher
+from symalign.match.options import all_options
 from symalign.symmetry.spec import KINDS
 
 # Precisions a written checkpoint may take (`auto`: the input's own; symalign.models.io maps the names).
 EXPORT_DTYPES = ("auto", "float32", "bfloat16", "float16")
-LEARNED_STARTS = ("weight", "activation", "auto")
 DEFAULT_CLASSES = {"mlp": "perm", "heads": "perm", "qk": "none", "vo": "none", "residual": "none"}
 # Named class choices (the app's preset buttons, `--classes all` on the command line).
 CLASS_PRESETS: dict[str, dict[str, str]] = {
@@ -67,6 +67,8 @@ class AlignConfig:
     # refuses one of them (RoPE refuses orthogonal QK maps, post-LN orthogonal residual ones) the widest
     # admissible class stands in (SymmetrySpec.fit). Classes chosen one by one are never changed.
     preset: str | None = None
+    # Options a registered matcher declares beyond the fields above (symalign.match.options), by name.
+    options: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         needs_data = matcher(self.method).needs_data  # an unknown method is refused here, with the choices
@@ -74,19 +76,33 @@ class AlignConfig:
             raise SymalignError(f"unknown dtype {self.dtype!r}; choose from {', '.join(EXPORT_DTYPES)}")
         if self.max_seconds is not None and self.max_seconds <= 0:
             raise SymalignError(f"--max-seconds must be positive; got {self.max_seconds}")
-        if self.head_cost not in ("circuit", "spectral"):
-            raise SymalignError(f"unknown head cost {self.head_cost!r}; choose circuit or spectral")
+        self._check_options()
         if self.preset is not None:
             if self.preset not in CLASS_PRESETS:
                 raise SymalignError(f"unknown class preset {self.preset!r}; choose from {', '.join(CLASS_PRESETS)}")
             self.classes = preset_classes(self.preset)
         self.classes = {**DEFAULT_CLASSES, **self.classes}  # unnamed kinds: MLP and head permutations, else none
-        if self.start not in LEARNED_STARTS:
-            raise SymalignError(f"unknown learned start {self.start!r}; choose from {', '.join(LEARNED_STARTS)}")
-        if self.rounds < 0:
-            raise SymalignError(f"--rounds must be 0 or more; got {self.rounds}")
         if needs_data and self.data is None:
             raise SymalignError(f"--method {self.method} needs --data: it matches on activations or the task loss")
+
+    def _check_options(self) -> None:
+        """Every declared option's value against its declaration (choices, type, range); `options`
+        may hold only names that a registered matcher declares and that are not fields here."""
+        declared, fields = all_options(), {f for f in self.__dataclass_fields__}
+        for name in self.options:
+            if name in fields or name not in declared:
+                valid = sorted(n for n in declared if n not in fields)
+                raise SymalignError(f"AlignConfig.options: {name!r} is not a plugin matcher's option"
+                                    f"{' (it is a field: set it directly)' if name in fields else ''}; "
+                                    f"declared: {', '.join(valid) or 'none'}")
+        for name, option in declared.items():
+            option.check(getattr(self, name) if name in fields else self.options.get(name))
+
+    def option(self, name: str):
+        """A declared option's value: the field, else `options`, else its declared default."""
+        if name in self.__dataclass_fields__:
+            return getattr(self, name)
+        return self.options.get(name, all_options()[name].default)
 
     def for_spec(self, spec) -> AlignConfig:
         """This config on a model with this spec: a preset's refused classes replaced by the widest
@@ -99,7 +115,10 @@ class AlignConfig:
         return config
 
     def to_json(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        if not out["options"]:
+            del out["options"]  # so a run's settings (and reuse keys) read as they did before plugin options
+        return out
 
     def learned_options(self):
         """The learned optimiser's settings: what the user set, else the data's defaults (steps, input

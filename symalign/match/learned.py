@@ -30,7 +30,7 @@ import torch
 
 from symalign.device import reproducible
 from symalign.errors import SymalignError
-from symalign.match.learned_start import activation_permutation_start, start_inputs
+from symalign.match.learned_start import activation_permutation_start, identity_start, start_inputs
 from symalign.match.matchers import MatchInputs, MatchOutput
 from symalign.match.mixing import WeightSampler, check_points
 from symalign.match.movers import Mover, NormalizedMomentum
@@ -280,8 +280,11 @@ def run_learned_matching(inputs: MatchInputs) -> MatchOutput:
     options = c.learned_options()
     data = load_data(c.data)
     starts = []
-    wanted = "weight" if options.soft else options.start  # soft latents start from weight matching's
+    # soft latents start from weight matching's (or, asked for, the identity)
+    wanted = "weight" if options.soft and options.start != "identity" else options.start
     begin = start_inputs(inputs)
+    if wanted == "identity":
+        starts.append(MatchOutput(identity_start(inputs.spec, inputs.classes)))
     if wanted in ("weight", "auto"):
         starts.append(run_weight_matching(begin))
     if wanted in ("activation", "auto"):

@@ -1,6 +1,6 @@
 """Where learned matching starts: weight matching (with a subgroup's closed form standing in for a
-class whose own weight matching is a poor start), or permutations found on activations with the
-continuous maps solved by weight matching around them."""
+class whose own weight matching is a poor start), permutations found on activations with the
+continuous maps solved by weight matching around them, or the identity (B as it is)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,31 @@ from dataclasses import replace
 
 from symalign.match.matchers import MatchInputs, MatchOutput
 from symalign.symmetry.spec import SymmetrySpec
+from symalign.symmetry.transform import Transform
+
+
+def identity_start(spec: SymmetrySpec, classes: dict[str, str]) -> Transform:
+    """The identity element of every space a class is asked for, in that class's form, so learning
+    has a latent for each: Theus et al.'s ablation of where learning starts (no matching first)."""
+    import torch
+
+    from symalign.symmetry.groups import Dense, Permutation, ScaledPermutation
+
+    out = Transform()
+    for space in spec.spaces.values():
+        cls, n = classes.get(space.kind, "none"), space.size
+        batch = space.count if space.count > 1 or space.batched_by else None
+        if cls == "none":
+            continue
+        if cls == "perm" and batch is None:
+            out[space.name] = Permutation(torch.arange(n))
+        elif cls == "scaled_perm" and batch is None:
+            out[space.name] = ScaledPermutation(torch.arange(n), torch.ones(n, dtype=torch.float64))
+        else:
+            eye = torch.eye(n, dtype=torch.float64)
+            out[space.name] = Dense(eye.expand(batch, n, n).clone() if batch else eye,
+                                    "invertible" if cls == "scaled_perm" else cls)
+    return out
 
 
 def activation_permutation_start(inputs: MatchInputs, data) -> MatchOutput | None:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from symalign.match.options import BUILTIN_OPTIONS, Option
 from symalign.registry import Registry, resolve
 
 
@@ -52,6 +53,8 @@ class Matcher:
     stochastic: bool = False  # its result depends on --seed: sweeps repeat its rows per seed
     learns: bool = False  # keeps learned corrections beside its start (spectra, learned options apply)
     relaxed: bool = False  # learned matchers: permutations relaxed to doubly stochastic matrices (Sinkhorn)
+    # What it reads from AlignConfig (symalign.match.options): its flags, sweep keys and checks come from here.
+    options: tuple[Option, ...] = ()
 
     def runner(self) -> Callable[[MatchInputs], MatchOutput]:
         return resolve(self.run)
@@ -70,6 +73,10 @@ def method_names(universe: bool = False) -> tuple[str, ...]:
     return tuple(matchers(universe))
 
 
+def _declared(method: str) -> tuple[Option, ...]:
+    return tuple(o for o in BUILTIN_OPTIONS if method in o.methods)
+
+
 def _identity(inputs: MatchInputs) -> MatchOutput:
     from symalign.symmetry.transform import Transform
 
@@ -78,12 +85,13 @@ def _identity(inputs: MatchInputs) -> MatchOutput:
 
 register(Matcher("none", "no alignment: the vanilla barrier", _identity, universe=True))
 register(Matcher("weight", "data-free: coordinate descent over components (Git Re-Basin), closed-form rotations",
-                 "symalign.match.weight:run_weight_matching", universe=True))
+                 "symalign.match.weight:run_weight_matching", universe=True, options=_declared("weight")))
 register(Matcher("activation", "match activations on data (needs a data set)",
-                 "symalign.match.activation:run_activation_matching", needs_data=True))
+                 "symalign.match.activation:run_activation_matching", needs_data=True,
+                 options=_declared("activation")))
 register(Matcher("learned", "optimise the group elements for low loss along the path (needs data)",
                  "symalign.match.learned:run_learned_matching", needs_data=True, universe=True, stochastic=True,
-                 learns=True))
+                 learns=True, options=_declared("learned")))
 register(Matcher("soft", "Sinkhorn relaxation of the permutations, learned like `learned` (needs data)",
                  "symalign.match.learned:run_learned_matching", needs_data=True, universe=True, stochastic=True,
-                 learns=True, relaxed=True))
+                 learns=True, relaxed=True, options=_declared("soft")))

@@ -1,8 +1,10 @@
-"""A sweep's grid: model pairs × rows (a method with its symmetry classes) × matcher seeds.
+"""A sweep's grid: model pairs × rows (a method with its symmetry classes and options) × matcher seeds.
 
 Why a declarative grid: an alignment ablation is many runs that differ in one or two settings;
 written as data (a TOML or YAML file, or a named preset) it can be checked whole before anything
-runs, resumed cell by cell, and shared. Every cell is one recorded `align` run."""
+runs, resumed cell by cell, and shared. Every cell is one recorded `align` run. A row may set any
+option its method declares (symalign.match.options) and the evaluation's `data`, `points` and
+`max_examples`; a `[grid]` table crosses lists of values with every row, so any option is an axis."""
 
 from __future__ import annotations
 
@@ -13,17 +15,19 @@ try:
 except ImportError:  # Python 3.10
     import tomli as tomllib
 from dataclasses import dataclass, field
-from itertools import combinations
+from itertools import combinations, product
 from pathlib import Path
+from typing import Any
 
 from symalign.errors import SymalignError
 from symalign.match.config import CLASS_PRESETS
 from symalign.match.matchers import matcher, method_names
+from symalign.match.options import LAMBDA_SAMPLERS, RESIDUAL_STRATEGIES, Option
 from symalign.symmetry.spec import KINDS
 
 # Theus et al.'s Table 1 rows, with the ablations in between (Zhang et al.: rotations beat
-# permutations alone): each row is (name, method, class preset).
-PRESETS: dict[str, list[tuple[str, str, str | dict[str, str]]]] = {
+# permutations alone): each row is (name, method, class preset[, options]).
+PRESETS: dict[str, list[tuple]] = {
     "table1": [
         ("vanilla", "none", "none"),
         ("activation (all)", "activation", "all"),
@@ -43,7 +47,19 @@ PRESETS: dict[str, list[tuple[str, str, str | dict[str, str]]]] = {
 PRESETS["components"] = [("all classes", "weight", "all")] + [
     (f"all but {kind}", "weight", {k: c for k, c in CLASS_PRESETS["all"].items() if k != kind})
     for kind in CLASS_PRESETS["all"]]
+# The papers' ablations of one option each (issue #41): a row per value, on any family.
+PRESETS["lambda-sampling"] = [(f"learned (all), λ {v}", "learned", "all", {"lambdas": v}) for v in LAMBDA_SAMPLERS]
+PRESETS["wm-iterations"] = [(f"weight (all), {n} sweep{'s' * (n > 1)}", "weight", "all", {"max_sweeps": n})
+                            for n in (1, 2, 3, 5, 10)]
+PRESETS["head-strategies"] = [(f"activation (all), heads {v}", "activation", "all", {"head_strategy": v})
+                              for v in ("two-stage", "ignore")]
+PRESETS["residual-strategies"] = [(f"activation (all), residual {v}", "activation", "all", {"residual_strategy": v})
+                                  for v in RESIDUAL_STRATEGIES]
+PRESETS["data-amount"] = [(f"activation (all), {n} examples", "activation", "all", {"activation_examples": n})
+                          for n in (16, 64, 256, 1024)]
+PRESETS["learned-start"] = [(f"learned (all) from {v}", "learned", "all", {"start": v}) for v in ("weight", "identity")]
 OPTION_KEYS = ("data", "points", "max_examples", "steps")
+EVALUATION_KEYS = ("data", "points", "max_examples")  # a row may override the grid's evaluation
 
 
 @dataclass(frozen=True)
@@ -54,10 +70,33 @@ class Row:
     method: str
     classes: tuple[tuple[str, str], ...]
     fits: bool = False  # a preset (named classes) is fitted to each family; a table the user wrote is not
+    options: tuple[tuple[str, Any], ...] = ()  # the method's declared options, by option name
+    evaluation: tuple[tuple[str, Any], ...] = ()  # data, points, max_examples over the grid's
 
     @property
     def class_dict(self) -> dict[str, str]:
         return dict(self.classes)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "method": self.method, "classes": self.class_dict, **dict(self.evaluation),
+                **{sweep_keys(self.method).get(k, k): v for k, v in self.options}}
+
+
+def sweep_keys(method: str) -> dict[str, str]:
+    """Option name -> the key a sweep row writes it as (the option's name, but `activation_examples`
+    for activation's `max_examples`: in a sweep, `max_examples` is the evaluation's)."""
+    from symalign.match.options import options_of
+
+    return {name: _key(o) for name, o in options_of(method).items() if not o.universe_only}  # cells are pairs
+
+
+def _key(option: Option) -> str:
+    return "activation_examples" if option.name == "max_examples" else option.name
+
+
+def row_keys(method: str) -> list[str]:
+    """Every key a row of this method may carry."""
+    return ["name", "method", "classes", *EVALUATION_KEYS, *sweep_keys(method).values()]
 
 
 @dataclass(frozen=True)
@@ -106,8 +145,7 @@ class Grid:
             raise SymalignError(f"{source}: seeds must be a list of integers, e.g. [0, 1, 2]")
 
     def to_json(self) -> dict:
-        return {"name": self.name, "pairs": [list(p) for p in self.pairs],
-                "rows": [{"name": r.name, "method": r.method, "classes": r.class_dict} for r in self.rows],
+        return {"name": self.name, "pairs": [list(p) for p in self.pairs], "rows": [r.to_json() for r in self.rows],
                 "seeds": self.seeds, **self.options()}
 
 
@@ -133,14 +171,15 @@ def preset_grid(preset: str, family: str, seeds: list[int] | None = None, models
     if not family:
         raise SymalignError(f"--preset {preset} needs --family RECIPE (e.g. vit-digits)")
     refs = [f"zoo:{family}/{i}" for i in (models or [0, 1, 2])]
-    rows = [Row(name, method, parse_classes(classes, f"preset {preset}"), fits=True)
-            for name, method, classes in PRESETS[preset]]
+    rows = [_row({"name": name, "method": method, "classes": classes, **(options[0] if options else {})},
+                 i, f"preset {preset}", fits=True)
+            for i, (name, method, classes, *options) in enumerate(PRESETS[preset], start=1)]
     return Grid(pairs=list(combinations(refs, 2)), rows=rows, seeds=seeds or [0], name=f"{preset} {family}")
 
 
 def grid_from_dict(spec: dict, source: str) -> Grid:
     """A grid from a parsed sweep file; every mistake is named with where it is."""
-    known = {"name", "models", "pairs", "family", "rows", "preset", "seeds", *OPTION_KEYS}
+    known = {"name", "models", "pairs", "family", "rows", "preset", "seeds", "grid", *OPTION_KEYS}
     unknown = sorted(set(spec) - known)
     if unknown:
         raise SymalignError(f"{source}: unknown key(s) {', '.join(unknown)}; "
@@ -154,6 +193,7 @@ def grid_from_dict(spec: dict, source: str) -> Grid:
         rows = [_row(r, i, source) for i, r in enumerate(spec.get("rows") or [], start=1)]
         if not rows:
             raise SymalignError(f"{source}: no rows; add [[rows]] tables (name, method, classes) or a preset")
+    rows = crossed(rows, spec.get("grid"), source)
     pairs = _pairs(spec, source)
     grid = Grid(pairs=pairs, rows=rows, seeds=spec.get("seeds", [0]), name=str(spec.get("name", Path(source).stem)))
     for key in OPTION_KEYS:
@@ -163,7 +203,7 @@ def grid_from_dict(spec: dict, source: str) -> Grid:
     return grid
 
 
-def _row(spec, index: int, source: str) -> Row:
+def _row(spec, index: int, source: str, fits: bool | None = None) -> Row:
     where = f"{source}, row {index}"
     if not isinstance(spec, dict):
         raise SymalignError(f"{where}: a row is a table with name, method and classes")
@@ -171,10 +211,71 @@ def _row(spec, index: int, source: str) -> Row:
     where = f"{source}, row {index} ({spec.get('name', method)})"
     if method not in method_names():
         raise SymalignError(f"{where}: unknown method {method!r}; choose from {', '.join(method_names())}")
+    unknown = sorted(set(spec) - set(row_keys(method)))
+    if unknown:
+        raise SymalignError(f"{where}: unknown key(s) {', '.join(unknown)}; a {method} row takes "
+                            f"{', '.join(row_keys(method))}")
     written = spec.get("classes", "none" if method == "none" else None)
     classes = parse_classes(written, where)
     name = str(spec.get("name") or f"{method} ({spec.get('classes', 'permutations')})")
-    return Row(name, method, classes, fits=written is None or isinstance(written, str))
+    options = _options(method, spec, where)
+    evaluation = tuple((k, spec[k]) for k in EVALUATION_KEYS if k in spec)
+    _check_evaluation(dict(evaluation), where)
+    fitted = written is None or isinstance(written, str) if fits is None else fits
+    return Row(name, method, classes, fits=fitted, options=options, evaluation=evaluation)
+
+
+def _options(method: str, spec: dict, where: str) -> tuple[tuple[str, Any], ...]:
+    """The row's declared options (by option name), each checked against its declaration."""
+    from symalign.match.options import options_of
+
+    out = []
+    for name, option in options_of(method).items():
+        key = _key(option)
+        if key in spec and not option.universe_only:
+            try:
+                option.check(spec[key])
+            except SymalignError as exc:
+                raise SymalignError(f"{where}: {key}: {exc}") from None
+            out.append((name, spec[key]))
+    return tuple(out)
+
+
+def _check_evaluation(values: dict, where: str) -> None:
+    for key in ("points", "max_examples"):
+        value = values.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                                  or value < (2 if key == "points" else 1)):
+            raise SymalignError(f"{where}: {key} must be a positive integer{' (2 or more)' * (key == 'points')}")
+    if "data" in values and not isinstance(values["data"], str):
+        raise SymalignError(f"{where}: data must be a data spec such as \"digits\" or \"text:PATH\"")
+
+
+def crossed(rows: list[Row], axes, source: str) -> list[Row]:
+    """Every row crossed with the `[grid]` table's lists (key = [values]): a row per combination of the
+    keys the row's method takes (the evaluation's keys apply to every row), named with its values."""
+    if not axes:
+        return rows
+    if not isinstance(axes, dict) or not all(isinstance(v, list) and v for v in axes.values()):
+        raise SymalignError(f"{source}: grid must be a table of key = [values], e.g. grid = {{lambdas = [\"half\", "
+                            f"\"uniform\"]}}")
+    used = set()
+    out = []
+    for row in rows:
+        keys = [k for k in axes if k in row_keys(row.method) and k not in ("name", "method")]
+        used.update(keys)
+        for values in product(*(axes[k] for k in keys)):
+            if not keys:
+                out.append(row)
+                continue
+            spec = {**row.to_json(), **dict(zip(keys, values))}
+            spec["name"] = f"{row.name} · " + ", ".join(f"{k}={v}" for k, v in zip(keys, values))
+            out.append(_row(spec, len(out) + 1, f"{source}, grid", fits=row.fits))
+    unused = sorted(set(axes) - used)
+    if unused:
+        raise SymalignError(f"{source}: grid key(s) {', '.join(unused)} apply to no row (a row takes its method's "
+                            f"options and {', '.join(EVALUATION_KEYS)})")
+    return out
 
 
 def _pairs(spec: dict, source: str) -> list[tuple[str, str]]:

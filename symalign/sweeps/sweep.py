@@ -65,14 +65,25 @@ def row_classes(cell: Cell) -> dict[str, str]:
 
 def _config(cell: Cell, grid: Grid, data: str):
     from symalign.match.config import AlignConfig
+    from symalign.match.options import options_of
 
-    options = {"steps": grid.steps} if grid.steps is not None else {}
-    return AlignConfig(method=cell.row.method, classes=row_classes(cell), data=data, seed=cell.seed, **options)
+    declared = options_of(cell.row.method)
+    options = {"steps": grid.steps} if grid.steps is not None and "steps" in declared else {}
+    options.update(cell.row.options)  # the row's own (and its [grid] values) over the grid's
+    fields = AlignConfig.__dataclass_fields__
+    extra = {k: v for k, v in options.items() if k not in fields}  # a plugin matcher's options
+    return AlignConfig(method=cell.row.method, classes=row_classes(cell), data=data, seed=cell.seed,
+                       options=extra, **{k: v for k, v in options.items() if k in fields})
 
 
-def check_grid(grid: Grid) -> dict[str, str]:
+def _evaluation(cell: Cell, grid: Grid) -> dict:
+    """The cell's data, points and examples: the row's where it sets them, else the grid's."""
+    return {"data": grid.data, "points": grid.points, "max_examples": grid.max_examples, **dict(cell.row.evaluation)}
+
+
+def check_grid(grid: Grid) -> dict[Cell, str]:
     """Refuse a grid with a model that does not load, a pair that cannot be aligned, or a class its
-    architecture does not admit, naming the cell, before anything runs. Returns each model's data spec."""
+    architecture does not admit, naming the cell, before anything runs. Returns each cell's data spec."""
     from symalign.barrier import default_data_spec
     from symalign.data import load_data
     from symalign.models import load_model
@@ -91,7 +102,8 @@ def check_grid(grid: Grid) -> dict[str, str]:
                     models[ref] = load_model(ref)
             check_pair(models[cell.a], models[cell.b])
             check_classes(models[cell.a], row_classes(cell))
-            data.setdefault(cell.a, grid.data or default_data_spec(models[cell.a]))
+            data[cell] = _evaluation(cell, grid)["data"] or default_data_spec(models[cell.a])
+            _config(cell, grid, data[cell])  # a data-hungry method without data, a bad option: refused here
         except SymalignError as exc:
             raise SymalignError(f"{cell.describe()}: {exc}") from None
     for spec in set(data.values()):
@@ -100,8 +112,9 @@ def check_grid(grid: Grid) -> dict[str, str]:
 
 
 def _payload(cell: Cell, grid: Grid, data: str) -> dict:
-    return {"a": cell.a, "b": cell.b, "config": _config(cell, grid, data).to_json(), "points": grid.points,
-            "max_examples": grid.max_examples, "label": f"{grid.name}: {cell.row.name}"}
+    evaluation = _evaluation(cell, grid)
+    return {"a": cell.a, "b": cell.b, "config": _config(cell, grid, data).to_json(), "points": evaluation["points"],
+            "max_examples": evaluation["max_examples"], "label": f"{grid.name}: {cell.row.name}"}
 
 
 def finished_runs(store: RunStore) -> dict[str, Run]:
@@ -181,7 +194,7 @@ def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, st
             raise SymalignError(f"--out {out} exists and is not a folder")
     data = check_grid(grid)
     cells = grid.cells()
-    payloads = [_payload(c, grid, data[c.a]) for c in cells]
+    payloads = [_payload(c, grid, data[c]) for c in cells]
     rows: list[dict | None] = [None] * len(cells)
     todo = []
     finished = finished_runs(store) if store is not None else {}

@@ -1,0 +1,108 @@
+"""Matcher options, declared once: name, type, default, choices or range, one line of help, and the
+methods that read each.
+
+Why one declaration: an option used to be written out in the config, the CLI flags, a list of
+names the CLI copied into the config, the sweep rows' keys, the pages and the README, and the
+copies drifted (`--residual-strategy separate` was offered and always refused). From these
+declarations come the `align`/`align-many`/`simplex` flags (symalign.cli.common.add_option_flags),
+AlignConfig's checks, the keys a sweep row may carry (symalign.sweeps.grid) and docs/options.md.
+A matcher registered with `options=(Option(...), ...)` (symalign.match.matchers) adds its own;
+their values reach it in `AlignConfig.options`. Torch-free, so the CLI builds its parser fast."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from symalign.errors import SymalignError
+
+LAMBDA_SAMPLERS = ("uniform_mid", "half", "uniform", "normal")
+LEARNED_STARTS = ("weight", "activation", "auto", "identity")
+RESIDUAL_STRATEGIES = ("all", "first", "last", "identity")
+HEAD_STRATEGIES = ("two-stage", "ignore")
+HEAD_COSTS = ("circuit", "spectral")
+LEARNERS = ("learned", "soft")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting a matcher reads. `default` None means "the data's default" where the help says so."""
+
+    name: str  # the AlignConfig field (or key of AlignConfig.options) and the sweep key; the flag is --name-with-dashes
+    kind: type  # int, float or str
+    default: object
+    help: str
+    methods: tuple[str, ...]  # the matchers that read it
+    choices: tuple[str, ...] | None = None
+    minimum: float | None = None  # values below are refused
+    universe_only: bool = False  # read only when three or more models are aligned
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def check(self, value) -> None:
+        """One line naming the option and what it takes, for a value it does not take."""
+        if value is None:
+            return
+        if self.choices is not None and value not in self.choices:
+            raise SymalignError(f"{self.flag}: unknown value {value!r}; choose from {', '.join(self.choices)}")
+        if self.kind in (int, float) and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                          or (self.kind is int and not float(value).is_integer())):
+            raise SymalignError(f"{self.flag} takes {'an integer' if self.kind is int else 'a number'}; got {value!r}")
+        if self.minimum is not None and value < self.minimum:
+            raise SymalignError(f"{self.flag} must be at least {self.minimum:g}; got {value}")
+
+
+# The built-in matchers' options (each matcher's registration in symalign.match.matchers names them).
+BUILTIN_OPTIONS: tuple[Option, ...] = (
+    Option("head_cost", str, "circuit", "weight: how two heads are compared (their QK/VO circuits, or spectra)",
+           ("weight",), HEAD_COSTS),
+    Option("max_sweeps", int, 30, "weight: at most this many sweeps", ("weight",), minimum=1),
+    Option("max_seconds", float, None, "weight: stop after the sweep that passes this many seconds", ("weight",),
+           minimum=0),
+    Option("rounds", int, 0, "weight, three or more models: refinement rounds, each model matched to the mean of "
+           "the others", ("weight",), minimum=0, universe_only=True),
+    Option("steps", int, None, "learned/soft: most optimisation steps (default: 600 for images, 300 for text)",
+           LEARNERS, minimum=1),
+    Option("lr", float, 0.01, "learned/soft: learning rate", LEARNERS, minimum=0),
+    Option("batch_size", int, 64, "learned/soft: examples per step", LEARNERS, minimum=1),
+    Option("input_noise", float, None, "learned/soft: std of Gaussian noise on training images, a regulariser "
+           "(default 0.3 for images; text takes 0)", LEARNERS, minimum=0),
+    Option("patience", int, 3, "learned/soft: checks (every 25 steps) without improvement before stopping "
+           "(a value above steps/25 runs every step)", LEARNERS, minimum=1),
+    Option("start", str, "weight", "learned (two models): where learning begins: weight matching's transform, "
+           "permutations from activations with the rest solved around them, auto (both; the one whose path is "
+           "lower on the check; docs/matching.md), or identity (B as it is: Theus et al.'s start ablation); soft "
+           "matching starts from weight matching's or the identity", LEARNERS, LEARNED_STARTS),
+    Option("lambdas", str, "uniform_mid", "learned/soft: the distribution of λ per step", LEARNERS, LAMBDA_SAMPLERS),
+    Option("alpha", float, 1.0, "learned, three or more models: Dirichlet(α·1) mixing weights per step (1: uniform "
+           "over the simplex; Theus et al. use 0.1)", LEARNERS, minimum=0, universe_only=True),
+    Option("residual_strategy", str, "all", "activation: which hidden states match the residual", ("activation",),
+           RESIDUAL_STRATEGIES),
+    Option("head_strategy", str, "two-stage", "activation: match heads two-stage or leave them in place",
+           ("activation",), HEAD_STRATEGIES),
+    Option("max_examples", int, 256, "activation: examples whose activations are matched", ("activation",),
+           minimum=1),
+)
+
+
+def options_of(method: str) -> dict[str, Option]:
+    """The options a method reads, by name."""
+    from symalign.match.matchers import matcher
+
+    return {o.name: o for o in matcher(method).options}
+
+
+def all_options(universe: bool | None = None) -> dict[str, Option]:
+    """Every declared option of every registered matcher (first declaration wins), in order.
+    `universe` True: those of the matchers that align three or more models (align-many, simplex);
+    False: those a two-model alignment reads (no option read only by three or more); None: all."""
+    from symalign.match.matchers import matchers
+
+    out: dict[str, Option] = {}
+    for m in matchers(universe=bool(universe)).values():
+        for o in m.options:
+            if universe is False and o.universe_only:
+                continue
+            out.setdefault(o.name, o)
+    return out

@@ -1,0 +1,39 @@
+"""A matcher's options as widgets, from their declarations (symalign.match.options): an option a
+matcher declares appears on the Align page with no page edit, with its choices, range and help."""
+
+from __future__ import annotations
+
+from symalign.data.defaults import learned_defaults
+from symalign.match.options import Option, options_of
+
+
+def _default(option: Option, data: str):
+    """The declared default; `None` ("the data's default") read from the data where it has one."""
+    if option.default is not None:
+        return option.default
+    return learned_defaults(data or "").get(option.name)
+
+
+def option_widgets(method: str, data: str, three: bool, columns: list) -> dict:
+    """One widget per option the method reads (three or more models: also those only they read),
+    laid out over `columns`; returns {name: value} (None where an optional limit is left at 0)."""
+    values = {}
+    shown = [o for o in options_of(method).values() if three or not o.universe_only]
+    for i, option in enumerate(shown):
+        where, default = columns[i % len(columns)], _default(option, data)
+        key, label = f"align-option-{method}-{option.name}-{data}", option.name.replace("_", " ")
+        if option.choices is not None:
+            values[option.name] = where.selectbox(label, option.choices, index=option.choices.index(default),
+                                                  key=key, help=option.help)
+        elif option.kind is int:
+            low = int(option.minimum) if option.minimum is not None else 0
+            value = where.number_input(label + (" (0 = none)" if default is None else ""), min_value=min(low, 0)
+                                       if default is None else low, value=int(default or 0), step=1, key=key,
+                                       help=option.help)
+            values[option.name] = None if default is None and value == 0 else int(value)
+        else:
+            low = float(option.minimum) if option.minimum is not None else None
+            value = where.number_input(label + (" (0 = none)" if default is None else ""), min_value=low,
+                                       value=float(default or 0.0), format="%.4g", key=key, help=option.help)
+            values[option.name] = None if default is None and value == 0 else float(value)
+    return values
