@@ -67,6 +67,9 @@ with user_errors():
 
     st.markdown("**Symmetries to use** (the canonical form is used, so the residual admits rotations)")
     classes = toggle_grid(spec)
+    layers = st.text_input("blocks to align (empty: every block)", key="align-layers", placeholder="e.g. 0-2, -1, 1:",
+                           help="the other blocks stay as they are (Zhang et al.'s layer subsets); the residual map "
+                                "moves every block, so switch it off to align only some")
 
     with st.expander("method options and measurement"):
         o1, o2, o3 = st.columns(3)
@@ -79,6 +82,7 @@ with user_errors():
 
     fields = AlignConfig.__dataclass_fields__
     config = AlignConfig(method=method, classes=classes, data=data or None, device=device, seed=int(seed),
+                         layers=layers.strip() or None,
                          options={k: v for k, v in chosen.items() if k not in fields and v is not None},
                          **{k: v for k, v in chosen.items() if k in fields})
     st.session_state["align-config"] = config.to_json()

@@ -138,18 +138,20 @@ def test_a_grid_table_multiplies_the_cells_by_its_values():
 
 
 @pytest.mark.parametrize("preset", ["lambda-sampling", "wm-iterations", "head-strategies", "residual-strategies",
-                                    "data-amount", "learned-start"])
+                                    "data-amount", "learned-start", "layer-subsets"])
 def test_each_ablation_preset_runs_on_a_two_cell_slice(preset, tmp_path):
     grid = preset_grid(preset, "vit-digits")
     assert len(grid.rows) == len(PRESETS[preset]) >= 2
-    grid.rows, grid.pairs, grid.points, grid.max_examples, grid.steps = grid.rows[:2], grid.pairs[:1], 3, 32, 3
+    varied = [i for i, p in enumerate(PRESETS[preset]) if len(p) > 3][:2]  # two rows that set the option
+    grid.rows, grid.pairs, grid.points, grid.max_examples, grid.steps = [grid.rows[i] for i in varied], \
+        grid.pairs[:1], 3, 32, 3
     result = run_sweep(grid, executor="serial", store=RunStore(tmp_path / "runs.sqlite"))
     assert result.cells["error"].isna().all(), result.cells["error"].tolist()
     assert len(result.cells) == 2 and result.summary["mean"].notna().all()
     recorded = [r.settings["config"] for r in RunStore(tmp_path / "runs.sqlite").list(kind="align")]
-    (name, value), = dict(PRESETS[preset][0][3]).items()
+    (name, _), = PRESETS[preset][varied[0]][3].items()
     key = "max_examples" if name == "activation_examples" else name
-    assert {c[key] for c in recorded} == {dict(p[3])[name] for p in PRESETS[preset][:2]}
+    assert {c[key] for c in recorded} == {PRESETS[preset][i][3][name] for i in varied}
 
 
 def test_learned_matching_can_start_from_the_identity():

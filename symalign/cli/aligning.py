@@ -25,6 +25,9 @@ def add_align(sub) -> None:
     p.add_argument("--method", default="weight", choices=method_names(),
                    help="; ".join(f"{name}: {m.help}" for name, m in matchers().items()))
     add_class_flags(p)
+    p.add_argument("--layers", default=None, metavar="BLOCKS",
+                   help="transform only these blocks (0-2, 3, -1, 1:, :-1, 0,2); the others stay as they are, and a "
+                        "preset drops the residual map (it would move every block)")
     add_option_flags(p, universe=False)
     p.add_argument("--data", default=None)
     p.add_argument("--device", default="auto")

@@ -139,8 +139,9 @@ def align_config(args, data: str | None = None):
     given = {name: getattr(args, name) for name in all_options() if getattr(args, name, None) is not None}
     options = {name: value for name, value in given.items() if name in fields}
     options["options"] = {name: value for name, value in given.items() if name not in fields}
-    if getattr(args, "dtype", None) is not None:
-        options["dtype"] = args.dtype
+    for name in ("dtype", "layers"):  # not matcher options: every method takes them
+        if getattr(args, name, None) is not None:
+            options[name] = getattr(args, name)
     return AlignConfig(method=args.method, classes=parse_classes(args), data=data or args.data, device=args.device,
                        seed=args.seed, preset=preset_of(args), **options)
 

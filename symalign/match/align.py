@@ -14,6 +14,7 @@ from pathlib import Path
 
 from symalign.device import pick_device
 from symalign.match.config import AlignConfig
+from symalign.match.layers import frozen_spaces
 from symalign.match.matchers import MatchInputs, MatchOutput, matcher
 from symalign.match.weight import boundary_tensors, distance  # noqa: F401 (boundary_tensors: align's API)
 from symalign.models import canonicalize, outputs, random_inputs, save_model, spec_of, transformed
@@ -62,10 +63,14 @@ def align(model_a: TransformerModel, model_b: TransformerModel, config: AlignCon
     config = config.for_spec(spec)
     device = pick_device(config.device)
     active = {k: c for k, c in config.classes.items() if c != "none"}
+    frozen = frozen_spaces(spec, config.layers)
     if active:
-        output = matcher(config.method).runner()(MatchInputs(a, b, spec, active, config, device, progress, own_b))
+        output = matcher(config.method).runner()(MatchInputs(a, b, spec, active, config, device, progress, own_b,
+                                                             frozen))
     else:  # nothing to match: the identity, whatever the method
         output = MatchOutput(Transform())
+    if frozen and output.aligned is None:  # a matcher that solves spaces one by one may not know `frozen`
+        output.transform = Transform({k: v for k, v in output.transform.items() if k not in frozen})
     transform, history, learned = output.transform, output.sweeps, output.learned
     learned_summary, start_t = output.learned_summary, output.start
     if output.aligned is not None:  # the matcher built aligned B in B's own memory (weight matching at real scale)

@@ -67,6 +67,8 @@ class AlignConfig:
     # refuses one of them (RoPE refuses orthogonal QK maps, post-LN orthogonal residual ones) the widest
     # admissible class stands in (SymmetrySpec.fit). Classes chosen one by one are never changed.
     preset: str | None = None
+    # Which blocks the matcher may transform (symalign.match.layers: "0-2", "-1", "1:", ...); None: all.
+    layers: str | None = None
     # Options a registered matcher declares beyond the fields above (symalign.match.options), by name.
     options: dict = field(default_factory=dict)
 
@@ -74,6 +76,8 @@ class AlignConfig:
         needs_data = matcher(self.method).needs_data  # an unknown method is refused here, with the choices
         if self.dtype not in EXPORT_DTYPES:
             raise SymalignError(f"unknown dtype {self.dtype!r}; choose from {', '.join(EXPORT_DTYPES)}")
+        if self.layers is not None and not isinstance(self.layers, str):
+            self.layers = str(self.layers)  # a sweep file's `layers = 3`
         if self.max_seconds is not None and self.max_seconds <= 0:
             raise SymalignError(f"--max-seconds must be positive; got {self.max_seconds}")
         self._check_options()
@@ -107,10 +111,14 @@ class AlignConfig:
     def for_spec(self, spec) -> AlignConfig:
         """This config on a model with this spec: a preset's refused classes replaced by the widest
         admissible ones; then every class is checked (InadmissibleError with the spec's reason)."""
+        from symalign.match.layers import classes_for_layers, frozen_spaces
+
         config = self
-        if self.preset is not None:
+        if self.preset is not None or self.layers:
             config = copy.copy(self)  # not dataclasses.replace: __post_init__ would reset the preset's classes
-            config.classes = spec.fit(self.classes)
+            config.classes = spec.fit(self.classes) if self.preset is not None else dict(self.classes)
+            config.classes = classes_for_layers(config.classes, self.layers, self.preset is not None)
+            frozen_spaces(spec, self.layers)  # a block the model does not have is refused here, in one line
         spec.check_classes(config.classes)
         return config
 

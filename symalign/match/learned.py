@@ -293,6 +293,8 @@ def run_learned_matching(inputs: MatchInputs) -> MatchOutput:
             starts.append(perms)
     if not starts:  # asked for activations' permutations where no permutation is learned
         starts.append(run_weight_matching(begin))
+    for s in starts:  # `--layers`: nothing to learn in the other blocks' spaces
+        s.transform = Transform({k: v for k, v in s.transform.items() if k not in inputs.frozen})
     result = learned_match(inputs.a, inputs.b, inputs.spec, starts[0].transform, inputs.classes, data, options,
                            device=inputs.device, progress=inputs.progress,
                            alternatives=[s.transform for s in starts[1:]])

@@ -48,7 +48,8 @@ def activation_permutation_start(inputs: MatchInputs, data) -> MatchOutput | Non
         return None
     init = activation_match(inputs.a, inputs.b, inputs.spec, perms, data, c.residual_strategy, c.head_strategy,
                             c.max_examples, device=inputs.device)
-    fixed = frozenset(n for n in init if inputs.spec.spaces[n].kind in ("mlp", "heads"))
+    init = Transform({n: el for n, el in init.items() if n not in inputs.frozen})  # `--layers`: identity there
+    fixed = frozenset(n for n in init if inputs.spec.spaces[n].kind in ("mlp", "heads")) | inputs.frozen
     transform, sweeps = weight_match(inputs.a.tensors, inputs.b.tensors, inputs.spec, inputs.classes,
                                      boundary_tensors(inputs.a), c.head_cost, c.max_sweeps, c.seed,
                                      device=inputs.device, init=init, fixed=fixed)

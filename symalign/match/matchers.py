@@ -29,6 +29,7 @@ class MatchInputs:
     device: Any  # torch.device
     progress: Callable[[int, int], None] | None = None
     own_b: bool = False  # B is handed over (nobody else holds its tensors): a matcher may use it up
+    frozen: frozenset[str] = frozenset()  # spaces that stay at the identity (`--layers`: the other blocks')
 
 
 @dataclass

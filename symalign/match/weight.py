@@ -186,6 +186,7 @@ def run_weight_matching(inputs: MatchInputs) -> MatchOutput:
     order = list(inputs.b.tensors)
     transform, history = weight_match(inputs.a.tensors, inputs.b.tensors, inputs.spec, inputs.classes,
                                       boundary_tensors(inputs.a), c.head_cost, c.max_sweeps, c.seed, inputs.progress,
-                                      max_seconds=c.max_seconds, device=inputs.device, consume_b=consume)
+                                      max_seconds=c.max_seconds, device=inputs.device, consume_b=consume,
+                                      fixed=inputs.frozen)
     aligned = {k: inputs.b.tensors.pop(k) for k in order} if consume else None
     return MatchOutput(transform, sweeps=history, aligned=aligned)

@@ -41,6 +41,12 @@ def _three_or_more(refs: list[ModelLike], what: str, exactly: int | None = None)
     return models
 
 
+def _whole_models(config: AlignConfig, what: str) -> None:
+    if config.layers:
+        raise SymalignError(f"{what} aligns every block (a shared basis for three or more models); --layers is for "
+                            f"two models: symalign align A B --layers {config.layers}")
+
+
 @dataclass
 class ManyRun:
     run_id: str | None
@@ -59,6 +65,7 @@ def align_many_run(refs: list[ModelLike], config: AlignConfig, out: str | Path |
 
     from symalign.match.universe import align_many
 
+    _whole_models(config, "align-many")
     models = _three_or_more(refs, "align-many")
     config = fitted(models[0], config)
     names = [reference(m) for m in refs]
@@ -101,6 +108,7 @@ def simplex_run(refs: list[ModelLike], config: AlignConfig, resolution: int = 10
     barycentric_grid(resolution)  # refuse a bad resolution before loading anything
     if not epsilon >= 0:
         raise SymalignError(f"--epsilon must be 0 or more; got {epsilon}")
+    _whole_models(config, "simplex")
     models = _three_or_more(refs, "simplex", exactly=3)
     config = fitted(models[0], config)
     names = [reference(m) for m in refs]

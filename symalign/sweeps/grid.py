@@ -60,6 +60,10 @@ PRESETS["data-amount"] = [(f"activation (all), {n} examples", "activation", "all
 PRESETS["learned-start"] = [(f"learned (all) from {v}", "learned", "all", {"start": v}) for v in ("weight", "identity")]
 OPTION_KEYS = ("data", "points", "max_examples", "steps")
 EVALUATION_KEYS = ("data", "points", "max_examples")  # a row may override the grid's evaluation
+ANY_METHOD_KEYS = ("layers",)  # AlignConfig settings every method takes (symalign.match.layers)
+# Zhang et al. (§5.6, Fig. 6): matching only some blocks, the others left as they are.
+PRESETS["layer-subsets"] = [("weight (all), every block", "weight", "all")] + [
+    (f"weight (all), blocks {text}", "weight", "all", {"layers": text}) for text in ("0", "-1", "1:", ":-1")]
 
 
 @dataclass(frozen=True)
@@ -96,7 +100,7 @@ def _key(option: Option) -> str:
 
 def row_keys(method: str) -> list[str]:
     """Every key a row of this method may carry."""
-    return ["name", "method", "classes", *EVALUATION_KEYS, *sweep_keys(method).values()]
+    return ["name", "method", "classes", *EVALUATION_KEYS, *ANY_METHOD_KEYS, *sweep_keys(method).values()]
 
 
 @dataclass(frozen=True)
@@ -238,7 +242,7 @@ def _options(method: str, spec: dict, where: str) -> tuple[tuple[str, Any], ...]
             except SymalignError as exc:
                 raise SymalignError(f"{where}: {key}: {exc}") from None
             out.append((name, spec[key]))
-    return tuple(out)
+    return tuple(out) + tuple((key, str(spec[key])) for key in ANY_METHOD_KEYS if key in spec)
 
 
 def _check_evaluation(values: dict, where: str) -> None:

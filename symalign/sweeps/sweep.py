@@ -59,8 +59,12 @@ def row_classes(cell: Cell) -> dict[str, str]:
     grids) is an ablation meant for any family, so a class the family refuses becomes the widest one
     it admits (SymmetrySpec.fit): `weight (all)` uses rotary QK maps on a Llama and a residual
     permutation on a BERT (the run records what was used). A table of classes the user wrote is
-    taken as written, so an inadmissible choice is refused rather than quietly changed."""
-    return _spec(cell.a).fit(cell.row.class_dict) if cell.row.fits else cell.row.class_dict
+    taken as written, so an inadmissible choice is refused rather than quietly changed. With `layers`,
+    a preset row drops its residual map (symalign.match.layers); a written one is refused."""
+    from symalign.match.layers import classes_for_layers
+
+    classes = _spec(cell.a).fit(cell.row.class_dict) if cell.row.fits else cell.row.class_dict
+    return classes_for_layers(classes, dict(cell.row.options).get("layers"), preset=cell.row.fits)
 
 
 def _config(cell: Cell, grid: Grid, data: str):
@@ -103,7 +107,8 @@ def check_grid(grid: Grid) -> dict[Cell, str]:
             check_pair(models[cell.a], models[cell.b])
             check_classes(models[cell.a], row_classes(cell))
             data[cell] = _evaluation(cell, grid)["data"] or default_data_spec(models[cell.a])
-            _config(cell, grid, data[cell])  # a data-hungry method without data, a bad option: refused here
+            # a data-hungry method without data, a bad option, a block the model lacks: refused here
+            _config(cell, grid, data[cell]).for_spec(_spec(cell.a))
         except SymalignError as exc:
             raise SymalignError(f"{cell.describe()}: {exc}") from None
     for spec in set(data.values()):
