@@ -4,19 +4,13 @@ import streamlit as st
 
 from symalign.match.matchers import matcher
 from symalign.sweeps import PRESETS, preset_grid, run_sweep
-from symalign.sweeps.grid import Grid
+from symalign.sweeps.grid import PRESET_HELP, Grid
 from symalign.ui.jobs import follow_job, submit_job
 from symalign.ui.runs import show_sweep
 from symalign.ui.session import heavy_work
 from symalign.ui.state import run_store
 from symalign.ui.widgets import StreamlitProgress, user_errors
 from symalign.zoo import manifest
-
-PRESET_TEXT = {
-    "quick": "quick: vanilla, weight (permutations), weight (all) — no learning, about a minute",
-    "table1": "table1: Theus et al.'s rows — vanilla, activation, weight and learned (permutations / all)",
-    "components": "components: weight matching with all classes, then each component kind switched off",
-}
 
 st.title("Ablations")
 st.markdown("Run a whole grid — every pair of a family's three seeds × a preset's rows (a method and the symmetry "
@@ -34,8 +28,9 @@ with user_errors():
     c1, c2, c3 = st.columns([1, 2, 1])
     family = c1.selectbox("zoo family", families, index=families.index("vit-digits") if "vit-digits" in families else 0,
                           key="ablations-family")
-    presets = list(PRESET_TEXT) + [p for p in PRESETS if p not in PRESET_TEXT]  # the quick one first
-    preset = c2.selectbox("grid", presets, format_func=lambda p: PRESET_TEXT.get(p, p), key="ablations-preset")
+    presets = ["quick"] + [p for p in PRESETS if p != "quick"]  # the quick one first
+    preset = c2.selectbox("grid", presets, format_func=lambda p: f"{p}: {PRESET_HELP.get(p, '')}",
+                          key="ablations-preset")
     seeds = c3.multiselect("matcher seeds (learned rows)", [0, 1, 2], default=[0], key="ablations-seeds")
     with st.expander("evaluation options"):
         o1, o2 = st.columns(2)

@@ -175,3 +175,9 @@ def torch_identity(element) -> bool:
     m = element.dense()
     eye = torch.eye(m.shape[-1], dtype=m.dtype)
     return bool(torch.allclose(m, eye.expand_as(m)))
+
+
+def test_every_preset_says_what_it_is_for():
+    from symalign.sweeps.grid import PRESET_HELP
+
+    assert set(PRESET_HELP) == set(PRESETS) and all(PRESET_HELP.values())

@@ -58,12 +58,25 @@ PRESETS["residual-strategies"] = [(f"activation (all), residual {v}", "activatio
 PRESETS["data-amount"] = [(f"activation (all), {n} examples", "activation", "all", {"activation_examples": n})
                           for n in (16, 64, 256, 1024)]
 PRESETS["learned-start"] = [(f"learned (all) from {v}", "learned", "all", {"start": v}) for v in ("weight", "identity")]
+# What each preset is for, in one line (the Ablations page's list, `symalign sweep --help`).
+PRESET_HELP = {
+    "quick": "vanilla, weight (permutations), weight (all) — no learning, about a minute",
+    "table1": "Theus et al.'s rows — vanilla, activation, weight and learned (permutations / all)",
+    "components": "weight matching with all classes, then each component kind switched off (Zhang et al. Fig. 3)",
+    "lambda-sampling": "learned matching with each distribution of λ per step (Theus et al. Fig. 5)",
+    "wm-iterations": "weight matching stopped after 1, 2, 3, 5, 10 sweeps (Theus et al. Fig. 6)",
+    "head-strategies": "activation matching, heads two-stage or left in place (Verma & Elbayad Table 1)",
+    "residual-strategies": "activation matching, the residual from all, first or last states, or none (Verma Table 2)",
+    "data-amount": "activation matching on 16 to 1024 examples (Verma & Elbayad Fig. 6)",
+    "learned-start": "learned matching from weight matching's transform or from the identity (Theus et al.)",
+}
 OPTION_KEYS = ("data", "points", "max_examples", "steps")
 EVALUATION_KEYS = ("data", "points", "max_examples")  # a row may override the grid's evaluation
 ANY_METHOD_KEYS = ("layers",)  # AlignConfig settings every method takes (symalign.match.layers)
 # Zhang et al. (§5.6, Fig. 6): matching only some blocks, the others left as they are.
 PRESETS["layer-subsets"] = [("weight (all), every block", "weight", "all")] + [
     (f"weight (all), blocks {text}", "weight", "all", {"layers": text}) for text in ("0", "-1", "1:", ":-1")]
+PRESET_HELP["layer-subsets"] = "weight matching on every block, the first, the last, all but one end (Zhang §5.6)"
 
 
 @dataclass(frozen=True)
