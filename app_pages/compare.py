@@ -23,6 +23,8 @@ with user_errors():
     st.dataframe(table.drop(columns=["id"]), hide_index=True, width="stretch",
                  column_config={"barrier": st.column_config.NumberColumn(format="%.4f"),
                                 "barrier_mean": st.column_config.NumberColumn(format="%.4f"),
+                                "accuracy_barrier": st.column_config.NumberColumn("accuracy barrier (pp)",
+                                                                                  format="%.2f"),
                                 "near_zero_fraction": st.column_config.NumberColumn(format="%.2f"),
                                 "seconds": st.column_config.NumberColumn(format="%.1f")})
     st.plotly_chart(barrier_bars(table), key="compare-fig")

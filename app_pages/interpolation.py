@@ -16,9 +16,10 @@ with user_errors():
     runs = pick_runs_with_curves(run_filters("interp"), "interp-runs")
     if runs:
         st.plotly_chart(curves_figure([(run_label(r), r.curve) for r in runs]), key="interp-fig")
-        table = runs_table(runs)[["run", "model_a", "model_b", "barrier", "barrier_mean", "loss_at_half",
-                                  "endpoint_loss_a", "endpoint_loss_b"]]
+        table = runs_table(runs)[["run", "model_a", "model_b", "barrier", "barrier_mean", "accuracy_barrier",
+                                  "loss_at_half", "endpoint_loss_a", "endpoint_loss_b"]]
         st.dataframe(table.rename(columns={"barrier": "barrier (above endpoint line)",
                                            "barrier_mean": "barrier (above mean endpoint loss)",
+                                           "accuracy_barrier": "accuracy barrier (pp)",
                                            "loss_at_half": "loss at λ = 0.5"}),
                      hide_index=True, width="stretch")

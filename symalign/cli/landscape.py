@@ -42,6 +42,9 @@ def cmd_barrier(args) -> None:
         return
     print(f"barrier {curve.barrier:.4f} (vs. mean of endpoints: {curve.barrier_mean:.4f}); endpoint losses "
           f"{curve.endpoint_loss[0]:.4f}, {curve.endpoint_loss[1]:.4f}; {curve.examples} examples, {curve.form} form")
+    print(f"accuracy barrier {curve.accuracy_barrier:.2f} pp (vs. mean of endpoints: "
+          f"{curve.accuracy_barrier_mean:.2f} pp); endpoint accuracies {curve.endpoint_accuracy[0]:.3f}, "
+          f"{curve.endpoint_accuracy[1]:.3f}")
     for lam, loss, acc in zip(curve.lambdas, curve.loss, curve.accuracy):
         print(f"  λ = {lam:.2f}  loss {loss:.4f}  accuracy {acc:.3f}")
     if run_id:

@@ -6,6 +6,7 @@ matcher's output) and one as trained are interpolated in one consistent parametr
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
@@ -33,7 +34,15 @@ class Curve:
     endpoint_accuracy: list[float]
     examples: int
     form: str
+    # The largest drop of accuracy below the straight line between the endpoints' accuracies (and below
+    # their mean), in percentage points: what LMC papers and merging users quote first (`accuracy_barriers`).
+    accuracy_barrier: float = float("nan")
+    accuracy_barrier_mean: float = float("nan")
     extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.accuracy and math.isnan(self.accuracy_barrier):
+            self.accuracy_barrier, self.accuracy_barrier_mean = accuracy_barriers(self.lambdas, self.accuracy)
 
     def to_json(self) -> dict:
         out = asdict(self)
@@ -46,6 +55,15 @@ def barriers(lambdas: list[float], loss: list[float]) -> tuple[float, float]:
     la, lb = loss[0], loss[-1]
     primary = max(l - ((1 - t) * la + t * lb) for t, l in zip(lambdas, loss))
     return primary, max(loss) - 0.5 * (la + lb)
+
+
+def accuracy_barriers(lambdas: list[float], accuracy: list[float]) -> tuple[float, float]:
+    """(max over λ of the linear interpolation of the endpoint accuracies − acc(λ), mean endpoint
+    accuracy − min acc), in percentage points (accuracies are fractions: top-1 for classifiers, next-
+    or masked-token accuracy for language models)."""
+    aa, ab = accuracy[0], accuracy[-1]
+    primary = max(((1 - t) * aa + t * ab) - acc for t, acc in zip(lambdas, accuracy))
+    return 100 * primary, 100 * (0.5 * (aa + ab) - min(accuracy))
 
 
 def same_forms(models: list[TransformerModel], form: str, consume: bool = False) -> list[TransformerModel]:

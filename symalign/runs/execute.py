@@ -35,6 +35,7 @@ class AlignRun:
 
 def curve_metrics(curve: Curve) -> dict:
     return {"barrier": curve.barrier, "barrier_mean": curve.barrier_mean, "endpoint_loss": curve.endpoint_loss,
+            "accuracy_barrier": curve.accuracy_barrier, "accuracy_barrier_mean": curve.accuracy_barrier_mean,
             "curve": curve.to_json()}
 
 

@@ -59,12 +59,24 @@ def runs_table(runs: list[Run]) -> pd.DataFrame:
             "classes": classes_text(classes) if r.kind in ("align", "align-many", "simplex") else "none",
             "model_a": r.model_a, "model_b": r.model_b, "models": " · ".join(r.all_models),
             "barrier": headline_barrier(r), "barrier_mean": m.get("barrier_mean"),
+            "accuracy_barrier": _accuracy_barrier(m, curve),
             "near_zero_fraction": m.get("near_zero_fraction"),
             "loss_at_half": mid, "endpoint_loss_a": (m.get("endpoint_loss") or [None, None])[0],
             "endpoint_loss_b": (m.get("endpoint_loss") or [None, None])[1], "seconds": m.get("seconds"),
             "source": r.source, "created": dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M:%S"),
         })
     return pd.DataFrame(rows, columns=["run", "id", "state", "kind", "method", "classes", "model_a", "model_b",
-                                       "models", "barrier", "barrier_mean", "near_zero_fraction", "loss_at_half",
-                                       "endpoint_loss_a",
-                                       "endpoint_loss_b", "seconds", "source", "created"])
+                                       "models", "barrier", "barrier_mean", "accuracy_barrier", "near_zero_fraction",
+                                       "loss_at_half", "endpoint_loss_a", "endpoint_loss_b", "seconds", "source",
+                                       "created"])
+
+
+def _accuracy_barrier(metrics: dict, curve: dict) -> float | None:
+    """In percentage points; a run recorded before accuracy barriers were reported gets it from its curve."""
+    if "accuracy_barrier" in metrics:
+        return metrics["accuracy_barrier"]
+    if curve.get("accuracy"):
+        from symalign.landscape.interpolation import accuracy_barriers
+
+        return accuracy_barriers(curve["lambdas"], curve["accuracy"])[0]
+    return None

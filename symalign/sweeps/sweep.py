@@ -155,30 +155,39 @@ def execute_cell(payload: dict, store_path: str | None, home: str | None, thread
                            max_examples=payload["max_examples"], store=store, source="sweep", label=payload["label"])
     except Exception as exc:
         return {"error": failure_message(exc), "seconds": time.perf_counter() - start, "run_id": None}
-    return {"barrier": result.curve.barrier, "barrier_mean": result.curve.barrier_mean, "run_id": result.run_id,
+    return {"barrier": result.curve.barrier, "barrier_mean": result.curve.barrier_mean,
+            "accuracy_barrier": result.curve.accuracy_barrier, "run_id": result.run_id,
             "seconds": time.perf_counter() - start, "error": None}
 
 
 def cells_frame(cells: list[dict]) -> pd.DataFrame:
-    columns = ["row", "a", "b", "seed", "method", "classes", "barrier", "barrier_mean", "seconds", "reused",
-               "run_id", "error"]
+    columns = ["row", "a", "b", "seed", "method", "classes", "barrier", "barrier_mean", "accuracy_barrier", "seconds",
+               "reused", "run_id", "error"]
     return pd.DataFrame(cells, columns=columns)
 
 
 def summary_frame(cells: pd.DataFrame, grid: Grid) -> pd.DataFrame:
     """The ablation table: a line per grid row, a column per pair (mean over matcher seeds), then the
-    mean ± std over pairs (the std of one pair is 0)."""
+    mean ± std over pairs (the std of one pair is 0), the standard error of that mean with its n (the
+    pairs), and the accuracy barrier's mean ± std in percentage points."""
     rows = []
     for row in grid.rows:
         mine = cells[cells["row"] == row.name]
         line = {"row": row.name, "method": row.method}
-        per_pair = []
+        per_pair, accuracy = [], []
         for a, b in grid.pairs:
-            values = mine[(mine["a"] == a) & (mine["b"] == b)]["barrier"].dropna().tolist()
+            pair = mine[(mine["a"] == a) & (mine["b"] == b)]
+            values = pair["barrier"].dropna().tolist()
             line[f"{a} ↔ {b}"] = statistics.mean(values) if values else float("nan")
             per_pair += [line[f"{a} ↔ {b}"]] if values else []
+            accuracy += [statistics.mean(pair["accuracy_barrier"].dropna().tolist() or [math.nan])]
         line["mean"] = statistics.mean(per_pair) if per_pair else float("nan")
         line["std"] = statistics.stdev(per_pair) if len(per_pair) > 1 else 0.0
+        line["n"] = len(per_pair)
+        line["sem"] = line["std"] / math.sqrt(len(per_pair)) if per_pair else float("nan")
+        accuracy = [v for v in accuracy if not math.isnan(v)]
+        line["accuracy_mean"] = statistics.mean(accuracy) if accuracy else float("nan")
+        line["accuracy_std"] = statistics.stdev(accuracy) if len(accuracy) > 1 else 0.0
         rows.append(line)
     return pd.DataFrame(rows)
 
@@ -211,6 +220,7 @@ def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, st
             todo.append(i)
             continue
         rows[i] = _row(cell, {"barrier": run.metrics["barrier"], "barrier_mean": run.metrics["barrier_mean"],
+                              "accuracy_barrier": run.metrics.get("accuracy_barrier", float("nan")),
                               "run_id": run.id, "seconds": 0.0, "error": None}, reused=True)
         done += 1
         if progress:
@@ -246,5 +256,6 @@ def _row(cell: Cell, result: dict, reused: bool) -> dict:
 
     return {"row": cell.row.name, "a": cell.a, "b": cell.b, "seed": cell.seed, "method": cell.row.method,
             "classes": classes_text(cell.row.class_dict), "barrier": result.get("barrier", float("nan")),
-            "barrier_mean": result.get("barrier_mean", float("nan")), "seconds": result["seconds"],
+            "barrier_mean": result.get("barrier_mean", float("nan")),
+            "accuracy_barrier": result.get("accuracy_barrier", float("nan")), "seconds": result["seconds"],
             "reused": reused, "run_id": result.get("run_id"), "error": result.get("error")}
