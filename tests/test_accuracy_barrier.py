@@ -65,3 +65,16 @@ def test_the_json_the_history_and_a_sweep_carry_it(tmp_path, capsys, monkeypatch
     line = result.summary.iloc[0]
     assert line["n"] == 2 and line["sem"] == pytest.approx(line["std"] / 2 ** 0.5)
     assert line["accuracy_mean"] == pytest.approx(result.cells["accuracy_barrier"].mean())
+
+
+def test_the_simplex_has_an_accuracy_surface_summary():
+    from symalign.landscape.simplex import ACCURACY_EPSILON, simplex_surface
+
+    models = [canonicalize(load_model(f"zoo:vit-digits/{i}")) for i in range(3)]
+    surface = simplex_surface(*models, load_data("digits"), resolution=3, max_examples=128)
+    corners = [surface.accuracy[surface.weights.index(w)] for w in ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0])]
+    drops = [100 * (sum(w * c for w, c in zip(ws, corners)) - a) for ws, a in zip(surface.weights, surface.accuracy)]
+    assert surface.accuracy_barrier == pytest.approx(max(drops)) and surface.accuracy_barrier > 5  # unaligned seeds
+    assert surface.accuracy_near_zero_fraction == pytest.approx(sum(d <= ACCURACY_EPSILON for d in drops) / len(drops))
+    assert 3 / len(drops) <= surface.accuracy_near_zero_fraction < 1  # the corners, not the middle
+    assert surface.to_json()["accuracy_barrier"] == surface.accuracy_barrier

@@ -6,10 +6,14 @@ corners the models. Summaries, relative to the plane through the three corner lo
 simplex analogue of the line between endpoint losses):
 - max_barrier: the largest loss above the plane;
 - near_zero_fraction: the share of grid points whose loss is at most ε above the plane (the
-  "near-zero region" Theus et al. show learned matching widens)."""
+  "near-zero region" Theus et al. show learned matching widens);
+- accuracy_barrier: the largest drop of accuracy below the plane through the corner accuracies,
+  in percentage points, and accuracy_near_zero_fraction the share of points at most
+  ACCURACY_EPSILON points below it (the accuracy surface's own near-zero region)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
@@ -22,6 +26,7 @@ from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
 
 Progress = Callable[[int, int], None]
+ACCURACY_EPSILON = 1.0  # percentage points: an accuracy this close to the corner plane counts as no drop
 
 
 @dataclass
@@ -36,7 +41,13 @@ class Surface:
     epsilon: float
     resolution: int
     examples: int
+    accuracy_barrier: float = float("nan")  # percentage points below the corner accuracies' plane
+    accuracy_near_zero_fraction: float = float("nan")
     extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.accuracy and math.isnan(self.accuracy_barrier):
+            self.accuracy_barrier, self.accuracy_near_zero_fraction = accuracy_summary(self.weights, self.accuracy)
 
     @property
     def plane(self) -> list[float]:
@@ -60,6 +71,14 @@ def barycentric_grid(resolution: int) -> list[list[float]]:
         raise SymalignError(f"--resolution must be at least 1 (the three corners); got {resolution}")
     r = resolution
     return [[(r - j - k) / r, j / r, k / r] for k in range(r + 1) for j in range(r + 1 - k)]
+
+
+def accuracy_summary(weights: list[list[float]], accuracy: list[float]) -> tuple[float, float]:
+    """(largest drop below the plane through the corner accuracies, in points; the share of grid points
+    at most ACCURACY_EPSILON points below it)."""
+    corners = [accuracy[next(i for i, w in enumerate(weights) if w[c] == 1.0)] for c in range(3)]
+    drop = [100 * (sum(w * c for w, c in zip(ws, corners)) - a) for ws, a in zip(weights, accuracy)]
+    return max(drop), sum(d <= ACCURACY_EPSILON for d in drop) / len(drop)
 
 
 def summarize(weights: list[list[float]], loss: list[float], epsilon: float) -> tuple[list[float], float, float, float]:

@@ -89,7 +89,7 @@ def align_many_run(refs: list[ModelLike], config: AlignConfig, out: str | Path |
                                        config.device, "canonical", progress, (names[i], names[j]))
                 curves.append(((i, j), curve))
             metrics["pairwise"] = [{"pair": list(p), "barrier": c.barrier, "barrier_mean": c.barrier_mean,
-                                    "curve": c.to_json()} for p, c in curves]
+                                    "accuracy_barrier": c.accuracy_barrier, "curve": c.to_json()} for p, c in curves]
         run.finish(metrics, out)
     return ManyRun(run.id, universe, curves, outputs)
 
