@@ -1,12 +1,18 @@
 """Regenerate docs/results.md: the zoo's barriers next to the papers' claims, from sweeps.
 
     python benchmarks/results_report.py [--families vit-digits gpt-shakespeare] [--executor auto]
+                                        [--ablations lambda-sampling layer-subsets ...]
                                         [--out docs/results.md] [--points N --max-examples N --steps N]
 
 Runs the `table1` and `components` sweeps for each family (cells already in the run history are
 reused, so a second run takes seconds), then writes the report: mean ± std over the three seed
 pairs per row, Theus et al.'s Table 1 beside it, one paragraph per claim saying whether the zoo
 agrees (decided from the numbers, not written by hand), and an HTML bar chart per family.
+`--ablations` adds a section per named one-option preset (symalign.sweeps.grid.PRESETS: λ sampling,
+weight-matching sweeps, head and residual strategies, data amount, learned start, layer subsets):
+its table (loss barrier mean ± std and ± standard error with n, accuracy barrier) and a chart
+with mean ± std bars; a preset already swept (`symalign sweep --preset NAME --family RECIPE`)
+is read from the run history.
 
 `--points`, `--max-examples` and `--steps` shrink the sweeps for a quick check that the report
 regenerates (the test suite does this); such a report says so at its top and is not the one to quote."""
@@ -21,7 +27,9 @@ import plotly.graph_objects as go
 import torch
 
 from symalign.runs import RunStore
-from symalign.sweeps import preset_grid, run_sweep
+from symalign.sweeps import PRESETS, preset_grid, run_sweep
+
+MAIN_PRESETS = ("table1", "components", "quick")  # the report's own tables (and the first look)
 
 # Theus et al., Table 1 (ViT on CIFAR-10, GPT-2 on Tiny Shakespeare): the rows they report.
 PAPER = {"vanilla": (1.69, 2.02), "activation (all)": (1.27, 1.43), "weight (all)": (0.36, 0.34),
@@ -80,10 +88,40 @@ def chart(family: str, table: dict, path: Path) -> None:
     fig.write_html(path, include_plotlyjs="cdn")
 
 
+def ablation_section(family: str, preset: str, summary: list[dict], folder: Path) -> list[str]:
+    """One ablation preset on one family: its table and a chart (mean ± std over the seed pairs)."""
+    from symalign.sweeps.grid import PRESET_HELP
+
+    names = [row["row"] for row in summary]
+    fig = go.Figure(go.Bar(x=names, y=[row["mean"] for row in summary],
+                           error_y={"type": "data", "array": [row["std"] for row in summary]}, name="loss barrier"))
+    fig.update_layout(title=f"{family}, {preset}: barrier, mean ± std over the seed pairs", yaxis_title="loss barrier")
+    chart_path = folder / f"{family}-{preset}.html"
+    fig.write_html(chart_path, include_plotlyjs="cdn")
+    lines = [f"### {family}: {preset}", "", f"{PRESET_HELP.get(preset, '')} ([chart](results/{chart_path.name})).", "",
+             "| row | barrier | ± SE (n) | accuracy barrier (pp) |", "|---|---|---|---|"]
+    lines += [f"| {row['row']} | {fmt(row)} | ± {row['sem']:.2f} ({row['n']}) | "
+              f"{row['accuracy_mean']:.1f} ± {row['accuracy_std']:.1f} |" for row in summary]
+    return lines + [""]
+
+
+def swept(preset: str, family: str, overrides: dict, executor: str, store: RunStore) -> list[dict]:
+    grid = preset_grid(preset, family)
+    for key, value in overrides.items():
+        setattr(grid, key, value)
+    grid.check_options("results_report.py")
+    result = run_sweep(grid, executor=executor, store=store,
+                       progress=lambda d, t, r: print(f"[{d}/{t}] {r['row']} {r['a']} ↔ {r['b']}: "
+                                                     f"{r['barrier']:.4f}", flush=True))
+    return result.summary.to_dict(orient="records")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--families", nargs="*", default=["vit-digits", "gpt-shakespeare"])
     parser.add_argument("--executor", default="auto")
+    parser.add_argument("--ablations", nargs="*", default=[], choices=[p for p in PRESETS if p not in MAIN_PRESETS],
+                        help="one-option presets to add a section for")
     parser.add_argument("--out", default="docs/results.md")
     parser.add_argument("--points", type=int, help="λ points per curve (default: the sweep's, 21)")
     parser.add_argument("--max-examples", type=int, help="evaluation examples per curve (default: all)")
@@ -98,14 +136,7 @@ def main() -> None:
     for family in args.families:
         tables = {}
         for preset in ("table1", "components"):
-            grid = preset_grid(preset, family)
-            for key, value in overrides.items():
-                setattr(grid, key, value)
-            grid.check_options("results_report.py")
-            result = run_sweep(grid, executor=args.executor, store=store,
-                               progress=lambda d, t, r: print(f"[{d}/{t}] {r['row']} {r['a']} ↔ {r['b']}: "
-                                                             f"{r['barrier']:.4f}", flush=True))
-            tables[preset] = {row["row"]: row for row in result.summary.to_dict(orient="records")}
+            tables[preset] = {row["row"]: row for row in swept(preset, family, overrides, args.executor, store)}
         table, components = tables["table1"], tables["components"]
         chart(family, table, out.parent / "results" / f"{family}.html")
         col = PAPER_COLUMN.get(family)
@@ -119,6 +150,9 @@ def main() -> None:
         lines += ["", "Per-component ablation (weight matching):", "", "| row | barrier |", "|---|---|"]
         lines += [f"| {name} | {fmt(row)} |" for name, row in components.items()]
         lines += [""] + [p + "\n" for p in claims(family, table, components)]
+        for preset in args.ablations:
+            lines += ablation_section(family, preset, swept(preset, family, overrides, args.executor, store),
+                                      out.parent / "results")
         sections.append("\n".join(lines))
     header = ["# Results: the zoo against the papers' claims", "",
               "Regenerated by `python benchmarks/results_report.py` (sweeps `table1` and `components` of each "

@@ -181,7 +181,8 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
     root = Path(__file__).resolve().parents[1]
     home, out = tmp_path / "home", tmp_path / "docs" / "results.md"
     command = [sys.executable, "benchmarks/results_report.py", "--families", "vit-digits", "--executor", "serial",
-               "--points", "3", "--max-examples", "48", "--steps", "3", "--out", str(out)]
+               "--points", "3", "--max-examples", "48", "--steps", "3", "--out", str(out),
+               "--ablations", "layer-subsets", "lambda-sampling"]
     env = dict(os.environ, SYMALIGN_HOME=str(home))
     subprocess.run(command, cwd=root, env=env, check=True, capture_output=True, text=True)
     report = out.read_text()
@@ -201,6 +202,16 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
             shown = re.search(rf"\| {re.escape(row['row'])} \| ([\d.]+) ± ([\d.]+) \|", report)
             assert shown, row["row"]
             assert (float(shown.group(1)), float(shown.group(2))) == (round(row["mean"], 2), round(row["std"], 2))
+    for preset in ("layer-subsets", "lambda-sampling"):  # the ablation sections: the sweep's own summary
+        assert f"### vit-digits: {preset}" in report
+        assert (out.parent / "results" / f"vit-digits-{preset}.html").is_file()
+        grid = preset_grid(preset, "vit-digits")
+        grid.points, grid.max_examples, grid.steps = 3, 48, 3
+        result = run_sweep(grid, executor="serial", store=store)
+        assert result.executed == 0
+        for row in result.summary.to_dict(orient="records"):
+            line = f"| {row['row']} | {row['mean']:.2f} ± {row['std']:.2f} | ± {row['sem']:.2f} ({row['n']}) |"
+            assert line in report, line
     vanilla = re.search(r"\| vanilla \| [\d.]+ ± [\d.]+ \| ([\d.]+) \|", report)
     assert vanilla and float(vanilla.group(1)) == 1.69  # Theus et al.'s Table 1 beside the zoo
     before = len(store.list(kind="align"))
