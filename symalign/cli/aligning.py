@@ -8,6 +8,7 @@ from symalign.cli.common import (
     add_dtype_flag,
     add_option_flags,
     add_run_flags,
+    add_split_flag,
     add_universe_flags,
     align_config,
     data_for,
@@ -34,6 +35,7 @@ def add_align(sub) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)
     p.add_argument("--barrier", action="store_true", help="also measure the barrier between A and aligned B")
+    add_split_flag(p)
     p.add_argument("--canonical-a", default=None, metavar="DIR",
                    help="also write A's canonical form to DIR: the basis aligned B is in (hand both to a merger such "
                         "as mergekit; the raw A is a different basis)")
@@ -48,6 +50,7 @@ def cmd_align(args) -> None:
     config = align_config(args)
     with Bar(f"align ({args.method})") as bar:
         result = align_run(args.a, args.b, config, out=args.out, measure=args.barrier, store=store_for(args),
+                           split=args.split,
                            source="cli", progress=bar.phases, canonical_a=args.canonical_a)
     r = result.alignment.report
     summary = dict(align_summary(result.alignment), out=str(result.out), method=args.method,

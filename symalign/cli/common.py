@@ -50,6 +50,13 @@ def add_class_flags(p: argparse.ArgumentParser) -> None:
         p.add_argument(f"--{kind}", choices=("none",) + CLASSES, help=f"class for {kind} components")
 
 
+def add_split_flag(p: argparse.ArgumentParser) -> None:
+    from symalign.data.splits import SPLITS
+
+    p.add_argument("--split", choices=SPLITS, default="eval",
+                   help="measure on the evaluation split, or the training split (the data the pair learned from)")
+
+
 def add_option_flags(p: argparse.ArgumentParser, universe: bool) -> None:
     """The matchers' options as flags, from their declarations (symalign.match.options): an option a
     matcher declares is a flag here with no other edit. `universe`: align-many and simplex."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from symalign.cli.common import (
     Bar,
     add_run_flags,
+    add_split_flag,
     add_universe_flags,
     align_config,
     check_html,
@@ -22,6 +23,7 @@ def add_barrier(sub) -> None:
     p.add_argument("--data", default=None, help="data spec; default: the models' own recipe data")
     p.add_argument("--points", type=int, default=21)
     p.add_argument("--max-examples", type=int, default=None)
+    add_split_flag(p)
     p.add_argument("--device", default="auto")
     p.add_argument("--form", choices=("canonical", "raw"), default="canonical",
                    help="interpolate canonical forms (default) or the raw parameters")
@@ -36,7 +38,7 @@ def cmd_barrier(args) -> None:
     with Bar("interpolate") as bar:
         run_id, curve = barrier_run(args.a, args.b, data=args.data, points=args.points,
                                     max_examples=args.max_examples, device=args.device, form=args.form,
-                                    store=store_for(args), source="cli", progress=bar.phases)
+                                    store=store_for(args), source="cli", progress=bar.phases, split=args.split)
     if args.json:
         print_json(dict(curve.to_json(), run=run_id))
         return

@@ -24,6 +24,8 @@ def add_sweep(sub) -> None:
     p.add_argument("--points", type=int, default=None, help="interpolation points per curve (default 21)")
     p.add_argument("--max-examples", type=int, default=None, help="evaluation examples per curve point")
     p.add_argument("--steps", type=int, default=None, help="learned/soft rows: most optimisation steps")
+    p.add_argument("--split", default=None, choices=("eval", "train"),
+                   help="measure every cell on this split (default: the file's, else eval)")
     p.add_argument("--out", default=None, help="write cells.csv, cells.parquet and summary.csv here")
     p.add_argument("--no-record", action="store_true",
                    help="do not record (nor reuse) runs in the run history")

@@ -140,12 +140,14 @@ class TextData:
     name: str
     text: str
     _cache: dict = field(default_factory=dict, repr=False)
+    eval_part: str = "eval"  # the split evaluation batches come from (symalign.data.splits: "train")
 
     @property
     def split(self) -> int:
         return int(len(self.text) * (1 - EVAL_FRACTION))
 
     def tokens(self, model, part: str) -> torch.Tensor:
+        part = self.eval_part if part == "eval" else part
         key = (tokenizer_fingerprint(model.source), part)
         if key not in self._cache:
             text = self.text[: self.split] if part == "train" else self.text[self.split:]

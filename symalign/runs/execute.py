@@ -10,6 +10,7 @@ from pathlib import Path
 
 from symalign.barrier import default_data_spec
 from symalign.data import load_data
+from symalign.data.splits import check_split, split_view
 from symalign.device import pick_device
 from symalign.errors import SymalignError
 from symalign.landscape.interpolation import Curve, interpolation_curve
@@ -41,29 +42,33 @@ def curve_metrics(curve: Curve) -> dict:
 
 def measured_curve(pair: list[TransformerModel], spec: str, data_source, points: int,
                    max_examples: int | None, device: str, form: str, progress: PhaseProgress | None,
-                   names: tuple[str, str], consume: tuple[bool, bool] = (False, False)) -> Curve:
+                   names: tuple[str, str], consume: tuple[bool, bool] = (False, False), split: str = "eval") -> Curve:
     """The interpolation curve the recorded workflows measure, labelled with its endpoints and data.
     The two models are taken out of `pair`, so that a caller that keeps no other reference lets the
     curve free each raw model once its parameters are built (real checkpoints: memory); `consume`
-    says which of them nobody else holds at all (interpolation_curve may use their memory)."""
-    curve = interpolation_curve(pair.pop(0), pair.pop(0), data_source or load_data(spec), points=points,
+    says which of them nobody else holds at all (interpolation_curve may use their memory). `split`:
+    the evaluation split (default) or the training split (symalign.data.splits)."""
+    data = split_view(data_source or load_data(spec), split)
+    curve = interpolation_curve(pair.pop(0), pair.pop(0), data, points=points,
                                 max_examples=max_examples, device=pick_device(device), form=form,
                                 progress=phase(progress, "interpolate"), consume=consume)
-    curve.extra.update({"a": names[0], "b": names[1], "data": spec})
+    curve.extra.update({"a": names[0], "b": names[1], "data": spec, "split": split})
     return curve
 
 
 def barrier_run(a: ModelLike, b: ModelLike, data: str | None = None, points: int = 21,
                 max_examples: int | None = None, device: str = "auto", form: str = "canonical",
                 store: RunStore | None = None, source: str = "api", label: str = "",
-                progress: PhaseProgress | None = None, data_source=None) -> tuple[str | None, Curve]:
+                progress: PhaseProgress | None = None, data_source=None,
+                split: str = "eval") -> tuple[str | None, Curve]:
     """The vanilla (or as-given) barrier between two models, recorded as a `barrier` run."""
+    check_split(split)  # before any work
     pair = [model_of(a), model_of(b)]
     spec = data or default_data_spec(pair[0])
-    settings = BarrierSettings(spec, points, max_examples, device, form)
+    settings = BarrierSettings(spec, points, max_examples, device, form, split)
     with recorded(store, "barrier", reference(a), reference(b), "none", settings, source, label) as run:
         curve = measured_curve(pair, spec, data_source, points, max_examples, device, form, progress,
-                               (reference(a), reference(b)), consume=(loaded_here(a), loaded_here(b)))
+                               (reference(a), reference(b)), consume=(loaded_here(a), loaded_here(b)), split=split)
         run.finish(curve_metrics(curve))
     return run.id, curve
 
@@ -84,11 +89,13 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
               measure: bool = True, points: int = 21, max_examples: int | None = None,
               store: RunStore | None = None, source: str = "api", label: str = "",
               progress: PhaseProgress | None = None, data_source=None,
-              canonical_a: str | Path | None = None) -> AlignRun:
+              canonical_a: str | Path | None = None, split: str = "eval") -> AlignRun:
     """Align B to A, save the result, and (by default) measure the barrier between A and aligned B.
 
     Without `out`, artifacts go to the data folder's runs/<id> (and are deleted with the run).
-    `canonical_a`: also write A's canonical form there, the basis aligned B is in (for a merger)."""
+    `canonical_a`: also write A's canonical form there, the basis aligned B is in (for a merger).
+    `split`: the split the barrier is measured on (eval, or train: the data the pair learned from)."""
+    check_split(split)
     model_a, model_b = model_of(a), model_of(b)
     check_pair(model_a, model_b)
     if canonical_a is not None and not same_widths(model_a, model_b):
@@ -103,7 +110,7 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
             save_model(model_a, canonical_a, config.dtype)
         model_b = canonicalize(model_b, consume=loaded_here(b))
     config = fitted(model_a, config)
-    settings = AlignSettings(config.to_json(), points, max_examples, measure, owns_artifacts=out is None)
+    settings = AlignSettings(config.to_json(), points, max_examples, measure, owns_artifacts=out is None, split=split)
     with recorded(store, "align", reference(a), reference(b), config.method, settings, source, label) as run:
         handed = [model_b]  # handed over: align() frees B once it is transformed (real checkpoints: memory)
         del model_b
@@ -120,7 +127,7 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
         if measure:
             curve = measured_curve(pair, spec, data_source, points, max_examples,  # aligned B is the caller's
                                    config.device, "canonical", progress, (reference(a), str(saved)),
-                                   consume=(loaded_here(a), False))
+                                   consume=(loaded_here(a), False), split=split)
             metrics.update(curve_metrics(curve))
         run.finish(metrics, saved)
     return AlignRun(run.id, alignment, curve, saved)

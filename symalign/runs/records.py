@@ -31,10 +31,13 @@ class AlignSettings(Settings):
     max_examples: int | None = None
     measure: bool = True
     owns_artifacts: bool = True
+    split: str = "eval"  # the split the barrier was measured on (symalign.data.splits)
 
     def reuse_key(self, a: str, b: str) -> str:
-        """Two align runs of the same pair with equal keys compute the same numbers (a sweep reuses one)."""
-        return json.dumps([a, b, self.config, self.points, self.max_examples], sort_keys=True)
+        """Two align runs of the same pair with equal keys compute the same numbers (a sweep reuses one).
+        The evaluation split leaves the key as it was before splits, so earlier runs still count."""
+        key = [a, b, self.config, self.points, self.max_examples] + ([self.split] if self.split != "eval" else [])
+        return json.dumps(key, sort_keys=True)
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class BarrierSettings(Settings):
     max_examples: int | None = None
     device: str = "auto"
     form: str = "canonical"
+    split: str = "eval"
 
 
 @dataclass(frozen=True)

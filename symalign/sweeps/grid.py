@@ -70,12 +70,14 @@ PRESET_HELP = {
     "data-amount": "activation matching on 16 to 1024 examples (Verma & Elbayad Fig. 6)",
     "learned-start": "learned matching from weight matching's transform or from the identity (Theus et al.)",
 }
-OPTION_KEYS = ("data", "points", "max_examples", "steps")
-EVALUATION_KEYS = ("data", "points", "max_examples")  # a row may override the grid's evaluation
+OPTION_KEYS = ("data", "points", "max_examples", "steps", "split")
+EVALUATION_KEYS = ("data", "points", "max_examples", "split")  # a row may override the grid's evaluation
 ANY_METHOD_KEYS = ("layers",)  # AlignConfig settings every method takes (symalign.match.layers)
 # Zhang et al. (§5.6, Fig. 6): matching only some blocks, the others left as they are.
+# A subset drops the residual map (it moves every block), so "every block" appears both ways: with it,
+# and without it (`:`), the row the subsets compare with.
 PRESETS["layer-subsets"] = [("weight (all), every block", "weight", "all")] + [
-    (f"weight (all), blocks {text}", "weight", "all", {"layers": text}) for text in ("0", "-1", "1:", ":-1")]
+    (f"weight (all), blocks {text}", "weight", "all", {"layers": text}) for text in (":", "0", "-1", "1:", ":-1")]
 PRESET_HELP["layer-subsets"] = "weight matching on every block, the first, the last, all but one end (Zhang §5.6)"
 
 
@@ -140,6 +142,7 @@ class Grid:
     points: int = 21
     max_examples: int | None = None
     steps: int | None = None  # learned/soft: most steps (the matcher's default when None)
+    split: str = "eval"  # the split barriers are measured on (symalign.data.splits)
     name: str = "sweep"
 
     def cells(self) -> list[Cell]:
@@ -158,6 +161,7 @@ class Grid:
             value = getattr(self, key)
             if value is not None and (not isinstance(value, int) or value < (2 if key == "points" else 1)):
                 raise SymalignError(f"{source}: {key} must be a positive integer{' (2 or more)' * (key == 'points')}")
+        _check_evaluation({"split": self.split}, source)
         if not isinstance(self.seeds, list) or not self.seeds or not all(isinstance(s, int) for s in self.seeds):
             raise SymalignError(f"{source}: seeds must be a list of integers, e.g. [0, 1, 2]")
 
@@ -264,6 +268,13 @@ def _check_evaluation(values: dict, where: str) -> None:
         if value is not None and (not isinstance(value, int) or isinstance(value, bool)
                                   or value < (2 if key == "points" else 1)):
             raise SymalignError(f"{where}: {key} must be a positive integer{' (2 or more)' * (key == 'points')}")
+    if "split" in values:
+        from symalign.data.splits import check_split
+
+        try:
+            check_split(values["split"])
+        except SymalignError as exc:
+            raise SymalignError(f"{where}: {exc}") from None
     if "data" in values and not isinstance(values["data"], str):
         raise SymalignError(f"{where}: data must be a data spec such as \"digits\" or \"text:PATH\"")
 

@@ -82,7 +82,8 @@ def _config(cell: Cell, grid: Grid, data: str):
 
 def _evaluation(cell: Cell, grid: Grid) -> dict:
     """The cell's data, points and examples: the row's where it sets them, else the grid's."""
-    return {"data": grid.data, "points": grid.points, "max_examples": grid.max_examples, **dict(cell.row.evaluation)}
+    return {"data": grid.data, "points": grid.points, "max_examples": grid.max_examples, "split": grid.split,
+            **dict(cell.row.evaluation)}
 
 
 def check_grid(grid: Grid) -> dict[Cell, str]:
@@ -119,7 +120,8 @@ def check_grid(grid: Grid) -> dict[Cell, str]:
 def _payload(cell: Cell, grid: Grid, data: str) -> dict:
     evaluation = _evaluation(cell, grid)
     return {"a": cell.a, "b": cell.b, "config": _config(cell, grid, data).to_json(), "points": evaluation["points"],
-            "max_examples": evaluation["max_examples"], "label": f"{grid.name}: {cell.row.name}"}
+            "max_examples": evaluation["max_examples"], "split": evaluation["split"],
+            "label": f"{grid.name}: {cell.row.name}"}
 
 
 def finished_runs(store: RunStore) -> dict[str, Run]:
@@ -152,7 +154,8 @@ def execute_cell(payload: dict, store_path: str | None, home: str | None, thread
     store = RunStore(store_path) if store_path else None
     try:
         result = align_run(payload["a"], payload["b"], AlignConfig(**payload["config"]), points=payload["points"],
-                           max_examples=payload["max_examples"], store=store, source="sweep", label=payload["label"])
+                           max_examples=payload["max_examples"], store=store, source="sweep", label=payload["label"],
+                           split=payload.get("split", "eval"))
     except Exception as exc:
         return {"error": failure_message(exc), "seconds": time.perf_counter() - start, "run_id": None}
     return {"barrier": result.curve.barrier, "barrier_mean": result.curve.barrier_mean,
@@ -214,7 +217,7 @@ def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, st
     finished = finished_runs(store) if store is not None else {}
     done = 0
     for i, (cell, payload) in enumerate(zip(cells, payloads)):
-        asked = AlignSettings(payload["config"], payload["points"], payload["max_examples"])
+        asked = AlignSettings(payload["config"], payload["points"], payload["max_examples"], split=payload["split"])
         run = finished.get(asked.reuse_key(payload["a"], payload["b"]))
         if run is None:
             todo.append(i)

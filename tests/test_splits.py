@@ -1,0 +1,61 @@
+"""Barriers on the training split (issue #42, `--split train`): the curve is measured on the data the
+pair learned from, deterministically, recorded with its split; a sweep takes `split` per grid or row
+and reuses nothing across splits; an unknown split is refused in one line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from symalign.cli import main
+from symalign.data import load_data
+from symalign.data.splits import split_view
+from symalign.errors import SymalignError
+from symalign.models import load_model
+from symalign.runs import RunStore
+from symalign.sweeps.grid import grid_from_dict
+from symalign.sweeps.sweep import run_sweep
+
+PAIR = ["zoo:vit-digits/0", "zoo:vit-digits/1"]
+
+
+@pytest.mark.parametrize("spec, ref", [("digits", "zoo:vit-digits/0"), ("shakespeare", "zoo:gpt-shakespeare/0"),
+                                       ("shakespeare-mlm", "zoo:bert-shakespeare/0")])
+def test_the_train_view_evaluates_on_training_data_the_same_way_each_time(spec, ref):
+    data, model = load_data(spec), load_model(ref)
+    train = split_view(data, "train")
+    assert split_view(data, "eval") is data and "train split" in train.name
+    first, again = list(train.eval_batches(model, 16)), list(train.eval_batches(model, 16))
+    held_out = list(data.eval_batches(model, 16))
+    key = "pixel_values" if "pixel_values" in first[0][0] else "input_ids"
+    assert all((x[key] == y[key]).all() for (x, _), (y, _) in zip(first, again))  # fixed, not drawn at random
+    assert not (first[0][0][key] == held_out[0][0][key]).all()  # other examples than the evaluation split's
+
+
+def test_a_trained_pair_fits_its_training_split_better_and_the_run_says_which_split(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("SYMALIGN_HOME", str(tmp_path / "home"))
+    curves = {}
+    for split in ("eval", "train"):
+        assert main(["barrier", *PAIR, "--points", "3", "--split", split, "--json"]) == 0
+        curves[split] = json.loads(capsys.readouterr().out)
+        assert curves[split]["split"] == split
+    # the endpoints saw the training images: lower loss there than on held-out digits
+    assert max(curves["train"]["endpoint_loss"]) < min(curves["eval"]["endpoint_loss"])
+    runs = RunStore(tmp_path / "home" / "runs.sqlite").list(kind="barrier")
+    assert sorted(r.settings["split"] for r in runs) == ["eval", "train"]
+    with pytest.raises(SystemExit) as exit_:
+        main(["barrier", *PAIR, "--split", "test"])
+    assert exit_.value.code == 2 and "invalid choice: 'test'" in capsys.readouterr().err
+
+
+def test_a_sweep_measures_each_split_and_reuses_only_its_own(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    spec = {"pairs": [PAIR], "rows": [{"method": "none"}], "points": 3, "max_examples": 64,
+            "grid": {"split": ["eval", "train"]}}
+    result = run_sweep(grid_from_dict(spec, "t.toml"), executor="serial", store=store)
+    assert result.executed == 2 and result.cells["barrier"].nunique() == 2
+    again = run_sweep(grid_from_dict(spec, "t.toml"), executor="serial", store=store)
+    assert again.reused == 2 and again.executed == 0
+    with pytest.raises(SymalignError, match="unknown split 'test'"):
+        grid_from_dict({**spec, "grid": {}, "split": "test"}, "t.toml")
