@@ -42,6 +42,11 @@ def fmt(row) -> str:
     return f"{row['mean']:.2f} ± {row['std']:.2f}"
 
 
+def sem(row) -> str:
+    """The standard error of the mean over the seed pairs, with n (Verma & Elbayad report mean ± SE)."""
+    return f"± {row['sem']:.2f} ({row['n']})"
+
+
 def claims(family: str, table: dict, components: dict) -> list[str]:
     """One paragraph per claim, each decided by the measured means."""
     m = {name: row["mean"] for name, row in table.items()}
@@ -100,7 +105,7 @@ def ablation_section(family: str, preset: str, summary: list[dict], folder: Path
     fig.write_html(chart_path, include_plotlyjs="cdn")
     lines = [f"### {family}: {preset}", "", f"{PRESET_HELP.get(preset, '')} ([chart](results/{chart_path.name})).", "",
              "| row | barrier | ± SE (n) | accuracy barrier (pp) |", "|---|---|---|---|"]
-    lines += [f"| {row['row']} | {fmt(row)} | ± {row['sem']:.2f} ({row['n']}) | "
+    lines += [f"| {row['row']} | {fmt(row)} | {sem(row)} | "
               f"{row['accuracy_mean']:.1f} ± {row['accuracy_std']:.1f} |" for row in summary]
     return lines + [""]
 
@@ -143,12 +148,12 @@ def main() -> None:
         lines = [f"## {family}", "", f"Barrier on the evaluation split, mean ± std over the seed pairs 0↔1, 0↔2, "
                  f"1↔2; Theus et al. report {PAPER_SETTING.get(family, 'another setting')} "
                  f"([chart](results/{family}.html)).", "",
-                 "| row | zoo | Theus et al. |", "|---|---|---|"]
+                 "| row | zoo | Theus et al. | ± SE (n) |", "|---|---|---|---|"]
         for name, row in table.items():
             paper = f"{PAPER[name][col]:.2f}" if name in PAPER and col is not None else "–"
-            lines.append(f"| {name} | {fmt(row)} | {paper} |")
-        lines += ["", "Per-component ablation (weight matching):", "", "| row | barrier |", "|---|---|"]
-        lines += [f"| {name} | {fmt(row)} |" for name, row in components.items()]
+            lines.append(f"| {name} | {fmt(row)} | {paper} | {sem(row)} |")
+        lines += ["", "Per-component ablation (weight matching):", "", "| row | barrier | ± SE (n) |", "|---|---|---|"]
+        lines += [f"| {name} | {fmt(row)} | {sem(row)} |" for name, row in components.items()]
         lines += [""] + [p + "\n" for p in claims(family, table, components)]
         for preset in args.ablations:
             lines += ablation_section(family, preset, swept(preset, family, overrides, args.executor, store),

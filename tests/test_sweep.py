@@ -202,6 +202,7 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
             shown = re.search(rf"\| {re.escape(row['row'])} \| ([\d.]+) ± ([\d.]+) \|", report)
             assert shown, row["row"]
             assert (float(shown.group(1)), float(shown.group(2))) == (round(row["mean"], 2), round(row["std"], 2))
+            assert f"± {row['sem']:.2f} ({row['n']}) |" in report.split(f"| {row['row']} |")[1].split("\n")[0]
     for preset in ("layer-subsets", "lambda-sampling"):  # the ablation sections: the sweep's own summary
         assert f"### vit-digits: {preset}" in report
         assert (out.parent / "results" / f"vit-digits-{preset}.html").is_file()
