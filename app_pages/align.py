@@ -80,11 +80,9 @@ with user_errors():
         max_examples = o3.number_input("evaluation examples (0 = all)", 0, 1_000_000, 0, key="align-max-examples")
         with_vanilla = o1.checkbox("also record the vanilla barrier", True, key="align-vanilla", disabled=third)
 
-    fields = AlignConfig.__dataclass_fields__
-    config = AlignConfig(method=method, classes=classes, data=data or None, device=device, seed=int(seed),
-                         layers=layers.strip() or None,
-                         options={k: v for k, v in chosen.items() if k not in fields and v is not None},
-                         **{k: v for k, v in chosen.items() if k in fields})
+    config = AlignConfig.from_options({k: v for k, v in chosen.items() if v is not None}, method=method,
+                                      classes=classes, data=data or None, device=device, seed=int(seed),
+                                      layers=layers.strip() or None)
     st.session_state["align-config"] = config.to_json()
     with st.expander("run configuration"):
         st.json(config.to_json())

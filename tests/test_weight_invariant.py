@@ -62,11 +62,8 @@ def running_b_error(b: dict, errors: list):
     return check
 
 
-@pytest.mark.parametrize("family", list(FAMILIES))
-@pytest.mark.parametrize("set_name", list(CLASS_SETS))
-def test_running_b_is_the_transform_applied_from_scratch_after_every_unit(family, set_name):
-    a, b, active, _ = planted(family, CLASS_SETS[set_name], noise=0.01)
-    b = canonicalize(b)
+def invariant_errors(a, b, active: dict, max_sweeps: int) -> list[float]:
+    """Weight matching of canonical B to A with the running-B check after every unit; its errors."""
     errors: list[float] = []
     check = running_b_error(b.tensors, errors)
 
@@ -74,7 +71,16 @@ def test_running_b_is_the_transform_applied_from_scratch_after_every_unit(family
         mapped.a_all = {n: a.tensors[n].double() for n in mapped.spec_all.tensors}
         check(mapped, transform)
 
-    weight_match(a.tensors, dict(b.tensors), spec_of(a), active, boundary_tensors(a), max_sweeps=3, on_unit=on_unit)
+    weight_match(a.tensors, dict(b.tensors), spec_of(a), active, boundary_tensors(a), max_sweeps=max_sweeps,
+                 on_unit=on_unit)
+    return errors
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize("set_name", list(CLASS_SETS))
+def test_running_b_is_the_transform_applied_from_scratch_after_every_unit(family, set_name):
+    a, b, active, _ = planted(family, CLASS_SETS[set_name], noise=0.01)
+    errors = invariant_errors(a, canonicalize(b), active, max_sweeps=3)
     assert errors, "the check never ran"
     assert max(errors) < 1e-10, (family, set_name, max(errors))
 
@@ -92,15 +98,7 @@ def test_the_invariant_check_catches_a_running_b_that_drifts(monkeypatch):
         return out
 
     monkeypatch.setattr(MappedModel, "act", drifting)
-    errors: list[float] = []
-    check = running_b_error(b.tensors, errors)
-
-    def on_unit(mapped, transform):
-        mapped.a_all = {n: a.tensors[n].double() for n in mapped.spec_all.tensors}
-        check(mapped, transform)
-
-    weight_match(a.tensors, dict(b.tensors), spec_of(a), active, boundary_tensors(a), max_sweeps=2, on_unit=on_unit)
-    assert max(errors) > 1e-3
+    assert max(invariant_errors(a, b, active, max_sweeps=2)) > 1e-3
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))

@@ -142,15 +142,10 @@ def align_config(args, data: str | None = None):
     from symalign.match.config import AlignConfig
     from symalign.match.options import all_options
 
-    fields = AlignConfig.__dataclass_fields__
-    given = {name: getattr(args, name) for name in all_options() if getattr(args, name, None) is not None}
-    options = {name: value for name, value in given.items() if name in fields}
-    options["options"] = {name: value for name, value in given.items() if name not in fields}
-    for name in ("dtype", "layers"):  # not matcher options: every method takes them
-        if getattr(args, name, None) is not None:
-            options[name] = getattr(args, name)
-    return AlignConfig(method=args.method, classes=parse_classes(args), data=data or args.data, device=args.device,
-                       seed=args.seed, preset=preset_of(args), **options)
+    names = [*all_options(), "dtype", "layers"]  # the matchers' options, and what every method takes
+    given = {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
+    return AlignConfig.from_options(given, method=args.method, classes=parse_classes(args), data=data or args.data,
+                                    device=args.device, seed=args.seed, preset=preset_of(args))
 
 
 def preset_of(args) -> str | None:

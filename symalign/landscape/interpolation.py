@@ -60,10 +60,8 @@ def barriers(lambdas: list[float], loss: list[float]) -> tuple[float, float]:
 def accuracy_barriers(lambdas: list[float], accuracy: list[float]) -> tuple[float, float]:
     """(max over λ of the linear interpolation of the endpoint accuracies − acc(λ), mean endpoint
     accuracy − min acc), in percentage points (accuracies are fractions: top-1 for classifiers, next-
-    or masked-token accuracy for language models)."""
-    aa, ab = accuracy[0], accuracy[-1]
-    primary = max(((1 - t) * aa + t * ab) - acc for t, acc in zip(lambdas, accuracy))
-    return 100 * primary, 100 * (0.5 * (aa + ab) - min(accuracy))
+    or masked-token accuracy for language models): `barriers` of the accuracy's negative, in points."""
+    return barriers(lambdas, [-100 * acc for acc in accuracy])
 
 
 def same_forms(models: list[TransformerModel], form: str, consume: bool = False) -> list[TransformerModel]:

@@ -75,10 +75,9 @@ def barycentric_grid(resolution: int) -> list[list[float]]:
 
 def accuracy_summary(weights: list[list[float]], accuracy: list[float]) -> tuple[float, float]:
     """(largest drop below the plane through the corner accuracies, in points; the share of grid points
-    at most ACCURACY_EPSILON points below it)."""
-    corners = [accuracy[next(i for i, w in enumerate(weights) if w[c] == 1.0)] for c in range(3)]
-    drop = [100 * (sum(w * c for w, c in zip(ws, corners)) - a) for ws, a in zip(weights, accuracy)]
-    return max(drop), sum(d <= ACCURACY_EPSILON for d in drop) / len(drop)
+    at most ACCURACY_EPSILON points below it): `summarize` of the accuracy's negative, in points."""
+    _, _, drop, near = summarize(weights, [-100 * a for a in accuracy], ACCURACY_EPSILON)
+    return drop, near
 
 
 def summarize(weights: list[list[float]], loss: list[float], epsilon: float) -> tuple[list[float], float, float, float]:

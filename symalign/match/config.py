@@ -89,6 +89,14 @@ class AlignConfig:
         if needs_data and self.data is None:
             raise SymalignError(f"--method {self.method} needs --data: it matches on activations or the task loss")
 
+    @classmethod
+    def from_options(cls, values: dict, **settings) -> AlignConfig:
+        """A config from option values by name (symalign.match.options): those that are fields here
+        set them, a plugin matcher's go into `options`; `settings` are the other fields (method, ...)."""
+        fields = cls.__dataclass_fields__
+        return cls(**settings, **{k: v for k, v in values.items() if k in fields},
+                   options={k: v for k, v in values.items() if k not in fields})
+
     def _check_options(self) -> None:
         """Every declared option's value against its declaration (choices, type, range); `options`
         may hold only names that a registered matcher declares and that are not fields here."""

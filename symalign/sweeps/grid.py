@@ -157,11 +157,8 @@ class Grid:
         return {k: getattr(self, k) for k in OPTION_KEYS}
 
     def check_options(self, source: str = "the sweep") -> None:
-        for key in ("points", "max_examples", "steps"):
-            value = getattr(self, key)
-            if value is not None and (not isinstance(value, int) or value < (2 if key == "points" else 1)):
-                raise SymalignError(f"{source}: {key} must be a positive integer{' (2 or more)' * (key == 'points')}")
-        _check_evaluation({"split": self.split}, source)
+        _check_evaluation({k: getattr(self, k) for k in ("points", "max_examples", "split")}, source)
+        _check_count("steps", self.steps, source)
         if not isinstance(self.seeds, list) or not self.seeds or not all(isinstance(s, int) for s in self.seeds):
             raise SymalignError(f"{source}: seeds must be a list of integers, e.g. [0, 1, 2]")
 
@@ -250,24 +247,27 @@ def _options(method: str, spec: dict, where: str) -> tuple[tuple[str, Any], ...]
     """The row's declared options (by option name), each checked against its declaration."""
     from symalign.match.options import options_of
 
-    out = []
-    for name, option in options_of(method).items():
-        key = _key(option)
-        if key in spec and not option.universe_only:
+    declared, out = options_of(method), []
+    for name, key in sweep_keys(method).items():
+        if key in spec:
             try:
-                option.check(spec[key])
+                declared[name].check(spec[key])
             except SymalignError as exc:
                 raise SymalignError(f"{where}: {key}: {exc}") from None
             out.append((name, spec[key]))
     return tuple(out) + tuple((key, str(spec[key])) for key in ANY_METHOD_KEYS if key in spec)
 
 
+def _check_count(key: str, value, where: str) -> None:
+    """A positive integer (points: 2 or more), or None for the default."""
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                              or value < (2 if key == "points" else 1)):
+        raise SymalignError(f"{where}: {key} must be a positive integer{' (2 or more)' * (key == 'points')}")
+
+
 def _check_evaluation(values: dict, where: str) -> None:
     for key in ("points", "max_examples"):
-        value = values.get(key)
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
-                                  or value < (2 if key == "points" else 1)):
-            raise SymalignError(f"{where}: {key} must be a positive integer{' (2 or more)' * (key == 'points')}")
+        _check_count(key, values.get(key), where)
     if "split" in values:
         from symalign.data.splits import check_split
 

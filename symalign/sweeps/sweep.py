@@ -74,10 +74,8 @@ def _config(cell: Cell, grid: Grid, data: str):
     declared = options_of(cell.row.method)
     options = {"steps": grid.steps} if grid.steps is not None and "steps" in declared else {}
     options.update(cell.row.options)  # the row's own (and its [grid] values) over the grid's
-    fields = AlignConfig.__dataclass_fields__
-    extra = {k: v for k, v in options.items() if k not in fields}  # a plugin matcher's options
-    return AlignConfig(method=cell.row.method, classes=row_classes(cell), data=data, seed=cell.seed,
-                       options=extra, **{k: v for k, v in options.items() if k in fields})
+    return AlignConfig.from_options(options, method=cell.row.method, classes=row_classes(cell), data=data,
+                                    seed=cell.seed)
 
 
 def _evaluation(cell: Cell, grid: Grid) -> dict:
@@ -93,7 +91,7 @@ def check_grid(grid: Grid) -> dict[Cell, str]:
     from symalign.data import load_data
     from symalign.models import load_model
     from symalign.models.widen import check_pair
-    from symalign.runs.execute import check_classes
+    from symalign.runs.execute import fitted
 
     grid.check_options()
     if not grid.pairs or not grid.rows:
@@ -106,10 +104,10 @@ def check_grid(grid: Grid) -> dict[Cell, str]:
                 if ref not in models:
                     models[ref] = load_model(ref)
             check_pair(models[cell.a], models[cell.b])
-            check_classes(models[cell.a], row_classes(cell))
             data[cell] = _evaluation(cell, grid)["data"] or default_data_spec(models[cell.a])
-            # a data-hungry method without data, a bad option, a block the model lacks: refused here
-            _config(cell, grid, data[cell]).for_spec(_spec(cell.a))
+            # an inadmissible class, a data-hungry method without data, a bad option, a block the model
+            # lacks: refused here, as align_run would refuse it
+            fitted(models[cell.a], _config(cell, grid, data[cell]))
         except SymalignError as exc:
             raise SymalignError(f"{cell.describe()}: {exc}") from None
     for spec in set(data.values()):
