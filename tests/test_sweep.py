@@ -218,3 +218,26 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
     before = len(store.list(kind="align"))
     subprocess.run(command, cwd=root, env=env, check=True, capture_output=True, text=True)
     assert len(store.list(kind="align")) == before  # regenerated from the history, nothing recomputed
+
+
+@pytest.mark.slow
+def test_each_ray_cell_asks_for_one_gpu_on_a_cluster_with_gpus(tmp_path):
+    """Two logical GPUs declared to a local Ray cluster: each cell is given one of them (the sweep's
+    `gpus` column), a cell asking for more than the cluster has is refused in one line before any
+    runs, and without Ray no GPU can be asked for."""
+    import ray
+
+    grid = read_grid(sweep_file(tmp_path))
+    ray.init(num_cpus=2, num_gpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    try:
+        result = run_sweep(grid, executor="ray", store=RunStore(tmp_path / "gpu.sqlite"))
+        assert result.executed == 2 and result.cells["error"].isna().all()
+        assert all(g in ("0", "1") for g in result.cells["gpus"]), result.cells["gpus"].tolist()
+        with pytest.raises(SymalignError, match="has 2 GPU"):
+            run_sweep(grid, executor="ray", store=RunStore(tmp_path / "too-many.sqlite"), gpus_per_cell=3)
+        shared = run_sweep(grid, executor="ray", store=None, gpus_per_cell=0)
+        assert shared.cells["gpus"].tolist() == ["", ""]  # asked for none: given none
+    finally:
+        ray.shutdown()
+    with pytest.raises(SymalignError, match="GPUs are asked of Ray"):
+        run_sweep(grid, executor="serial", gpus_per_cell=1)

@@ -57,7 +57,9 @@ def cmd_align(args) -> None:
                    classes=r["config"]["classes"],
                    run=result.run_id)
     if result.curve is not None:
-        summary.update(barrier=result.curve.barrier, barrier_mean=result.curve.barrier_mean)
+        summary.update(barrier=result.curve.barrier, barrier_mean=result.curve.barrier_mean,
+                       accuracy_barrier=result.curve.accuracy_barrier,
+                       accuracy_barrier_mean=result.curve.accuracy_barrier_mean)
     if args.json:
         print_json(summary)
         return
@@ -66,8 +68,12 @@ def cmd_align(args) -> None:
           f"same function as B (max |Δlogit| {r['function_gap_vs_b']:.1e})")
     if summary.get("stopped"):
         print(f"weight matching stopped: {summary['stopped']}")
+    for h in summary.get("barrier_per_sweep", []):
+        print(f"  after sweep {h['sweep']}{' (' + h['step'] + ')' if 'step' in h else ''}: barrier {h['barrier']:.4f}, "
+              f"accuracy barrier {h['accuracy_barrier']:.2f} pp")
     if result.curve is not None:
-        print(f"barrier between A and aligned B: {result.curve.barrier:.4f}")
+        print(f"barrier between A and aligned B: {result.curve.barrier:.4f} "
+              f"(accuracy barrier {result.curve.accuracy_barrier:.2f} pp)")
     if args.canonical_a:
         print(f"wrote {args.canonical_a}: A in canonical form (the same function as A, in aligned B's basis)")
     if result.run_id:

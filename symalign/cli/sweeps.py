@@ -20,6 +20,9 @@ def add_sweep(sub) -> None:
     p.add_argument("--executor", default="auto", choices=EXECUTORS,
                    help="auto: Ray when it is installed, else serial")
     p.add_argument("--address", default=None, help="join this Ray cluster (HOST:PORT) instead of a local one")
+    p.add_argument("--gpus-per-cell", type=float, default=None, metavar="G",
+                   help="Ray: GPUs each cell asks for (default: 1 on a cluster with GPUs, so a 4-GPU node runs four "
+                        "cells at once; 0 on a CPU cluster; 0.5 shares a GPU between two cells)")
     p.add_argument("--data", default=None, help="data spec for every cell (default: each model's own data)")
     p.add_argument("--points", type=int, default=None, help="interpolation points per curve (default 21)")
     p.add_argument("--max-examples", type=int, default=None, help="evaluation examples per curve point")
@@ -55,6 +58,7 @@ def cmd_sweep(args) -> None:
               file=sys.stderr, flush=True)
 
     result = run_sweep(grid, executor=args.executor, address=args.address, store=store_for(args), out=args.out,
+                       gpus_per_cell=args.gpus_per_cell,
                        source="cli", progress=progress)
     if args.json:
         print_json(result.to_json())

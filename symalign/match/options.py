@@ -60,6 +60,10 @@ BUILTIN_OPTIONS: tuple[Option, ...] = (
     Option("max_sweeps", int, 30, "weight: at most this many sweeps", ("weight",), minimum=1),
     Option("max_seconds", float, None, "weight: stop after the sweep that passes this many seconds", ("weight",),
            minimum=0),
+    Option("barrier_per_sweep", int, 0, "weight: also measure the loss and accuracy barrier on this many λ points "
+           "before the first sweep and after each one (0: off; e.g. 11), so one run gives the barrier-vs-iterations "
+           "curve (Theus et al. Fig. 6); evaluates on the eval split of --data or the pair's training data",
+           ("weight",), minimum=0),
     Option("rounds", int, 0, "weight, three or more models: refinement rounds, each model matched to the mean of "
            "the others", ("weight",), minimum=0, universe_only=True),
     Option("steps", int, None, "learned/soft: most optimisation steps (default: 600 for images, 300 for text)",

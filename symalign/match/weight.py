@@ -50,7 +50,8 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
                  max_seconds: float | None = None, device: torch.device | str | None = None,
                  init: Transform | None = None, fixed: frozenset[str] = frozenset(),
                  consume_b: bool = False,
-                 on_unit: Callable[[MappedModel, Transform], None] | None = None) -> tuple[Transform, list[dict]]:
+                 on_unit: Callable[[MappedModel, Transform], None] | None = None,
+                 on_sweep: Callable[[Transform], dict] | None = None) -> tuple[Transform, list[dict]]:
     """Transform T with T(B) ≈ A, and the per-sweep history (distance, seconds). The last entry
     says why it stopped (`stopped`: converged, sweep budget or time budget). Progress is reported
     per update unit (an MLP, a layer's attention), so a real-size model shows life within seconds.
@@ -62,7 +63,8 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     applied step by step, rounded to the working precision after each step (float32 above
     LARGE_MODEL_PARAMETERS: T(B) to about 1e-6 relative, far below a bf16 checkpoint's rounding).
     `on_unit(mapped, transform)`: called after every update unit, e.g. to check that the running B is
-    the accumulated transform applied to B from scratch (tests/test_weight_invariant.py)."""
+    the accumulated transform applied to B from scratch (tests/test_weight_invariant.py).
+    `on_sweep(transform)`: before the first sweep and after each; its dict joins that history entry, off the clock."""
     handed = b if consume_b else None
     if device is not None or consume_b:
         b = {k: (b.pop(k) if consume_b else b[k]).to(device or "cpu") for k in list(b)}
@@ -76,6 +78,16 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     if transform:
         mapped.act(dict(transform))
     history = [{"sweep": 0, "distance": mapped.distance(transform), "seconds": 0.0}]
+
+    def measured(entry: dict) -> dict:
+        nonlocal start
+        if on_sweep is not None:
+            began = time.perf_counter()
+            entry.update(on_sweep(transform))
+            start += time.perf_counter() - began
+        return entry
+
+    measured(history[0])
     res_cls = classes.get("residual", "none")
     # the residual from the boundary tensors alone: their rows correspond across models
     if res_cls != "none" and "residual" not in transform:
@@ -86,6 +98,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
             on_unit(mapped, transform)
         history.append({"sweep": 0, "distance": mapped.distance(transform),
                         "seconds": time.perf_counter() - start, "step": "residual from boundary tensors"})
+    measured(history[-1])
     units = [u for u in (tuple(s for s in unit if s not in fixed) for unit in _units(spec, classes)) if u]
     best = history[-1]["distance"]
     stopped = f"sweep budget ({max_sweeps} sweeps)"
@@ -102,7 +115,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
             if progress:
                 progress((sweep - 1) * len(units) + k + 1, max_sweeps * len(units))
         current = mapped.distance(transform)
-        history.append({"sweep": sweep, "distance": current, "seconds": time.perf_counter() - start})
+        history.append(measured({"sweep": sweep, "distance": current, "seconds": time.perf_counter() - start}))
         if current > best * (1 - tol):  # converged: less than `tol` relative improvement
             stopped = f"converged after {sweep} sweeps (relative improvement below {tol:g})"
             break
@@ -182,11 +195,33 @@ def run_weight_matching(inputs: MatchInputs) -> MatchOutput:
     aligned B in place (weight matching's working copy): one copy of B instead of two. The zoo's B is
     never consumed, so its aligned B is the transform applied once, exactly as it always was."""
     c = inputs.config
-    consume = inputs.own_b and sum(t.numel() for t in inputs.b.tensors.values()) > LARGE_MODEL_PARAMETERS
+    points = c.option("barrier_per_sweep")
+    consume = (inputs.own_b and not points
+               and sum(t.numel() for t in inputs.b.tensors.values()) > LARGE_MODEL_PARAMETERS)
     order = list(inputs.b.tensors)
     transform, history = weight_match(inputs.a.tensors, inputs.b.tensors, inputs.spec, inputs.classes,
                                       boundary_tensors(inputs.a), c.head_cost, c.max_sweeps, c.seed, inputs.progress,
                                       max_seconds=c.max_seconds, device=inputs.device, consume_b=consume,
-                                      fixed=inputs.frozen)
+                                      fixed=inputs.frozen, on_sweep=sweep_barrier(inputs, points) if points else None)
     aligned = {k: inputs.b.tensors.pop(k) for k in order} if consume else None
     return MatchOutput(transform, sweeps=history, aligned=aligned)
+
+
+def sweep_barrier(inputs: MatchInputs, points: int) -> Callable[[Transform], dict]:
+    """The barrier between A and B under the transform so far (`barrier_per_sweep`): B transformed
+    afresh each time, on the eval split of the run's data (else the pair's training data), at every
+    example, so the last sweep's value is the run's `--barrier` at the same number of points."""
+    from symalign.barrier import default_data_spec
+    from symalign.data import load_data
+    from symalign.landscape.interpolation import interpolation_curve
+    from symalign.models import transformed
+
+    data = load_data(inputs.config.data or default_data_spec(inputs.a))
+    data.check_model(inputs.a)
+
+    def measure(transform: Transform) -> dict:
+        curve = interpolation_curve(inputs.a, transformed(inputs.b, transform.to("cpu")), data, points=points,
+                                    device=inputs.device)
+        return {"barrier": curve.barrier, "accuracy_barrier": curve.accuracy_barrier}
+
+    return measure

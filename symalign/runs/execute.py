@@ -80,6 +80,10 @@ def align_summary(alignment: Alignment) -> dict:
            "function_gap_vs_b": r["function_gap_vs_b"], "seconds": r["seconds"]}
     if r["sweeps"] and "stopped" in r["sweeps"][-1]:  # weight matching (also the learned start): why it ended
         out["stopped"] = r["sweeps"][-1]["stopped"]
+    per_sweep = [h for h in r["sweeps"] if "barrier" in h]
+    if per_sweep:  # weight matching's --barrier-per-sweep: the barrier-vs-iterations curve
+        out["barrier_per_sweep"] = [{k: h[k] for k in ("sweep", "step", "barrier", "accuracy_barrier") if k in h}
+                                    for h in per_sweep]
     if r.get("widths"):  # a narrower model was embedded in the wider one's basis
         out["widths"] = r["widths"]
     return out

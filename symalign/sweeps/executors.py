@@ -19,11 +19,34 @@ CellTask = Callable[..., dict]
 
 
 def run_cells(cell: CellTask, payloads: list[dict], store_path: str | None, executor: str,
-              address: str | None = None) -> Iterator[tuple[int, dict]]:
-    """(index, result) for every payload as it finishes, on the executor `pick_executor` chose."""
+              address: str | None = None, gpus_per_cell: float | None = None) -> Iterator[tuple[int, dict]]:
+    """(index, result) for every payload as it finishes, on the executor `pick_executor` chose.
+    `gpus_per_cell` (Ray): GPUs each cell asks for; None: one where the cluster has GPUs, else none."""
     if executor == "ray":
-        return _on_ray(cell, payloads, store_path, address)
+        return _on_ray(cell, payloads, store_path, address, gpus_per_cell)
     return _serial(cell, payloads, store_path)
+
+
+def cell_gpus(gpus_per_cell: float | None, cluster_gpus: float) -> float:
+    """GPUs a cell asks Ray for: one per cell where the cluster has any (a 4-GPU node runs four cells
+    at once, each on its own device), none on a CPU cluster; a request the cluster cannot meet is
+    refused in one line (its cells would wait forever)."""
+    if gpus_per_cell is None:
+        return 1.0 if cluster_gpus >= 1 else 0.0
+    if gpus_per_cell < 0:
+        raise SymalignError(f"--gpus-per-cell must be at least 0; got {gpus_per_cell:g}")
+    if gpus_per_cell > cluster_gpus:
+        raise SymalignError(f"--gpus-per-cell {gpus_per_cell:g}: the Ray cluster has {cluster_gpus:g} GPU(s), so no "
+                            "cell could start")
+    return float(gpus_per_cell)
+
+
+def assigned_gpus() -> str:
+    """The GPUs Ray gave the cell running here ("" outside Ray, or without a GPU): the sweep's `gpus` column."""
+    ray = sys.modules.get("ray")
+    if ray is None or not ray.is_initialized():
+        return ""
+    return ",".join(str(i) for i in ray.get_gpu_ids())
 
 
 def check_address(address: str) -> None:
@@ -75,9 +98,11 @@ def _serial(cell: CellTask, payloads: list[dict], store_path: str | None) -> Ite
 
 
 def _on_ray(cell: CellTask, payloads: list[dict], store_path: str | None,
-            address: str | None) -> Iterator[tuple[int, dict]]:
-    """Cells as Ray tasks (one CPU and one torch thread each, so tasks do not oversubscribe cores),
-    yielded as they finish. A local cluster is started for the sweep unless one is running or named."""
+            address: str | None, gpus_per_cell: float | None) -> Iterator[tuple[int, dict]]:
+    """Cells as Ray tasks (one CPU and one torch thread each, so tasks do not oversubscribe cores;
+    one GPU each on a cluster with GPUs: Ray sets CUDA_VISIBLE_DEVICES, and the cell's `auto` device
+    is that GPU), yielded as they finish. A local cluster is started for the sweep unless one is
+    running or named."""
     import ray
 
     started = False
@@ -90,7 +115,8 @@ def _on_ray(cell: CellTask, payloads: list[dict], store_path: str | None,
             raise SymalignError(f"could not {where} ({' '.join(str(exc).split())[:200]})") from None
         started = True
     try:
-        task = ray.remote(num_cpus=1)(cell)
+        gpus = cell_gpus(gpus_per_cell, ray.cluster_resources().get("GPU", 0.0))
+        task = ray.remote(num_cpus=1, num_gpus=gpus)(cell)
         home = str(workspace_home())
         pending = {task.remote(p, store_path, home, 1): i for i, p in enumerate(payloads)}
         while pending:

@@ -22,7 +22,7 @@ import pandas as pd
 from symalign.errors import SymalignError
 from symalign.runs.records import AlignSettings, SweepSettings
 from symalign.runs.store import Run, RunStore
-from symalign.sweeps.executors import check_address, pick_executor, run_cells
+from symalign.sweeps.executors import assigned_gpus, check_address, pick_executor, run_cells
 from symalign.sweeps.grid import Cell, Grid
 
 CellProgress = Callable[[int, int, dict], None]  # done, total, the finished cell's row
@@ -155,15 +155,16 @@ def execute_cell(payload: dict, store_path: str | None, home: str | None, thread
                            max_examples=payload["max_examples"], store=store, source="sweep", label=payload["label"],
                            split=payload.get("split", "eval"))
     except Exception as exc:
-        return {"error": failure_message(exc), "seconds": time.perf_counter() - start, "run_id": None}
+        return {"error": failure_message(exc), "seconds": time.perf_counter() - start, "run_id": None,
+                "gpus": assigned_gpus()}
     return {"barrier": result.curve.barrier, "barrier_mean": result.curve.barrier_mean,
             "accuracy_barrier": result.curve.accuracy_barrier, "run_id": result.run_id,
-            "seconds": time.perf_counter() - start, "error": None}
+            "seconds": time.perf_counter() - start, "error": None, "gpus": assigned_gpus()}
 
 
 def cells_frame(cells: list[dict]) -> pd.DataFrame:
     columns = ["row", "a", "b", "seed", "method", "classes", "barrier", "barrier_mean", "accuracy_barrier", "seconds",
-               "reused", "run_id", "error"]
+               "reused", "run_id", "error", "gpus"]
     return pd.DataFrame(cells, columns=columns)
 
 
@@ -194,8 +195,10 @@ def summary_frame(cells: pd.DataFrame, grid: Grid) -> pd.DataFrame:
 
 
 def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, store: RunStore | None = None,
-              out: str | Path | None = None, source: str = "api", progress: CellProgress | None = None) -> SweepResult:
-    """Check the grid, then run every cell the history does not already hold; record the sweep."""
+              out: str | Path | None = None, source: str = "api", progress: CellProgress | None = None,
+              gpus_per_cell: float | None = None) -> SweepResult:
+    """Check the grid, then run every cell the history does not already hold; record the sweep.
+    `gpus_per_cell` (Ray): GPUs each cell asks for (default: one on a cluster with GPUs, else none)."""
     from symalign.runs.recording import recorded
 
     executor = pick_executor(executor)
@@ -203,6 +206,9 @@ def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, st
         raise SymalignError("--address joins a Ray cluster: use it with --executor ray or auto (with Ray installed)")
     if address:
         check_address(address)
+    if gpus_per_cell is not None and (gpus_per_cell < 0 or (gpus_per_cell and executor != "ray")):
+        raise SymalignError(f"--gpus-per-cell {gpus_per_cell:g}: " + ("must be at least 0" if gpus_per_cell < 0 else
+                            "GPUs are asked of Ray: use --executor ray or auto (with Ray installed)"))
     if out is not None:
         out = Path(out)
         if out.exists() and not out.is_dir():
@@ -232,7 +238,8 @@ def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, st
                   grid.name, models) as run:
         store_path = str(store.path) if store is not None else None
         mine = [payloads[i] for i in todo]
-        for k, result in run_cells(execute_cell, mine, store_path, executor, address):
+        for k, result in run_cells(execute_cell, mine, store_path, executor, address,
+                                       gpus_per_cell):
             i = todo[k]
             rows[i] = _row(cells[i], result, reused=False)
             done += 1
@@ -259,4 +266,5 @@ def _row(cell: Cell, result: dict, reused: bool) -> dict:
             "classes": classes_text(cell.row.class_dict), "barrier": result.get("barrier", float("nan")),
             "barrier_mean": result.get("barrier_mean", float("nan")),
             "accuracy_barrier": result.get("accuracy_barrier", float("nan")), "seconds": result["seconds"],
-            "reused": reused, "run_id": result.get("run_id"), "error": result.get("error")}
+            "reused": reused, "run_id": result.get("run_id"), "error": result.get("error"),
+            "gpus": result.get("gpus", "")}
