@@ -95,12 +95,12 @@ def chart(family: str, table: dict, path: Path) -> None:
 
 def ablation_section(family: str, preset: str, summary: list[dict], folder: Path) -> list[str]:
     """One ablation preset on one family: its table and a chart (mean ± std over the seed pairs)."""
+    import pandas as pd
+
+    from symalign.plots.ablation import ablation_figure
     from symalign.sweeps.grid import PRESET_HELP
 
-    names = [row["row"] for row in summary]
-    fig = go.Figure(go.Bar(x=names, y=[row["mean"] for row in summary],
-                           error_y={"type": "data", "array": [row["std"] for row in summary]}, name="loss barrier"))
-    fig.update_layout(title=f"{family}, {preset}: barrier, mean ± std over the seed pairs", yaxis_title="loss barrier")
+    fig = ablation_figure(pd.DataFrame(summary), f"{family}, {preset}: mean ± std over the seed pairs")
     chart_path = folder / f"{family}-{preset}.html"
     fig.write_html(chart_path, include_plotlyjs="cdn")
     lines = [f"### {family}: {preset}", "", f"{PRESET_HELP.get(preset, '')} ([chart](results/{chart_path.name})).", "",

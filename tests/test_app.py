@@ -5,6 +5,7 @@ and bad input gives a message, never an exception."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import zipfile
 from pathlib import Path
@@ -183,6 +184,11 @@ def test_a_sweep_from_the_cli_opens_as_its_table_in_the_history(home, tmp_path):
     summary, cells = at.dataframe[1].value, at.dataframe[2].value
     assert summary["row"].tolist() == ["vanilla", "weight"]
     assert sorted(cells["barrier"].tolist()) == pytest.approx(sorted(c["barrier"] for c in sweep.metrics["cells"]))
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    (chart,) = [c for c in charts if "mean ± std" in c["layout"]["title"]["text"]]
+    loss, accuracy = chart["data"]  # bars with ± std whiskers: the summary's numbers, loss and accuracy
+    assert loss["y"] == pytest.approx(summary["mean"].tolist()) and loss["error_y"]["array"] == [0.0, 0.0]
+    assert accuracy["y"] == pytest.approx(summary["accuracy_mean"].tolist())
 
 
 @pytest.mark.slow

@@ -140,6 +140,11 @@ def show_sweep(run: Run) -> None:
         top = max(float(summary[coloured].max().max()), 1e-9)
         st.dataframe(summary.style.format("{:.4f}", subset=numeric, na_rep="–")
                      .map(lambda v: barrier_colour(v, top), subset=coloured), hide_index=True, width="stretch")
+        if "std" in summary:
+            from symalign.plots.ablation import ablation_figure
+
+            st.plotly_chart(ablation_figure(summary, f"{run.label or 'sweep'}: mean ± std over the seed pairs"),
+                            key=f"sweep-chart-{run.id}")
     cells = pd.DataFrame(m.get("cells", []))
     if not cells.empty:
         st.dataframe(cells, hide_index=True, width="stretch")
