@@ -121,18 +121,17 @@ def timings(work: Path, device: str, points: int, steps: int) -> None:
     (a, b), s = timed(lambda: [load_model(f"{ORG}/gpt2-small-{i}") for i in range(2)])
     row("load both by hub id", s, "")
     result, s = timed(lambda: align(a, b, AlignConfig(method="weight", preset="all", max_sweeps=3, device=device)))
-    sweeps = result.report["sweeps"]
-    row("weight matching, all classes, 3 sweeps", s,
-        f"solves {sweeps[-1]['seconds']:.1f} s, {sweeps[-1].get('stopped', '')}")
+    sweeps = result.report.sweeps
+    row("weight matching, all classes, 3 sweeps", s, f"solves {sweeps[-1].seconds:.1f} s, {sweeps[-1].stopped or ''}")
     (_, curve), s = timed(lambda: barrier_run(a, b, "shakespeare", points=points, device=device))
     row(f"barrier, {points} points, 256 windows of 128", s, f"{s / points:.2f} s per point")
 
     config = AlignConfig(method="learned", preset="all", data="shakespeare", device=device, steps=steps,
                          patience=steps, max_sweeps=1)
     result, s = timed(lambda: align(a, b, config))
-    summary = result.report["learned_summary"]
-    row(f"learned matching, {summary['steps']} steps", s,
-        f"{summary['steps'] / summary['seconds']:.2f} steps/s over {summary['seconds']:.1f} s of steps "
+    summary = result.report.learned_summary
+    row(f"learned matching, {summary.steps} steps", s,
+        f"{summary.steps / summary.seconds:.2f} steps/s over {summary.seconds:.1f} s of steps "
         f"(batch {config.batch_size})")
 
 def main() -> None:

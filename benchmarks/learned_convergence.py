@@ -59,10 +59,10 @@ def main() -> None:
                     result = align(a, b, config)
                     seconds = time.perf_counter() - start
                     curve = interpolation_curve(a, result.aligned, load_data(spec))
-                    history = result.report["learned"]
-                    last_flip = max([h["step"] for h in history if h.get("flips")] or [0])
+                    history = result.report.learned
+                    last_flip = max([h.step for h in history if h.flips] or [0])
                     row = {"recipe": recipe, "pair": pair, "seed": seed, "threads": threads, "barrier": curve.barrier,
-                           "seconds": seconds, "steps": result.report["learned_summary"]["steps"],
+                           "seconds": seconds, "steps": result.report.learned_summary.steps,
                            "last_flip": last_flip}
                     rows.append(row)
                     print(f"| {recipe} | {pair} | {seed} | {threads} | {curve.barrier:.4f} | {seconds:.1f} | "

@@ -66,11 +66,11 @@ def learned_row(a_path: Path, b_path: Path, spec: str, data, preset: str) -> dic
     a, b = load_model(str(a_path)), load_model(str(b_path))
     learned = align(a, b, AlignConfig(method="learned", preset=preset, data=spec))
     seconds = time.perf_counter() - start
-    summary = learned.report["learned_summary"]
+    summary = learned.report.learned_summary
     return {"learned": interpolation_curve(a, learned.aligned, data).barrier, "seconds": seconds,
-            "steps": summary["steps"], "stopped": summary["stopped"], "start_check": summary["start_check"],
-            "best_check": summary["best_check"], "start": summary.get("start", 0),
-            "start_checks": summary.get("start_checks", [])}
+            "steps": summary.steps, "stopped": summary.stopped, "start_check": summary.start_check,
+            "best_check": summary.best_check, "start": summary.start or 0,
+            "start_checks": summary.start_checks or []}
 
 
 def plain_step_seconds(model, data, batch_size: int = 64, repeats: int = 4) -> float:

@@ -94,7 +94,7 @@ def main() -> None:
                 transform, history = weight.weight_match(ta, tb, spec, FULL, boundary, max_sweeps=args.sweeps)
             sync()
             total = time.perf_counter() - start
-            err = history[-1]["distance"]
+            err = history[-1].distance
             floor = TIMES["assignment (scipy)"] + TIMES["SVD"] + TIMES["cost matmuls"]
             print(f"{family:<8}{device:<8}{total:>9.1f}{TIMES['assignment (scipy)']:>10.1f}{TIMES['SVD']:>8.1f}"
                   f"{TIMES['cost matmuls']:>8.1f}{TIMES['apply transforms']:>9.1f}{floor:>9.1f}{total / floor:>7.2f}"

@@ -80,7 +80,7 @@ def test_planted_transforms_are_recovered_by_weight_matching(family, tied):
     planted = random_transform(spec_of(a), PLANTED, seed=7)
     b = transformed(a, planted)
     result = align(a, b, AlignConfig(method="weight", classes=PLANTED))
-    assert result.report["distance_before"] > 0.5 and result.report["distance_after"] < TOL
+    assert result.report.distance_before > 0.5 and result.report.distance_after < TOL
     undone = result.transform.compose(planted, spec_of(a))
     assert torch.equal(undone["residual"].perm, torch.arange(32))
 
@@ -106,7 +106,7 @@ def test_planted_transforms_are_recovered_by_activation_matching(text_encoder):
     a = load_model(text_encoder)
     b = transformed(a, random_transform(spec_of(a), PLANTED, seed=8))
     result = align(a, b, AlignConfig(method="activation", classes=PLANTED, data="shakespeare-mlm", max_examples=16))
-    assert result.report["distance_after"] < TOL
+    assert result.report.distance_after < TOL
 
 
 def test_cli_aligns_a_planted_encoder_and_measures_a_flat_curve(text_encoder, tmp_path, capsys):
@@ -146,5 +146,5 @@ def test_an_uploaded_bert_zip_is_accepted_and_aligns_against_the_zoo(tmp_path):
     uploaded, run = upload_and_align("zoo:bert-shakespeare/0", "zoo:bert-shakespeare/1", "my-bert", tmp_path)
     assert uploaded.family.name == "bert"
     report = run.alignment.report
-    assert report["config"]["classes"]["residual"] == "perm" and report["function_gap_vs_b"] < TOL
-    assert report["distance_after"] < report["distance_before"] - 0.05
+    assert report.config["classes"]["residual"] == "perm" and report.function_gap_vs_b < TOL
+    assert report.distance_after < report.distance_before - 0.05

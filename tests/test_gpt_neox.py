@@ -98,8 +98,8 @@ def test_planted_transforms_are_recovered_by_weight_matching(parallel, classes):
     b = transformed(a, planted)
     assert gap(a, b, random_inputs(a, n=2, seed=0)) < TOL
     result = align(a, b, AlignConfig(method="weight", classes=classes))
-    assert result.report["distance_before"] > 0.5
-    assert result.report["distance_after"] < TOL, result.report["sweeps"][-1]
+    assert result.report.distance_before > 0.5
+    assert result.report.distance_after < TOL, result.report.sweeps[-1]
     undone = result.transform.compose(planted, spec_of(a))
     for name in ("layer.1.heads", "layer.1.qk", "layer.1.vo", "residual"):
         m = undone[name].dense()
@@ -122,7 +122,7 @@ def test_activation_matching_recovers_a_planted_transform(text_neox):
     a = canonicalize(load_model(text_neox))
     b = transformed(a, random_transform(spec_of(a), ALL, seed=7))
     result = align(a, b, AlignConfig(method="activation", classes=ALL, data="shakespeare", max_examples=16))
-    assert result.report["distance_after"] < TOL
+    assert result.report.distance_after < TOL
 
 
 def test_learned_matching_trains_the_pass_through_block_and_keeps_the_function(text_neox):
@@ -149,7 +149,7 @@ def test_an_uploaded_pythia_zip_is_accepted_and_aligns_against_the_zoo(tmp_path)
     uploaded, run = upload_and_align("zoo:pythia-shakespeare/0", "zoo:pythia-shakespeare/1", "my-pythia", tmp_path)
     assert uploaded.family.name == "gpt_neox" and uploaded.dims.rotary_dims == 8
     report = run.alignment.report
-    assert report["config"]["classes"]["qk"] == "rotary" and report["function_gap_vs_b"] < TOL
+    assert report.config["classes"]["qk"] == "rotary" and report.function_gap_vs_b < TOL
     assert run.curve.barrier < 0.75
 
 
@@ -176,6 +176,6 @@ def test_a_pythia_by_hub_id_with_its_real_layout_loads_in_bf16_and_aligns(tmp_pa
     assert a.family.name == "gpt_neox" and a.dtype == torch.bfloat16 and a.dims.rotary_dims == 4
     assert (a.tensors["head.weight"] - a.tensors["embed.token"]).abs().max() > 0  # the untied head was read
     result = align(a, load_model("test-org/pythia-b"), AlignConfig(method="weight", preset="all"))
-    assert result.report["config"]["classes"]["qk"] == "rotary" and result.report["function_gap_vs_b"] < 1e-3
+    assert result.report.config["classes"]["qk"] == "rotary" and result.report.function_gap_vs_b < 1e-3
     out = save_model(result.aligned, tmp_path / "aligned")
     assert load_model(out).dtype == torch.bfloat16

@@ -44,10 +44,10 @@ def test_the_same_seed_gives_identical_transforms_whatever_ran_before():
     second = align(a, b, config)
     torch.set_num_threads(threads)
     assert same_transform(first.transform, second.transform)
-    assert [h.get("check") for h in first.report["learned"]] == [h.get("check") for h in second.report["learned"]]
+    assert [h.check for h in first.report.learned] == [h.check for h in second.report.learned]
     # one thread instead of two: the same trajectory; float summation order differs, so the weights
     # agree to round-off accumulated over the steps (measured 2e-6 relative; stated tolerance 1e-4)
-    assert single.report["learned_summary"]["best_step"] == first.report["learned_summary"]["best_step"]
+    assert single.report.learned_summary.best_step == first.report.learned_summary.best_step
     assert distance(first.aligned.tensors, single.aligned.tensors) < 1e-4
 
 
@@ -56,14 +56,14 @@ def test_the_stopping_rule_stops_at_once_on_a_planted_pair():
     a = canonicalize(load_model("zoo:vit-digits/1"))
     b = transformed(a, random_transform(spec_of(a), ALL, seed=5))
     result = align(a, b, AlignConfig(method="learned", classes=ALL, data="digits", steps=300))
-    summary = result.report["learned_summary"]
-    assert summary["stopped"].startswith("check stalled") and summary["steps"] <= 75
-    assert summary["best_step"] == 0  # nothing beat the exact start
+    summary = result.report.learned_summary
+    assert summary.stopped.startswith("check stalled") and summary.steps <= 75
+    assert summary.best_step == 0  # nothing beat the exact start
     assert interpolation_curve(a, result.aligned, load_data("digits"), points=5).barrier < 1e-3
     # the stopping rule is the user's to loosen: with patience beyond the run, every step runs
     patient = align(a, b, AlignConfig(method="learned", classes=ALL, data="digits", steps=100, patience=100))
-    assert patient.report["learned_summary"]["steps"] == 100 and patient.report["learned_summary"]["stopped"] != \
-        summary["stopped"]
+    assert patient.report.learned_summary.steps == 100 and patient.report.learned_summary.stopped != \
+        summary.stopped
 
 
 @pytest.mark.slow
@@ -71,19 +71,19 @@ def test_flips_stop_before_the_end_and_the_history_is_complete():
     a, b = load_model("zoo:vit-digits/0"), load_model("zoo:vit-digits/1")
     result = align(a, b, AlignConfig(method="learned", classes=CLASS_PRESETS["permutations"], data="digits",
                                      steps=100))
-    history, summary = result.report["learned"], result.report["learned_summary"]
-    steps = [h for h in history if h["step"] > 0]
-    assert {"step", "weights", "loss", "flips", "lr", "seconds"} <= set(steps[0])
-    assert sum(h["flips"] for h in steps) > 0  # permutations were learned ...
+    history, summary = result.report.learned, result.report.learned_summary
+    steps = [h for h in history if h.step > 0]
+    assert {"step", "weights", "loss", "flips", "lr", "seconds"} <= set(steps[0].to_json())
+    assert sum(h.flips for h in steps) > 0  # permutations were learned ...
     # ... and settled: the last tenth flips fewer units than its share of the steps. Not to zero: near-ties
     # keep flipping until the step size has all but vanished (5-6% of all flips there, by torch build and
     # thread count); the freeze is what fixes them, checked next.
     tail = steps[-max(5, len(steps) // 10):]
-    assert sum(h["flips"] for h in tail) < 0.1 * sum(h["flips"] for h in steps)
-    freeze = summary["freeze_step"]
-    assert all(h["flips"] == 0 for h in steps if h["step"] > freeze)
-    checks = [h["check"] for h in history if "check" in h]
-    assert summary["best_check"] == min(checks) and summary["best_check"] < summary["start_check"]
+    assert sum(h.flips for h in tail) < 0.1 * sum(h.flips for h in steps)
+    freeze = summary.freeze_step
+    assert all(h.flips == 0 for h in steps if h.step > freeze)
+    checks = [h.check for h in history if h.check is not None]
+    assert summary.best_check == min(checks) and summary.best_check < summary.start_check
 
 
 def test_mixing_weights_come_from_their_own_seeded_generator():
@@ -154,9 +154,9 @@ def test_input_noise_changes_the_training_batches_only():
     noiseless run, while the fixed check at step 0 (clean training images) is the same."""
     a, b = load_model("zoo:vit-digits/0"), load_model("zoo:vit-digits/1")
     runs = [align(a, b, AlignConfig(method="learned", classes=ALL, data="digits", steps=5, patience=100,
-                                    input_noise=noise)).report["learned"] for noise in (0.0, 0.3)]
-    assert runs[0][0]["check"] == runs[1][0]["check"]
-    assert all(x["loss"] != y["loss"] for x, y in zip(runs[0][1:], runs[1][1:]))
+                                    input_noise=noise)).report.learned for noise in (0.0, 0.3)]
+    assert runs[0][0].check == runs[1][0].check
+    assert all(x.loss != y.loss for x, y in zip(runs[0][1:], runs[1][1:]))
 
 
 @pytest.mark.slow
@@ -169,7 +169,7 @@ def test_beside_learned_rotations_permutations_stay_those_of_their_start():
     weight = align(a, b, AlignConfig(method="weight", classes=ALL))
     learned = align(a, b, AlignConfig(method="learned", classes=ALL, data="digits", steps=30, patience=100,
                                       start="weight"))
-    assert all(h["flips"] == 0 for h in learned.report["learned"] if h["step"] > 0)
+    assert all(h.flips == 0 for h in learned.report.learned if h.step > 0)
     perms = [name for name, el in weight.transform.items() if isinstance(el, Permutation)]
     assert perms and all(torch.equal(weight.transform[n].perm, learned.transform[n].perm) for n in perms)
     assert all(torch.equal(learned.start[n].perm, learned.transform[n].perm) for n in perms)

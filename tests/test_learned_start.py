@@ -115,6 +115,6 @@ def test_invertible_head_maps_are_learned_from_weight_matchings_rotations():
         g = learned.dense()
         eye = torch.eye(g.shape[-1], dtype=g.dtype).expand_as(g)
         assert (g.mT @ g - eye).abs().max() > 1e-4  # no longer a rotation
-    assert result.report["function_gap_vs_b"] < 1e-3
-    summary = result.report["learned_summary"]
-    assert summary["best_check"] <= summary["start_check"]
+    assert result.report.function_gap_vs_b < 1e-3
+    summary = result.report.learned_summary
+    assert summary.best_check <= summary.start_check

@@ -96,8 +96,8 @@ def test_planted_transforms_are_recovered_by_weight_matching(kv_heads, classes):
     x = random_inputs(a, n=2, seed=0)
     assert gap(a, b, x) < TOL
     result = align(a, b, AlignConfig(method="weight", classes=classes))
-    assert result.report["distance_before"] > 0.5
-    assert result.report["distance_after"] < TOL, result.report["sweeps"][-1]
+    assert result.report.distance_before > 0.5
+    assert result.report.distance_after < TOL, result.report.sweeps[-1]
     undone = result.transform.compose(planted, spec_of(a))  # the recovered transform undoes the planted one
     for name in ("layer.1.heads", "layer.1.qheads", "layer.1.qk", "layer.1.vo"):
         m = undone[name].dense()
@@ -117,7 +117,7 @@ def test_planted_transforms_are_recovered_with_biases(layout, classes):
     assert gap(a, b, random_inputs(a, n=2, seed=0)) < TOL
     assert (b.tensors["layer.1.attn.q.bias"] - a.tensors["layer.1.attn.q.bias"]).abs().max() > 1e-2
     result = align(a, b, AlignConfig(method="weight", classes=classes))
-    assert result.report["distance_before"] > 0.5 and result.report["distance_after"] < TOL
+    assert result.report.distance_before > 0.5 and result.report.distance_after < TOL
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +143,7 @@ def test_planted_transforms_are_recovered_by_activation_matching(text_llama, tmp
         for classes in (ALL, ALL | {"qk": "rescale", "vo": "orthogonal"}):
             b = transformed(a, random_transform(spec_of(a), classes, seed=6))
             result = align(a, b, AlignConfig(method="activation", classes=classes, data="shakespeare", max_examples=16))
-            assert result.report["distance_after"] < TOL, (a.config.model_type, classes)
+            assert result.report.distance_after < TOL, (a.config.model_type, classes)
 
 
 def test_cli_transform_and_align_a_llama_checkpoint(text_llama, tmp_path, capsys):
@@ -190,8 +190,8 @@ def test_an_uploaded_llama_zip_is_accepted_and_aligns_against_the_zoo(tmp_path):
     uploaded, run = upload_and_align("zoo:llama-shakespeare/0", "zoo:llama-shakespeare/1", "my-llama", tmp_path)
     assert uploaded.family.name == "llama" and uploaded.dims.group == 2
     report = run.alignment.report
-    assert report["config"]["classes"]["qk"] == "rotary" and report["function_gap_vs_b"] < TOL
-    assert report["distance_after"] < report["distance_before"] - 0.1
+    assert report.config["classes"]["qk"] == "rotary" and report.function_gap_vs_b < TOL
+    assert report.distance_after < report.distance_before - 0.1
     assert run.curve.barrier < 1.0  # the README's none → weight drop (1.30 → 0.71 on 0↔1)
 
 

@@ -49,7 +49,7 @@ def test_folding_does_not_change_what_weight_matching_finds(classes, monkeypatch
     monkeypatch.setattr(mapped_module, "FOLD_RATIO", 10**12)
     assert not MappedModel(a.tensors, b.tensors, spec, classes).static
     plain, plain_history = weight_match(a.tensors, b.tensors, spec, classes, boundary, max_sweeps=4)
-    assert [h["distance"] for h in folded_history] == pytest.approx([h["distance"] for h in plain_history], rel=1e-9)
+    assert [h.distance for h in folded_history] == pytest.approx([h.distance for h in plain_history], rel=1e-9)
     for name, element in plain.items():
         assert (folded[name].dense() - element.dense()).abs().max() < 1e-8, name
 
@@ -61,4 +61,4 @@ def test_a_planted_transform_is_recovered_with_folded_embeddings(classes):
     assert distance(a.tensors, b.tensors) > 0.3
     result = align(a, b, AlignConfig(method="weight", classes=classes))
     assert distance(a.tensors, result.aligned.tensors) < 1e-6
-    assert result.report["sweeps"][-1]["distance"] < 1e-6
+    assert result.report.sweeps[-1].distance < 1e-6

@@ -51,18 +51,18 @@ def test_weight_matching_with_b_stored_in_float32_recovers_a_planted_transform(m
     result = align(a, b, AlignConfig(method="weight", classes=ALL))
     assert distance(a.tensors, b.tensors) > 0.3
     assert distance(a.tensors, result.aligned.tensors) < 1e-4
-    assert result.report["function_gap_vs_b"] < 1e-4
+    assert result.report.function_gap_vs_b < 1e-4
 
 
 def test_weight_matching_says_why_it_stopped():
     a, b = load_model("zoo:gpt-shakespeare/0"), load_model("zoo:gpt-shakespeare/1")
     budget = align(a, b, AlignConfig(method="weight", classes=ALL, max_seconds=1e-6))
-    last = budget.report["sweeps"][-1]
-    assert last["stopped"].startswith("time budget") and last["sweep"] == 1
+    last = budget.report.sweeps[-1]
+    assert last.stopped.startswith("time budget") and last.sweep == 1
     sweeps = align(a, b, AlignConfig(method="weight", classes=ALL, max_sweeps=2))
-    assert sweeps.report["sweeps"][-1]["stopped"] == "sweep budget (2 sweeps)"
+    assert sweeps.report.sweeps[-1].stopped == "sweep budget (2 sweeps)"
     full = align(a, b, AlignConfig(method="weight", classes=ALL))
-    assert full.report["sweeps"][-1]["stopped"].startswith("converged after")
+    assert full.report.sweeps[-1].stopped.startswith("converged after")
 
 
 def test_text_evaluation_in_logit_bounded_batches_gives_the_same_loss(monkeypatch):
@@ -92,8 +92,8 @@ def test_learned_matching_in_micro_batches_follows_the_whole_batch(recipe, data,
     monkeypatch.setattr(objective_module, "examples_per_chunk", tiny)
     split = align(a, b, config)
     assert calls and max(calls) > 2  # batches were really split
-    losses = [h["loss"] for h in whole.report["learned"][1:]]
-    assert [h["loss"] for h in split.report["learned"][1:]] == pytest.approx(losses, rel=1e-4)
+    losses = [h.loss for h in whole.report.learned[1:]]
+    assert [h.loss for h in split.report.learned[1:]] == pytest.approx(losses, rel=1e-4)
     assert distance(whole.aligned.tensors, split.aligned.tensors) < 1e-4
 
 
@@ -167,7 +167,7 @@ def test_weight_matching_builds_aligned_b_in_a_handed_over_b(monkeypatch):
     assert list(built.aligned.tensors) == list(exact.aligned.tensors)
     for k, t in exact.aligned.tensors.items():
         assert (built.aligned.tensors[k] - t).abs().max() <= 1e-5 * max(1.0, float(t.abs().max())), k
-    assert built.report["function_gap_vs_b"] < 1e-4
+    assert built.report.function_gap_vs_b < 1e-4
 
 
 def test_a_curve_between_consumed_models_walks_their_own_memory_and_matches(monkeypatch):

@@ -164,8 +164,8 @@ def test_learned_matching_can_start_from_the_identity():
     start = result.start
     assert start and all(torch_identity(el) for el in start.values())
     assert any(isinstance(el, Permutation) for el in start.values())
-    summary = result.report["learned_summary"]
-    assert summary["best_check"] <= summary["start_check"]  # learning from B as it is lowers the path
+    summary = result.report.learned_summary
+    assert summary.best_check <= summary.start_check  # learning from B as it is lowers the path
     assert any(not torch_identity(el) for el in result.transform.values())
 
 

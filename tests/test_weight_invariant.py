@@ -114,6 +114,6 @@ def test_a_noisy_planted_transform_is_recovered_within_the_noise(family, noise, 
                   / sum(float(t.double().norm()) ** 2 for t in a.tensors.values())) ** 0.5
     assert distance(a.tensors, b.tensors) > 10 * noise_size, "the planted transform must move the weights"
     result = align(a, b, AlignConfig(method="weight", classes=active))
-    assert result.report["distance_after"] < 1.25 * noise_size, (result.report["distance_after"], noise_size)
+    assert result.report.distance_after < 1.25 * noise_size, (result.report.distance_after, noise_size)
     x = random_inputs(a, n=2)
     assert (outputs(result.aligned, x) - outputs(b, x)).abs().max().item() < 1e-4

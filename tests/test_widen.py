@@ -112,12 +112,12 @@ def test_weight_matching_recovers_a_planted_width_heterogeneous_pair(family, pre
         result, target = align(narrow, planted, config), embedded
     else:  # the narrow B is embedded and moved into the planted wide model's basis
         result, target = align(planted, narrow, config), planted
-    assert result.report["widths"]["embedded"] == ("a" if narrow_first else "b")
+    assert result.report.widths["embedded"] == ("a" if narrow_first else "b")
     for name, t in target.tensors.items():
         got = result.aligned.tensors[name].double()
         rel = (got - t.double()).norm() / max(t.double().norm().item(), 1e-12)
         assert rel < TOL, (name, rel)
-    assert result.report["function_gap_vs_b"] < TOL
+    assert result.report.function_gap_vs_b < TOL
     # unaligned, the same pair is far apart: the recovery is the matcher's work
     assert sum((planted.tensors[k] - embedded.tensors[k]).norm() for k in embedded.tensors) > 1.0
 

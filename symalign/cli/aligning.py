@@ -54,7 +54,7 @@ def cmd_align(args) -> None:
                            source="cli", progress=bar.phases, canonical_a=args.canonical_a)
     r = result.alignment.report
     summary = dict(align_summary(result.alignment), out=str(result.out), method=args.method,
-                   classes=r["config"]["classes"],
+                   classes=r.config["classes"],
                    run=result.run_id)
     if result.curve is not None:
         summary.update(barrier=result.curve.barrier, barrier_mean=result.curve.barrier_mean,
@@ -63,14 +63,14 @@ def cmd_align(args) -> None:
     if args.json:
         print_json(summary)
         return
-    print(f"wrote {result.out}: B in A's basis ({args.method}); weight distance {r['distance_before']:.3f} -> "
-          f"{r['distance_after']:.3f} in {summary['sweeps']} sweeps, {r['seconds']:.1f} s; "
-          f"same function as B (max |Δlogit| {r['function_gap_vs_b']:.1e})")
+    print(f"wrote {result.out}: B in A's basis ({args.method}); weight distance {r.distance_before:.3f} -> "
+          f"{r.distance_after:.3f} in {r.sweeps_run} sweeps, {r.seconds:.1f} s; "
+          f"same function as B (max |Δlogit| {r.function_gap_vs_b:.1e})")
     if summary.get("stopped"):
         print(f"weight matching stopped: {summary['stopped']}")
-    for h in summary.get("barrier_per_sweep", []):
-        print(f"  after sweep {h['sweep']}{' (' + h['step'] + ')' if 'step' in h else ''}: barrier {h['barrier']:.4f}, "
-              f"accuracy barrier {h['accuracy_barrier']:.2f} pp")
+    for h in r.barrier_per_sweep:
+        print(f"  after sweep {h.sweep}{f' ({h.step})' if h.step else ''}: barrier {h.barrier:.4f}, "
+              f"accuracy barrier {h.accuracy_barrier:.2f} pp")
     if result.curve is not None:
         print(f"barrier between A and aligned B: {result.curve.barrier:.4f} "
               f"(accuracy barrier {result.curve.accuracy_barrier:.2f} pp)")

@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from symalign.device import pick_device
 from symalign.match.config import AlignConfig
 from symalign.match.layers import frozen_spaces
 from symalign.match.matchers import MatchInputs, MatchOutput, matcher
+from symalign.match.results import MatchReport
 from symalign.match.weight import boundary_tensors, distance  # noqa: F401 (boundary_tensors: align's API)
 from symalign.models import canonicalize, outputs, random_inputs, save_model, spec_of, transformed
 from symalign.models.family import TransformerModel
@@ -29,16 +30,16 @@ Progress = Callable[[int, int], None]
 class Alignment:
     transform: Transform
     aligned: TransformerModel
-    report: dict = field(default_factory=dict)
+    report: MatchReport
     start: Transform | None = None  # learned / soft: the weight-matching transform they started from
 
     def save(self, out: str | Path) -> Path:
         """Hugging Face checkpoint of aligned B, transforms.safetensors (with the learned matcher's
         starting transform) and alignment.json."""
-        out = save_model(self.aligned, out, self.report["config"].get("dtype", "auto"))
-        self.transform.save(out / "transforms.safetensors", {"settings": json.dumps(self.report["config"])},
+        out = save_model(self.aligned, out, self.report.config.get("dtype", "auto"))
+        self.transform.save(out / "transforms.safetensors", {"settings": json.dumps(self.report.config)},
                             start=self.start)
-        (out / "alignment.json").write_text(json.dumps(self.report, indent=2))
+        (out / "alignment.json").write_text(json.dumps(self.report.to_json(), indent=2))
         return out
 
 
@@ -71,21 +72,16 @@ def align(model_a: TransformerModel, model_b: TransformerModel, config: AlignCon
         output = MatchOutput(Transform())
     if frozen and output.aligned is None:  # a matcher that solves spaces one by one may not know `frozen`
         output.transform = Transform({k: v for k, v in output.transform.items() if k not in frozen})
-    transform, history, learned = output.transform, output.sweeps, output.learned
-    learned_summary, start_t = output.learned_summary, output.start
+    transform = output.transform
     if output.aligned is not None:  # the matcher built aligned B in B's own memory (weight matching at real scale)
         validate(transform, spec)
         aligned = b.with_tensors(output.aligned)
     else:
         aligned = transformed(b, transform, consume=own_b)
     del b
-    report = {
-        "a": sources[0], "b": sources[1], "config": config.to_json(),
-        "sweeps": history, "learned": learned, "learned_summary": learned_summary, "distance_before": distance_before,
-        "distance_after": distance(a.tensors, aligned.tensors),
-        "function_gap_vs_b": float((outputs(aligned, gap_inputs) - b_logits).abs().max()),
-        "seconds": time.perf_counter() - start,
-    }
-    if widths:
-        report["widths"] = widths
-    return Alignment(transform, aligned, report, start_t)
+    report = MatchReport(sources[0], sources[1], config.to_json(), distance_before,
+                         distance_after=distance(a.tensors, aligned.tensors),
+                         function_gap_vs_b=float((outputs(aligned, gap_inputs) - b_logits).abs().max()),
+                         seconds=time.perf_counter() - start, sweeps=output.sweeps, learned=output.learned,
+                         learned_summary=output.learned_summary, widths=widths or None)
+    return Alignment(transform, aligned, report, output.start)

@@ -299,4 +299,7 @@ def run_learned_matching(inputs: MatchInputs) -> MatchOutput:
                            device=inputs.device, progress=inputs.progress,
                            alternatives=[s.transform for s in starts[1:]])
     start = starts[result.summary.get("start", 0)]
-    return MatchOutput(result.transforms[0], start.sweeps, result.history, result.summary, start.transform)
+    from symalign.match.results import LearnedStep, LearnedSummary
+
+    return MatchOutput(result.transforms[0], start.sweeps, [LearnedStep.from_json(h) for h in result.history],
+                       LearnedSummary.from_json(result.summary), start.transform)

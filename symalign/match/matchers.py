@@ -35,9 +35,9 @@ class MatchInputs:
 @dataclass
 class MatchOutput:
     transform: Any  # Transform: B's elements, on the CPU
-    sweeps: list[dict] = field(default_factory=list)  # weight matching's history (also a learned run's start)
-    learned: list[dict] = field(default_factory=list)  # per learned step
-    learned_summary: dict = field(default_factory=dict)
+    sweeps: list = field(default_factory=list)  # SweepRecord: weight matching's history (also a learned run's start)
+    learned: list = field(default_factory=list)  # LearnedStep: per learned step
+    learned_summary: Any = None  # LearnedSummary (symalign.match.results)
     start: Any = None  # learned / soft: the transform they started from
     # B's tensors under `transform`, when the matcher built them itself from a B it was handed (weight
     # matching at real scale: its working copy, so B never exists twice); None: align applies the transform

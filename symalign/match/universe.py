@@ -83,7 +83,7 @@ def align_many(models: list[TransformerModel], config: AlignConfig,
     active = {k: c for k, c in config.classes.items() if c != "none"}
     n = len(canon)
     transforms = [Transform() for _ in canon]
-    sweeps: list[list[dict]] = [[] for _ in canon]
+    sweeps: list[list] = [[] for _ in canon]  # SweepRecord lists
     rounds: list[dict] = []
     boundary = boundary_tensors(canon[0])
     device = pick_device(config.device)
@@ -116,7 +116,8 @@ def align_many(models: list[TransformerModel], config: AlignConfig,
         learned = {"history": result.history, "summary": result.summary}
     aligned = [canon[0]] + [transformed(m, t) for m, t in zip(canon[1:], transforms[1:])]
     members = [{"index": i, "model": models[i].source, "role": "reference" if i == 0 else "aligned",
-                "function_gap": function_gap(models[i], aligned[i]), "sweeps": sweeps[i]} for i in range(n)]
+                "function_gap": function_gap(models[i], aligned[i]),
+                "sweeps": [s.to_json() for s in sweeps[i]]} for i in range(n)]
     report = {
         "kind": "universe", "models": [m.source for m in models], "config": config.to_json(), "members": members,
         "rounds": rounds, "learned": learned.get("history", []), "learned_summary": learned.get("summary", {}),

@@ -23,6 +23,7 @@ import torch
 from symalign.match.heads import head_cost, query_head_cost
 from symalign.match.mapped import MappedModel, squared_distance, squared_norm
 from symalign.match.matchers import MatchInputs, MatchOutput
+from symalign.match.results import SweepRecord
 from symalign.match.solvers import assignment, permutation_matrices, solve
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.symmetry.groups import Permutation
@@ -51,7 +52,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
                  init: Transform | None = None, fixed: frozenset[str] = frozenset(),
                  consume_b: bool = False,
                  on_unit: Callable[[MappedModel, Transform], None] | None = None,
-                 on_sweep: Callable[[Transform], dict] | None = None) -> tuple[Transform, list[dict]]:
+                 on_sweep: Callable[[Transform], dict] | None = None) -> tuple[Transform, list[SweepRecord]]:
     """Transform T with T(B) ≈ A, and the per-sweep history (distance, seconds). The last entry
     says why it stopped (`stopped`: converged, sweep budget or time budget). Progress is reported
     per update unit (an MLP, a layer's attention), so a real-size model shows life within seconds.
@@ -128,7 +129,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
         progress(max_sweeps * len(units), max_sweeps * len(units))  # done early: the bar ends full
     if handed is not None:
         handed.update(mapped.take_aligned(transform))
-    return transform.to("cpu"), history
+    return transform.to("cpu"), [SweepRecord.from_json(h) for h in history]
 
 
 def _units(spec: SymmetrySpec, classes: dict[str, str]) -> list[tuple[str, ...]]:

@@ -75,17 +75,17 @@ def barrier_run(a: ModelLike, b: ModelLike, data: str | None = None, points: int
 
 def align_summary(alignment: Alignment) -> dict:
     r = alignment.report
-    out = {"distance_before": r["distance_before"], "distance_after": r["distance_after"],
-           "sweeps": max([h["sweep"] for h in r["sweeps"]] or [0]), "learned_steps": len(r["learned"]),
-           "function_gap_vs_b": r["function_gap_vs_b"], "seconds": r["seconds"]}
-    if r["sweeps"] and "stopped" in r["sweeps"][-1]:  # weight matching (also the learned start): why it ended
-        out["stopped"] = r["sweeps"][-1]["stopped"]
-    per_sweep = [h for h in r["sweeps"] if "barrier" in h]
-    if per_sweep:  # weight matching's --barrier-per-sweep: the barrier-vs-iterations curve
-        out["barrier_per_sweep"] = [{k: h[k] for k in ("sweep", "step", "barrier", "accuracy_barrier") if k in h}
-                                    for h in per_sweep]
-    if r.get("widths"):  # a narrower model was embedded in the wider one's basis
-        out["widths"] = r["widths"]
+    out = {"distance_before": r.distance_before, "distance_after": r.distance_after,
+           "sweeps": r.sweeps_run, "learned_steps": len(r.learned),
+           "function_gap_vs_b": r.function_gap_vs_b, "seconds": r.seconds}
+    if r.stopped:  # weight matching (also the learned start): why it ended
+        out["stopped"] = r.stopped
+    if r.barrier_per_sweep:  # weight matching's --barrier-per-sweep: the barrier-vs-iterations curve
+        out["barrier_per_sweep"] = [{k: v for k, v in h.to_json().items() if k in ("sweep", "step", "barrier",
+                                                                                  "accuracy_barrier")}
+                                    for h in r.barrier_per_sweep]
+    if r.widths:  # a narrower model was embedded in the wider one's basis
+        out["widths"] = r.widths
     return out
 
 
