@@ -21,7 +21,15 @@ from symalign.ui.option_widgets import option_widgets
 from symalign.ui.runs import show_universe
 from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_canonical_spec, cached_curve_estimate, cached_data, cached_model, run_store
-from symalign.ui.widgets import StreamlitProgress, data_field, device_choice, model_picker, toggle_grid, user_errors
+from symalign.ui.widgets import (
+    StreamlitProgress,
+    chosen_layers,
+    data_field,
+    device_choice,
+    model_picker,
+    toggle_grid,
+    user_errors,
+)
 
 st.title("Align two (or three) models")
 third = st.toggle("add a third model: align all three into A's basis (universe alignment)", key="align-three")
@@ -66,10 +74,11 @@ with user_errors():
         device = device_choice("align-device")
 
     st.markdown("**Symmetries to use** (the canonical form is used, so the residual admits rotations)")
-    classes = toggle_grid(spec)
-    layers = st.text_input("blocks to align (empty: every block)", key="align-layers", placeholder="e.g. 0-2, -1, 1:",
-                           help="the other blocks stay as they are (Zhang et al.'s layer subsets); the residual map "
-                                "moves every block, so switch it off to align only some")
+    classes = toggle_grid(spec, blocks=True)
+    layers = chosen_layers()
+    if layers and classes.get("residual", "none") != "none":
+        st.caption("Block ranges given: the residual map would move every block, so it is left out of this run.")
+        classes["residual"] = "none"
 
     with st.expander("method options and measurement"):
         o1, o2, o3 = st.columns(3)
@@ -82,7 +91,7 @@ with user_errors():
 
     config = AlignConfig.from_options({k: v for k, v in chosen.items() if v is not None}, method=method,
                                       classes=classes, data=data or None, device=device, seed=int(seed),
-                                      layers=layers.strip() or None)
+                                      layers=layers)
     st.session_state["align-config"] = config.to_json()
     with st.expander("run configuration"):
         st.json(config.to_json())

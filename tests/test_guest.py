@@ -20,11 +20,11 @@ PAGES = ["home", "models", "symmetries", "align", "interpolation", "compare", "r
          "ablations", "merge"]
 # Text a guest may type: an upload's name, transport's α values, and the run filters' "model contains"
 # (KEY-model, matched against the history's names). None of them is read as a path.
-GUEST_TEXT_INPUTS = {"upload-name", "transport-alpha", "align-layers"}  # names, numbers, block ranges
+GUEST_TEXT_INPUTS = {"upload-name", "transport-alpha"}  # names and numbers
 
 
 def harmless(key: str) -> bool:
-    return key in GUEST_TEXT_INPUTS or key.endswith("-model")
+    return key in GUEST_TEXT_INPUTS or key.endswith("-model") or key.startswith("blocks:")  # block ranges
 
 
 @pytest.fixture

@@ -27,7 +27,8 @@ def add_align(sub) -> None:
                    help="; ".join(f"{name}: {m.help}" for name, m in matchers().items()))
     add_class_flags(p)
     p.add_argument("--layers", default=None, metavar="BLOCKS",
-                   help="transform only these blocks (0-2, 3, -1, 1:, :-1, 0,2); the others stay as they are, and a "
+                   help="transform only these blocks (0-2, 3, -1, 1:, :-1, 0,2), or per component kind "
+                        "('mlp=0-1;heads=-1': kinds not named use every block); the others stay as they are, and a "
                         "preset drops the residual map (it would move every block)")
     add_option_flags(p, universe=False)
     p.add_argument("--data", default=None)

@@ -1,6 +1,7 @@
 """Which blocks a matcher may transform (`--layers`): the spaces of the other blocks stay at the
 identity, so "skip these layers" and single-layer or last-layers matching (Zhang et al. §5.6) can be
-asked for. The residual stream is one basis shared by every block: a map of it moves all blocks at
+asked for, for every component at once (`0-2`) or per component kind (`mlp=0-1;heads=-1`: the kinds
+not named use every block). The residual stream is one basis shared by every block: a map of it moves all blocks at
 once, so it cannot be restricted to some of them (a preset drops it; asking for it is refused)."""
 
 from __future__ import annotations
@@ -55,13 +56,36 @@ def block_count(spec) -> int:
     return max(found) + 1 if found else 0
 
 
+def layer_selection(text: str, n: int) -> dict[str | None, set[int]]:
+    """`--layers` as blocks per component kind (key None: every kind not named). Entries are separated
+    by `;`; `KIND=BLOCKS` restricts one kind (mlp, heads, qk, vo), a bare BLOCKS every kind."""
+    from symalign.symmetry.spec import KINDS
+
+    per_kind: dict[str | None, set[int]] = {}
+    for entry in (e.strip() for e in str(text).split(";") if e.strip()):
+        kind, eq, blocks = entry.partition("=")
+        kind, blocks = (kind.strip(), blocks) if eq else (None, entry)
+        if kind is not None and (kind not in KINDS or kind == "residual"):
+            raise SymalignError(f"--layers {text}: {kind!r} is not a per-block component; name one of "
+                                f"{', '.join(k for k in KINDS if k != 'residual')} (KIND=BLOCKS), or give blocks alone")
+        if kind in per_kind:
+            raise SymalignError(f"--layers {text}: {'every kind' if kind is None else kind} is given blocks twice")
+        per_kind[kind] = set(parse_layers(blocks, n, f"--layers {entry}"))
+    if not per_kind:
+        raise SymalignError(f"--layers: {text!r} names no block; use {SYNTAX}")
+    return per_kind
+
+
 def frozen_spaces(spec, text: str | None) -> frozenset[str]:
-    """The spaces a matcher must leave at the identity: every per-layer space outside the chosen
-    blocks (none without `text`)."""
+    """The spaces a matcher must leave at the identity: every per-layer space outside the blocks chosen
+    for its kind (none without `text`)."""
     if not text:
         return frozenset()
-    keep = set(parse_layers(text, block_count(spec)))
-    return frozenset(name for name in spec.spaces if (m := _LAYER_SPACE.match(name)) and int(m.group(1)) not in keep)
+    n = block_count(spec)
+    chosen = layer_selection(text, n)
+    every = chosen.get(None, set(range(n)))
+    return frozenset(name for name, space in spec.spaces.items()
+                     if (m := _LAYER_SPACE.match(name)) and int(m.group(1)) not in chosen.get(space.kind, every))
 
 
 def classes_for_layers(classes: dict[str, str], text: str | None, preset: bool) -> dict[str, str]:

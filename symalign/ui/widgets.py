@@ -124,25 +124,33 @@ def apply_preset(name: str, spec: SymmetrySpec, prefix: str = "") -> None:
             st.session_state[key] = chosen.get(kind) == cls and spec.kind_refusals(kind).get(cls) is None
 
 
-def toggle_grid(spec: SymmetrySpec, default: str = "permutations", prefix: str = "") -> dict[str, str]:
+def toggle_grid(spec: SymmetrySpec, default: str = "permutations", prefix: str = "",
+                blocks: bool = False) -> dict[str, str]:
     """One row per component kind, one checkbox per class; inadmissible classes are disabled and
     their tooltip gives the spec's reason. Returns kind -> chosen class ('none' if unchecked).
-    `prefix` keeps the grids of different pages apart; `default` is the preset shown first."""
+    `prefix` keeps the grids of different pages apart; `default` is the preset shown first.
+    `blocks`: a last column of block ranges per per-block kind (read back with `chosen_layers`)."""
     if not any(_toggle_key("mlp", c, prefix) in st.session_state for c in CLASSES):
         apply_preset(default, spec, prefix)
     cols = st.columns(len(PRESETS))
     for col, name in zip(cols, PRESETS):
         col.button(f"preset: {name}", key=f"{prefix}preset:{name}", on_click=apply_preset, args=(name, spec, prefix),
                    width="stretch", help=PRESET_HELP.get(name))
-    header = st.columns([2] + [1] * len(CLASSES))
+    widths = [2] + [1] * len(CLASSES) + ([1.5] if blocks else [])
+    header = st.columns(widths)
     header[0].markdown("**component**")
     for col, cls in zip(header[1:], CLASSES):
         col.markdown(f"**{CLASS_LABELS[cls]}**")
+    if blocks:
+        header[-1].markdown("**blocks**", help="which blocks this component may be matched in (0-2, -1, 1:, 0,2); "
+                                               "empty: every block. The others stay as they are (Zhang et al.'s "
+                                               "layer subsets); the residual map moves every block, so it is "
+                                               "dropped when any range is given")
     chosen: dict[str, str] = {}
     reasons: list[str] = []
     for kind in KINDS:
         refusals = spec.kind_refusals(kind)
-        row = st.columns([2] + [1] * len(CLASSES))
+        row = st.columns(widths)
         spaces = spec.spaces_of_kind(kind)
         size = f" ({len(spaces)} × {spaces[0].size})" if spaces else ""
         row[0].markdown(f"{KIND_LABELS[kind]}{size}")
@@ -159,10 +167,20 @@ def toggle_grid(spec: SymmetrySpec, default: str = "permutations", prefix: str =
                          on_change=_exclusive, args=(kind, cls, prefix))
             if st.session_state.get(key):
                 chosen[kind] = cls
+        if blocks and kind != "residual":
+            row[-1].text_input(f"blocks of {KIND_LABELS[kind]}", key=f"{prefix}blocks:{kind}", placeholder="all",
+                               label_visibility="collapsed")
     with st.expander("why some boxes are disabled"):
         for reason in dict.fromkeys(reasons):
             st.markdown(f"- {reason}")
     return chosen
+
+
+def chosen_layers(prefix: str = "") -> str | None:
+    """The block ranges typed in a toggle grid as `--layers` text (KIND=BLOCKS;...), None when all are empty."""
+    entries = [f"{kind}={text.strip()}" for kind in KINDS
+               if (text := st.session_state.get(f"{prefix}blocks:{kind}") or "").strip()]
+    return ";".join(entries) or None
 
 
 class StreamlitProgress:
