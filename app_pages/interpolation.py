@@ -3,6 +3,7 @@
 import streamlit as st
 
 from symalign.plots import curves_figure
+from symalign.plots.curves import distinct_labels
 from symalign.runs.table import run_label, runs_table
 from symalign.ui.runs import pick_runs_with_curves, run_filters
 from symalign.ui.widgets import user_errors
@@ -15,7 +16,8 @@ st.markdown("θ(λ) = (1 − λ)·θ_A + λ·θ_B between each run's endpoints (
 with user_errors():
     runs = pick_runs_with_curves(run_filters("interp"), "interp-runs")
     if runs:
-        st.plotly_chart(curves_figure([(run_label(r), r.curve) for r in runs]), key="interp-fig")
+        labels = distinct_labels([run_label(r) for r in runs], [r.id for r in runs])  # one legend entry per run
+        st.plotly_chart(curves_figure(list(zip(labels, [r.curve for r in runs]))), key="interp-fig")
         table = runs_table(runs)[["run", "model_a", "model_b", "barrier", "barrier_mean", "accuracy_barrier",
                                   "loss_at_half", "endpoint_loss_a", "endpoint_loss_b"]]
         st.dataframe(table.rename(columns={"barrier": "barrier (above endpoint line)",

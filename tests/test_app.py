@@ -542,3 +542,22 @@ def test_transport_as_a_background_job_shows_its_curve_when_it_ends(home):
     (run,) = RunStore(home / "runs.sqlite").list(kind="transport")
     assert job.runs == [run.id] and run.metrics["task_loss"][1] < run.metrics["task_loss"][0]
     assert len(at.get("plotly_chart")) == 1 and len(at.get("download_button")) == 1
+
+
+def test_compare_matchers_draws_one_bar_per_run_even_when_runs_share_a_label(home):
+    """Two runs with the same label (two demos' "no alignment") are two bars, each its own barrier,
+    never one bar of their sum (issue #43)."""
+    from symalign.runs.execute import barrier_run
+
+    store = RunStore(home / "runs.sqlite")
+    for examples in (32, 64):
+        barrier_run("zoo:vit-digits/0", "zoo:vit-digits/1", points=3, max_examples=examples, store=store,
+                    label="no alignment")
+    runs = store.list(kind="barrier")
+    at = clean(page("compare").run())
+    table = at.dataframe[0].value
+    assert len(set(table["run"])) == 1  # the same label twice
+    (chart,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    bars = chart["data"][0]
+    assert len(set(bars["x"])) == 2 and all(r.id[-6:] in " ".join(bars["x"]) for r in runs)
+    assert sorted(bars["y"]) == pytest.approx(sorted(r.metrics["barrier"] for r in runs))
