@@ -14,9 +14,10 @@ import torch
 
 from symalign.cli import main
 from symalign.data import load_data
-from symalign.data.text import MASK_FRACTION, char_tokenizer
+from symalign.data.text import MASK_FRACTION, char_tokenizer, model_tokenizer
 from symalign.errors import InadmissibleError, SymalignError
 from symalign.landscape.evaluate import evaluate
+from symalign.landscape.interpolation import interpolation_curve
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
 from symalign.models import (
@@ -148,3 +149,36 @@ def test_an_uploaded_bert_zip_is_accepted_and_aligns_against_the_zoo(tmp_path):
     report = run.alignment.report
     assert report.config["classes"]["residual"] == "perm" and report.function_gap_vs_b < TOL
     assert report.distance_after < report.distance_before - 0.05
+
+
+def test_a_masked_lm_pair_is_measured_on_a_plain_text_file(text_encoder, tmp_path):
+    """`text:PATH` scores an encoder as a masked LM (issue #42): 15% of the tokens replaced by the
+    model's own mask token, the same positions at every λ and in every load, loss and accuracy over
+    the masked tokens only; a causal LM reads the same file as next-token prediction."""
+    path = tmp_path / "corpus.txt"
+    path.write_text(load_data("shakespeare").text[:40_000])
+    model = load_model(str(text_encoder))
+    data = load_data(f"text:{path}")
+    data.check_model(model)
+    first = list(data.eval_batches(model, max_examples=8))
+    again = list(load_data(f"text:{path}").eval_batches(model, max_examples=8))
+    mask_id = model_tokenizer(str(text_encoder)).mask_token_id
+    for (x, y), (x2, y2) in zip(first, again):
+        assert torch.equal(x["input_ids"], x2["input_ids"]) and torch.equal(y, y2)  # the same masks every time
+        scored = y != -100
+        assert (x["input_ids"][scored] == mask_id).all() and (x["input_ids"][~scored] != mask_id).all()
+        assert abs(float(scored.float().mean()) - MASK_FRACTION) < 0.05
+    other_dir = tmp_path / "other"
+    save_model(random_model(model.config, seed=5), other_dir)
+    model_tokenizer(str(text_encoder)).save_pretrained(str(other_dir))
+    other = load_model(str(other_dir))
+    curve = interpolation_curve(model, other, data, points=3, max_examples=8)
+    by_hand = []  # λ = 0 and 1 are the models themselves, scored on the masked tokens only
+    for m in (model, other):
+        logits = torch.cat([outputs(m, x) for x, _ in first])
+        target = torch.cat([y for _, y in first])
+        by_hand.append(float(torch.nn.functional.cross_entropy(logits.flatten(0, 1), target.flatten(),
+                                                               ignore_index=-100)))
+    assert [curve.loss[0], curve.loss[-1]] == pytest.approx(by_hand, rel=1e-4)
+    with pytest.raises(SymalignError, match="text data but the model is a vit"):
+        data.check_model(load_model("zoo:vit-digits/0"))

@@ -62,7 +62,8 @@ def test_refused_input_records_nothing_and_a_failure_during_work_is_recorded(hom
                  "--steps", "2", "--out", str(tmp_path / "z")]) == 2
     assert capsys.readouterr().err.count("\n") == 1
     (run,) = RunStore(home / "runs.sqlite").list()
-    assert run.state == "failed" and run.error == "shakespeare is text data but the model is a vit"
+    assert run.state == "failed"
+    assert run.error == "shakespeare is causal-lm text data but the model is a vit (image-classification)"
     assert main(["align", "/nonexistent/model", "zoo:vit-digits/1", "--out", str(tmp_path / "z")]) == 2
     assert len(RunStore(home / "runs.sqlite").list()) == 1  # a path that is not a model starts no run
 

@@ -154,9 +154,14 @@ class TextData:
             self._cache[key] = encode(model_tokenizer(model.source), text)
         return self._cache[key]
 
+    def task_for(self, model) -> str:
+        """The task this data scores the model on (AnyText: the model's own)."""
+        return self.task
+
     def check_model(self, model) -> None:
-        if model.family.task != self.task:
-            raise SymalignError(f"{self.name} is text data but the model is a {model.family.name}")
+        if model.family.task != self.task_for(model):
+            raise SymalignError(f"{self.name} is {self.task_for(model)} text data but the model is a "
+                                f"{model.family.name} ({model.family.task})")
         tok = model_tokenizer(model.source)
         if len(tok) > model.config.vocab_size:
             raise SymalignError(f"the model's tokenizer has {len(tok)} tokens but its embedding only "
@@ -230,11 +235,40 @@ class MaskedTextData(TextData):
         return self._masked(model, inputs["input_ids"], generator)
 
 
+@dataclass
+class AnyText(MaskedTextData):
+    """A user's plain text, scored the way the model reads it: next-token prediction for a causal LM,
+    masked-token prediction for an encoder (15% of the tokens replaced by the model's own mask token,
+    the evaluation split's positions drawn from a fixed seed: the same at every λ and in every run)."""
+
+    task = "text"
+
+    def task_for(self, model) -> str:
+        return model.family.task if model.family.task in ("causal-lm", "masked-lm") else "causal-lm"
+
+    def _masks(self, model) -> bool:
+        return self.task_for(model) == "masked-lm"
+
+    def check_model(self, model) -> None:
+        (MaskedTextData if self._masks(model) else TextData).check_model(self, model)
+
+    def eval_batches(self, model, max_examples: int | None = None, batch_size: int = 64) -> Iterator[Batch]:
+        if self._masks(model):
+            return MaskedTextData.eval_batches(self, model, max_examples, batch_size)
+        return TextData.eval_batches(self, model, max_examples, batch_size)
+
+    def train_batch(self, model, batch_size: int, generator: torch.Generator, augment=None) -> Batch:
+        if self._masks(model):
+            return MaskedTextData.train_batch(self, model, batch_size, generator, augment)
+        return TextData.train_batch(self, model, batch_size, generator, augment)
+
+
 def text_file(path: str) -> TextData:
+    """`text:PATH`: a UTF-8 file for a causal LM or a masked LM (AnyText)."""
     p = Path(path).expanduser()
     if not p.is_file():
         raise SymalignError(f"text:{path}: no such file")
     try:
-        return TextData(f"text:{path}", p.read_text(encoding="utf-8"))
+        return AnyText(f"text:{path}", p.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         raise SymalignError(f"text:{path}: not UTF-8 text") from None

@@ -78,7 +78,7 @@ def _train(recipe: Recipe, seed: int, out: Path, steps: int | None, spec: str, d
     else:
         model_kwargs = dict(recipe.model)
         if isinstance(data, TextData):
-            tokenizer = char_tokenizer(data.text, mask=data.task == "masked-lm")
+            tokenizer = char_tokenizer(data.text, mask=FAMILIES[recipe.family].task == "masked-lm")
             tokenizer.save_pretrained(str(out))
             model_kwargs["vocab"] = len(tokenizer)
         config = tiny_config(recipe.family, **model_kwargs)
