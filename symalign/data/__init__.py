@@ -1,6 +1,6 @@
 """Evaluation and training data, named by a spec string: digits, digits-flipped, shakespeare, shakespeare-upper,
 shakespeare-mlm (masked characters, for encoders), cifar10:PATH,
-cifar100:PATH, imagefolder:PATH, text:PATH.
+cifar100:PATH, imagefolder:PATH, text:PATH, hf:NAME[:CONFIG][@SPLIT] (a data set by hub id).
 
 The data classes (and torch) load on first use, so that `learned_defaults` stays light."""
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from symalign.data.text import TextData
 
 SPECS = ("digits, digits-flipped, shakespeare, shakespeare-upper, shakespeare-mlm, cifar10:PATH, cifar100:PATH, "
-         "imagefolder:PATH, text:PATH")
+         "imagefolder:PATH, text:PATH, hf:NAME[:CONFIG][@SPLIT]")
 _cache: dict[str, ImageData | TextData] = {}
 
 
@@ -27,6 +27,11 @@ def load_data(spec: str) -> ImageData | TextData:
     from symalign.data import images, text
     from symalign.data.text import TextData
 
+    if spec.startswith("hf:"):  # a hub id may hold its own colons (NAME:CONFIG)
+        from symalign.data.hub import hub_data
+
+        _cache[spec] = hub_data(spec[3:])
+        return _cache[spec]
     kind, _, path = spec.partition(":")
     if kind in ("digits", "digits-flipped", "shakespeare", "shakespeare-upper", "shakespeare-mlm") and path:
         raise SymalignError(f"data spec {spec!r}: {kind} takes no path")

@@ -146,12 +146,15 @@ class TextData:
     def split(self) -> int:
         return int(len(self.text) * (1 - EVAL_FRACTION))
 
+    def part_text(self, part: str) -> str:
+        """The text of a split: the first 95% trains, the rest evaluates."""
+        return self.text[: self.split] if part == "train" else self.text[self.split:]
+
     def tokens(self, model, part: str) -> torch.Tensor:
         part = self.eval_part if part == "eval" else part
         key = (tokenizer_fingerprint(model.source), part)
         if key not in self._cache:
-            text = self.text[: self.split] if part == "train" else self.text[self.split:]
-            self._cache[key] = encode(model_tokenizer(model.source), text)
+            self._cache[key] = encode(model_tokenizer(model.source), self.part_text(part))
         return self._cache[key]
 
     def task_for(self, model) -> str:

@@ -1,0 +1,138 @@
+"""Data sets by hub id: `hf:NAME[:CONFIG][@SPLIT]` (`hf:wikitext:wikitext-2-raw-v1@validation`,
+`hf:uoft-cs/cifar10@test`), read through the `datasets` library.
+
+Online, `datasets` downloads and caches them. With `HF_HUB_OFFLINE=1` a data set loads from its
+snapshot in the hub cache (as `huggingface_hub` lays it out, and as an online load leaves it), so a
+machine without the network reads what is already there.
+
+SPLIT is the evaluation split (default: validation, else test, else train); the training split
+(learned matching, `--split train`) is `train` when the data set has one besides it, else a fixed
+share of the evaluation split. Text: the `text` column (else the only string column), rows joined
+by newlines, scored as the model reads it (symalign.data.text.AnyText). Images: the image column
+and the `label` column (or `labels`, `fine_label`), scaled to [−1, 1]."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from symalign.data.text import AnyText
+from symalign.errors import SymalignError
+
+SPEC = re.compile(r"^(?P<name>[^:@]+)(?::(?P<config>[^@]+))?(?:@(?P<split>.+))?$")
+EVAL_SPLITS = ("validation", "test", "train")
+LABEL_COLUMNS = ("label", "labels", "fine_label")
+TEXT_EVAL_FRACTION = 0.05  # a data set with one split: its last 5% evaluates (as text:PATH)
+IMAGE_EVAL_FRACTION = 0.2
+
+
+@dataclass
+class SplitText(AnyText):
+    """Text whose training split is its own (a hub data set's `train`), not a share of `text`."""
+
+    train_text: str = ""
+
+    def part_text(self, part: str) -> str:
+        return self.train_text if part == "train" else self.text
+
+
+def parse(rest: str) -> tuple[str, str | None, str | None]:
+    m = SPEC.match(rest.strip())
+    if not m:
+        raise SymalignError(f"data spec hf:{rest}: write hf:NAME[:CONFIG][@SPLIT], as in "
+                            "hf:wikitext:wikitext-2-raw-v1@validation")
+    return m["name"], m["config"], m["split"]
+
+
+def _brief(exc: Exception) -> str:
+    return " ".join(str(exc).split())[:240]
+
+
+def _load(name: str, config: str | None):
+    """Every split of the data set (a DatasetDict): downloaded through `datasets` when online; with
+    HF_HUB_OFFLINE=1 (read now, as symalign.models.hub does), its snapshot in the hub cache."""
+    import datasets
+    from huggingface_hub import snapshot_download
+
+    from symalign.models.hub import hub_cache_dir, offline
+
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity_error()
+    source = name
+    if offline():
+        try:
+            source = snapshot_download(name, repo_type="dataset", cache_dir=hub_cache_dir(), local_files_only=True)
+        except Exception:
+            raise SymalignError(f"hf:{name}: no data set of that name in the hub cache ({hub_cache_dir()}), and "
+                                "HF_HUB_OFFLINE=1 forbids downloading it") from None
+    try:
+        return datasets.load_dataset(source, config)
+    except ValueError as exc:  # an unknown config: datasets names the ones there are
+        raise SymalignError(f"hf:{name}: {_brief(exc)}") from None
+    except Exception as exc:  # not on the hub, gated, no network
+        raise SymalignError(f"hf:{name}: could not load it ({_brief(exc)})") from None
+
+
+def hub_data(rest: str):
+    """The data source `hf:REST` names (text or images, by its columns)."""
+    name, config, split = parse(rest)
+    splits = _load(name, config)
+    if split is not None and split not in splits:
+        raise SymalignError(f"hf:{rest}: no split {split!r}; it has {', '.join(splits)}")
+    split = split or next(s for s in (*EVAL_SPLITS, *splits) if s in splits)
+    train = "train" if "train" in splits and split != "train" else None
+    evaluation = splits[split]
+    images = [c for c, f in evaluation.features.items() if type(f).__name__ == "Image"]
+    if images:
+        return _images(f"hf:{rest}", evaluation, splits[train] if train else None, images[0])
+    return _text(f"hf:{rest}", evaluation, splits[train] if train else None)
+
+
+def _text_column(ds, name: str) -> str:
+    if "text" in ds.column_names:
+        return "text"
+    strings = [c for c, f in ds.features.items() if getattr(f, "dtype", None) in ("string", "large_string")]
+    if len(strings) != 1:
+        raise SymalignError(f"{name}: no `text` column to read (columns: {', '.join(ds.column_names)})")
+    return strings[0]
+
+
+def _text(name: str, evaluation, train) -> AnyText:
+    column = _text_column(evaluation, name)
+    text = "\n".join(evaluation[column])
+    if train is None:
+        return AnyText(name, text)
+    return SplitText(name, text, train_text="\n".join(train[_text_column(train, name)]))
+
+
+def _images(name: str, evaluation, train, column: str):
+    from symalign.data.base import ImageData
+
+    label = next((c for c in LABEL_COLUMNS if c in evaluation.column_names), None)
+    if label is None:
+        raise SymalignError(f"{name}: images but no label column ({' or '.join(LABEL_COLUMNS)}; columns: "
+                            f"{', '.join(evaluation.column_names)})")
+    feature = evaluation.features[label]
+    classes = getattr(feature, "num_classes", None) or int(max(evaluation[label])) + 1
+    ex, ey = _image_tensors(evaluation, column, label)
+    if train is not None:
+        tx, ty = _image_tensors(train, column, label)
+    else:  # one split: a fixed share evaluates
+        order = torch.from_numpy(np.random.RandomState(0).permutation(len(ey)))
+        cut = int(len(ey) * (1 - IMAGE_EVAL_FRACTION))
+        ex, ey, tx, ty = ex[order[cut:]], ey[order[cut:]], ex[order[:cut]], ey[order[:cut]]
+    return ImageData(name, tx, ty, ex, ey, classes)
+
+
+def _image_tensors(ds, column: str, label: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """Images as floats in [−1, 1] (one channel for grey images, else RGB), all at the first one's size."""
+    pictures = ds[column]
+    grey = all(p.mode in ("L", "1", "I;16") for p in pictures)
+    size = pictures[0].size
+    arrays = [np.asarray(p.convert("L" if grey else "RGB").resize(size), dtype=np.float32) for p in pictures]
+    x = torch.from_numpy(np.stack(arrays)) / 255.0 * 2 - 1
+    x = x[:, None] if grey else x.permute(0, 3, 1, 2)
+    return x.contiguous(), torch.tensor(ds[label], dtype=torch.long)
