@@ -51,7 +51,7 @@ def digit_images(x: torch.Tensor) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
-    from datasets import ClassLabel, Features, Image, Value
+    from datasets import ClassLabel, Features, Image
 
     root = tmp_path_factory.mktemp("hf") / "hub"
     plays = load_data("shakespeare").text
