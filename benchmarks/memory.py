@@ -63,10 +63,10 @@ def build(work: Path, shape: str, names: list[str], vocab: int | None) -> tuple[
         for f in folder.iterdir():
             f.unlink()
         folder.rmdir()
-    from symalign.models.io import FAMILIES
+    from symalign.models.io import family_of
 
     with torch.device("meta"):
-        params = sum(p.numel() for p in FAMILIES[config.model_type].hf_class(config).parameters())
+        params = sum(p.numel() for p in family_of(config).hf_class(config).parameters())
     return hf, params
 
 

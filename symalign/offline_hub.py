@@ -78,12 +78,12 @@ def write_checkpoint(config, folder: str | Path, seed: int = 0, dtype: torch.dty
                      tokenizer=None, max_shard_size: str | None = None) -> Path:
     """A randomly initialised model of `config` saved as a Hugging Face folder (in `dtype`,
     sharded when `max_shard_size` is given), with its tokenizer."""
-    from symalign.models.io import FAMILIES, _quiet_transformers
+    from symalign.models.io import _quiet_transformers, family_of
 
     _quiet_transformers()
     folder = Path(folder)
     torch.manual_seed(seed)
-    module = FAMILIES[config.model_type].hf_class(config).to(dtype)
+    module = family_of(config).hf_class(config).to(dtype)
     kwargs = {"max_shard_size": max_shard_size} if max_shard_size else {}
     module.save_pretrained(str(folder), **kwargs)
     del module

@@ -60,8 +60,14 @@ def test_non_canonical_model_keeps_function_under_its_admissible_classes(family)
 
 
 def _plain_load(path, family):
-    auto = {"vit": AutoModelForImageClassification, "bert": AutoModelForMaskedLM,
-            "roberta": AutoModelForMaskedLM}.get(family, AutoModelForCausalLM)
+    """The checkpoint through transformers' Auto class for the family's task (no symalign code)."""
+    from transformers import AutoModelForSequenceClassification
+
+    from symalign.models.io import FAMILIES
+
+    auto = {"image-classification": AutoModelForImageClassification, "masked-lm": AutoModelForMaskedLM,
+            "causal-lm": AutoModelForCausalLM,
+            "sequence-classification": AutoModelForSequenceClassification}[FAMILIES[family].task]
     return auto.from_pretrained(str(path)).eval()
 
 

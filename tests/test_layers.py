@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "symalign"
 # Lowest first. A unit may import units of lower layers only.
 LAYERS = [
     {"errors"},
-    {"registry"},
+    {"registry", "hub_cache"},
     {"memory", "device", "data", "zoo", "symmetry", "plots", "progress"},
     {"models"},
     {"report", "barrier", "offline_hub", "landscape"},

@@ -21,6 +21,7 @@ import torch
 
 from symalign.data.text import AnyText
 from symalign.errors import SymalignError
+from symalign.hub_cache import hub_cache_dir, offline
 
 SPEC = re.compile(r"^(?P<name>[^:@]+)(?::(?P<config>[^@]+))?(?:@(?P<split>.+))?$")
 EVAL_SPLITS = ("validation", "test", "train")
@@ -56,8 +57,6 @@ def _load(name: str, config: str | None):
     HF_HUB_OFFLINE=1 (read now, as symalign.models.hub does), its snapshot in the hub cache."""
     import datasets
     from huggingface_hub import snapshot_download
-
-    from symalign.models.hub import hub_cache_dir, offline
 
     datasets.disable_progress_bars()
     datasets.logging.set_verbosity_error()

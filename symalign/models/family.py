@@ -75,7 +75,15 @@ class Family:
     norm_readers: dict[str, tuple[str, ...]] = field(default_factory=lambda: BLOCK_NORM_READERS)
     # The per-layer spaces its tag rows name (their kinds are what the app toggles and matchers solve).
     spaces: Callable[[Dims], tuple[Space, ...]] = attention_spaces
-    task: str = "causal-lm"  # causal-lm | masked-lm | image-classification: which data sources fit
+    # causal-lm | masked-lm | image-classification | sequence-classification: which data sources fit
+    task: str = "causal-lm"
+    # Another head on a model type that has one already (BERT's sequence classifier beside its masked-LM
+    # family): its registry key is MODEL_TYPE-VARIANT, and the config's `architectures` picks it.
+    variant: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.model_type}-{self.variant}" if self.variant else self.model_type
     context: Callable[[Any], int] = field(default=lambda config: getattr(config, "n_positions", 0))
     # Small models of the family (tests, `symalign init`): `tiny(**options)` takes symalign.models.tiny's
     # keywords (those of other families are ignored); `test_configs(rng, n)` draws n varied small configs

@@ -8,11 +8,11 @@ safetensors weights, tokenizer and image-processor files (never pickles when saf
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 from symalign.errors import ModelLoadError, brief
+from symalign.hub_cache import hub_cache_dir, offline
 
 # org/name with an optional @revision; names as the hub allows them (letters, digits, - _ .).
 HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?:@(?P<revision>[\w./-]+))?$")
@@ -29,18 +29,6 @@ def split_hub_id(reference: str) -> tuple[str, str | None]:
     if match is None:
         raise ModelLoadError(f"{reference!r} is not a hub id (expected org/name or org/name@revision)")
     return match["repo"], match["revision"]
-
-
-def hub_cache_dir() -> Path:
-    """Where huggingface_hub keeps snapshots, as the environment says now."""
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
-    home = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface")
-    return Path(home).expanduser() / "hub"
-
-
-def offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def resolve_hub_id(reference: str) -> Path:

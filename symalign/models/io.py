@@ -25,6 +25,26 @@ def supported() -> str:
     return ", ".join(f"{f.model_type} ({f.hf_class_name})" for f in FAMILIES.values())
 
 
+def family_for(model_type: str | None, architectures: list[str] | None = None) -> Family:
+    """The family of a config: its model type, and among that type's families (a language model, a
+    sequence classifier) the one its `architectures` names (none named: the type's first)."""
+    candidates = [f for f in FAMILIES.values() if f.model_type == model_type]
+    if not candidates:
+        raise ModelLoadError(f"unsupported architecture {model_type!r}; supported: {supported()}")
+    if not architectures:
+        return candidates[0]
+    for family in candidates:
+        if family.hf_class_name in architectures:
+            return family
+    raise ModelLoadError(f"this {model_type} model is a {architectures[0]}; for {model_type} symalign supports "
+                         f"{', '.join(f.hf_class_name for f in candidates)}")
+
+
+def family_of(config) -> Family:
+    """The family of a transformers config object."""
+    return family_for(config.model_type, getattr(config, "architectures", None))
+
+
 def _quiet_transformers() -> None:
     import transformers
 
@@ -48,12 +68,10 @@ def read_config(path: Path):
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ModelLoadError(f"{config_file} is not valid JSON ({brief(exc)})") from None
     model_type = raw.get("model_type") if isinstance(raw, dict) else None
-    if model_type not in FAMILIES:
-        raise ModelLoadError(f"unsupported architecture {model_type!r} in {path}; supported: {supported()}")
-    family = FAMILIES[model_type]
-    archs = raw.get("architectures") or [family.hf_class_name]
-    if family.hf_class_name not in archs:
-        raise ModelLoadError(f"{path} holds a {archs[0]}; for {model_type} symalign supports {family.hf_class_name}")
+    try:
+        family = family_for(model_type, raw.get("architectures"))
+    except ModelLoadError as exc:
+        raise ModelLoadError(f"{path}: {exc}") from None
     _quiet_transformers()
     from transformers import AutoConfig
 

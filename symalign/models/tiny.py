@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 from symalign.models.family import TransformerModel
-from symalign.models.io import FAMILIES, _quiet_transformers
+from symalign.models.io import FAMILIES, _quiet_transformers, family_of
 
 
 def tiny_config(family: str, **options):
@@ -29,7 +29,7 @@ def tiny_families() -> tuple[str, ...]:
 
 def random_model(config, seed: int = 0) -> TransformerModel:
     """A model with every parameter drawn at random (fan-in scaled), LayerNorms perturbed."""
-    family = FAMILIES[config.model_type]
+    family = family_of(config)
     generator = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     module = family.hf_class(config)
@@ -44,6 +44,7 @@ def random_model(config, seed: int = 0) -> TransformerModel:
                 fan_in = t.shape[0]  # Conv1D stores [in, out]
             state[name] = noise * (1.0 / fan_in ** 0.5 if t.dim() > 1 else 0.1)
     tensors = family.to_logical(state, config)
-    if getattr(config, "tie_word_embeddings", False):  # a tied head reads the token embedding itself
+    if getattr(config, "tie_word_embeddings", False) and family.task != "sequence-classification":
+        # a tied LM head reads the token embedding itself (a classifier's head is its own)
         tensors["head.weight"] = tensors["embed.token"]
     return TransformerModel(family, config, tensors, source="")

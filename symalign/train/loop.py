@@ -18,7 +18,7 @@ from symalign.errors import SymalignError
 from symalign.landscape.evaluate import batch_loss, evaluate, scored
 from symalign.models import load_model
 from symalign.models.family import TransformerModel
-from symalign.models.io import FAMILIES
+from symalign.models.io import FAMILIES, family_of
 from symalign.models.tiny import tiny_config
 from symalign.train.recipes import RECIPES, Recipe
 
@@ -85,7 +85,7 @@ def _train(recipe: Recipe, seed: int, out: Path, steps: int | None, spec: str, d
     for key in ("attn_pdrop", "resid_pdrop", "embd_pdrop", "hidden_dropout_prob", "attention_probs_dropout_prob"):
         if hasattr(config, key):
             setattr(config, key, 0.0)
-    family = FAMILIES[config.model_type]
+    family = family_of(config)
     template = TransformerModel(family, config, {}, str(out))
     data.check_model(template)
     module = family.hf_class(config)

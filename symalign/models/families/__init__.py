@@ -12,11 +12,13 @@ from symalign.models.family import Family
 
 
 def collect() -> dict[str, Family]:
-    """{model_type: Family} over the adapter modules, in module then definition order."""
+    """{key: Family} (the model type, or MODEL_TYPE-VARIANT) over the adapter modules, in module then
+    definition order. A model type may have several (BERT's masked-LM and its sequence classifier):
+    its config's `architectures` picks one."""
     found: dict[str, Family] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
         module = import_module(f"{__name__}.{info.name}")
         for value in vars(module).values():
             if isinstance(value, Family):
-                found.setdefault(value.model_type, value)
+                found.setdefault(value.key, value)
     return found

@@ -46,50 +46,76 @@ def _linear(sd: Tensors, out: Tensors, hf: str, logical: str) -> None:
     out[logical + ".weight"], out[logical + ".bias"] = sd[hf + ".weight"], sd[hf + ".bias"]
 
 
+def encoder_to_logical(sd: Tensors, config, p0: str) -> Tensors:
+    """The embeddings and blocks of `{p0}.` (bert, roberta) in the logical layout: what every head shares."""
+    dm = dims(config)
+    h, dh, d = dm.n_head, dm.d_head, dm.d_model
+    e = f"{p0}.embeddings."
+    out = {
+        "embed.token": sd[e + "word_embeddings.weight"],
+        "embed.position": sd[e + "position_embeddings.weight"],
+        "embed.type": sd[e + "token_type_embeddings.weight"],
+        "embed.norm.weight": sd[e + "LayerNorm.weight"],
+        "embed.norm.bias": sd[e + "LayerNorm.bias"],
+    }
+    for i in range(dm.n_layer):
+        p, q = f"{p0}.encoder.layer.{i}.", f"layer.{i}."
+        for n, hf in (("q", "query"), ("k", "key"), ("v", "value")):
+            out[q + f"attn.{n}.weight"] = sd[p + f"attention.self.{hf}.weight"].reshape(h, dh, d)
+            out[q + f"attn.{n}.bias"] = sd[p + f"attention.self.{hf}.bias"].reshape(h, dh)
+        out[q + "attn.o.weight"] = sd[p + "attention.output.dense.weight"].reshape(d, h, dh)
+        out[q + "attn.o.bias"] = sd[p + "attention.output.dense.bias"]
+        _linear(sd, out, p + "attention.output.LayerNorm", q + "ln1")
+        _linear(sd, out, p + "intermediate.dense", q + "mlp.fc")
+        _linear(sd, out, p + "output.dense", q + "mlp.proj")
+        _linear(sd, out, p + "output.LayerNorm", q + "ln2")
+    return out
+
+
+def encoder_from_logical(t: Tensors, config, p0: str) -> Tensors:
+    dm = dims(config)
+    d = dm.d_model
+    e = f"{p0}.embeddings."
+    sd = {
+        e + "word_embeddings.weight": t["embed.token"],
+        e + "position_embeddings.weight": t["embed.position"],
+        e + "token_type_embeddings.weight": t["embed.type"],
+        e + "LayerNorm.weight": t["embed.norm.weight"],
+        e + "LayerNorm.bias": t["embed.norm.bias"],
+    }
+    for i in range(dm.n_layer):
+        p, q = f"{p0}.encoder.layer.{i}.", f"layer.{i}."
+        for n, hf in (("q", "query"), ("k", "key"), ("v", "value")):
+            sd[p + f"attention.self.{hf}.weight"] = t[q + f"attn.{n}.weight"].reshape(d, d)
+            sd[p + f"attention.self.{hf}.bias"] = t[q + f"attn.{n}.bias"].reshape(d)
+        sd[p + "attention.output.dense.weight"] = t[q + "attn.o.weight"].reshape(d, d)
+        sd[p + "attention.output.dense.bias"] = t[q + "attn.o.bias"]
+        for local, hf in (("ln1", "attention.output.LayerNorm"), ("mlp.fc", "intermediate.dense"),
+                          ("mlp.proj", "output.dense"), ("ln2", "output.LayerNorm")):
+            sd[p + hf + ".weight"], sd[p + hf + ".bias"] = t[q + local + ".weight"], t[q + local + ".bias"]
+    return sd  # views where the layout allows: writers make them contiguous (export_module)
+
+
 def _adapter(kind: str):
     names = NAMES[kind]
     p0 = names["prefix"]
 
     def to_logical(sd: Tensors, config) -> Tensors:
-        dm = dims(config)
-        h, dh, d = dm.n_head, dm.d_head, dm.d_model
         e = f"{p0}.embeddings."
-        out = {
-            "embed.token": sd[e + "word_embeddings.weight"],
-            "embed.position": sd[e + "position_embeddings.weight"],
-            "embed.type": sd[e + "token_type_embeddings.weight"],
-            "embed.norm.weight": sd[e + "LayerNorm.weight"],
-            "embed.norm.bias": sd[e + "LayerNorm.bias"],
+        out = encoder_to_logical(sd, config, p0)
+        out.update({
             "head.transform_norm.weight": sd[names["transform_norm"] + ".weight"],
             "head.transform_norm.bias": sd[names["transform_norm"] + ".bias"],
             "head.weight": sd.get(names["decoder"] + ".weight", sd[e + "word_embeddings.weight"]),
             "head.bias": sd[names["bias"]],
-        }
+        })
         _linear(sd, out, names["transform"], "head.transform")
-        for i in range(dm.n_layer):
-            p, q = f"{p0}.encoder.layer.{i}.", f"layer.{i}."
-            for n, hf in (("q", "query"), ("k", "key"), ("v", "value")):
-                out[q + f"attn.{n}.weight"] = sd[p + f"attention.self.{hf}.weight"].reshape(h, dh, d)
-                out[q + f"attn.{n}.bias"] = sd[p + f"attention.self.{hf}.bias"].reshape(h, dh)
-            out[q + "attn.o.weight"] = sd[p + "attention.output.dense.weight"].reshape(d, h, dh)
-            out[q + "attn.o.bias"] = sd[p + "attention.output.dense.bias"]
-            _linear(sd, out, p + "attention.output.LayerNorm", q + "ln1")
-            _linear(sd, out, p + "intermediate.dense", q + "mlp.fc")
-            _linear(sd, out, p + "output.dense", q + "mlp.proj")
-            _linear(sd, out, p + "output.LayerNorm", q + "ln2")
         return {k: v.contiguous() for k, v in out.items()}
 
     def from_logical(t: Tensors, config) -> Tensors:
-        dm = dims(config)
-        d = dm.d_model
         check_tied(t, config, kind)
-        e = f"{p0}.embeddings."
-        sd = {
-            e + "word_embeddings.weight": t["embed.token"],
-            e + "position_embeddings.weight": t["embed.position"],
-            e + "token_type_embeddings.weight": t["embed.type"],
-            e + "LayerNorm.weight": t["embed.norm.weight"],
-            e + "LayerNorm.bias": t["embed.norm.bias"],
+        sd = encoder_from_logical(t, config, p0)
+        sd.update({
             names["transform"] + ".weight": t["head.transform.weight"],
             names["transform"] + ".bias": t["head.transform.bias"],
             names["transform_norm"] + ".weight": t["head.transform_norm.weight"],
@@ -97,18 +123,8 @@ def _adapter(kind: str):
             names["decoder"] + ".weight": t["head.weight"],
             names["decoder"] + ".bias": t["head.bias"],
             names["bias"]: t["head.bias"],
-        }
-        for i in range(dm.n_layer):
-            p, q = f"{p0}.encoder.layer.{i}.", f"layer.{i}."
-            for n, hf in (("q", "query"), ("k", "key"), ("v", "value")):
-                sd[p + f"attention.self.{hf}.weight"] = t[q + f"attn.{n}.weight"].reshape(d, d)
-                sd[p + f"attention.self.{hf}.bias"] = t[q + f"attn.{n}.bias"].reshape(d)
-            sd[p + "attention.output.dense.weight"] = t[q + "attn.o.weight"].reshape(d, d)
-            sd[p + "attention.output.dense.bias"] = t[q + "attn.o.bias"]
-            for local, hf in (("ln1", "attention.output.LayerNorm"), ("mlp.fc", "intermediate.dense"),
-                              ("mlp.proj", "output.dense"), ("ln2", "output.LayerNorm")):
-                sd[p + hf + ".weight"], sd[p + hf + ".bias"] = t[q + local + ".weight"], t[q + local + ".bias"]
-        return sd  # views where the layout allows: writers make them contiguous (export_module)
+        })
+        return sd
 
     return to_logical, from_logical
 
