@@ -1,6 +1,7 @@
 """Evaluation and training data, named by a spec string: digits, digits-flipped, shakespeare, shakespeare-upper,
 shakespeare-mlm (masked characters, for encoders), cifar10:PATH,
-cifar100:PATH, imagefolder:PATH, text:PATH, hf:NAME[:CONFIG][@SPLIT] (a data set by hub id).
+cifar100:PATH, imagefolder:PATH, text:PATH, csv:PATH / tsv:PATH / jsonl:PATH (labelled sentences, for
+sequence classifiers), hf:NAME[:CONFIG][@SPLIT] (a data set by hub id).
 
 The data classes (and torch) load on first use, so that `learned_defaults` stays light."""
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from symalign.data.text import TextData
 
 SPECS = ("digits, digits-flipped, shakespeare, shakespeare-upper, shakespeare-mlm, cifar10:PATH, cifar100:PATH, "
-         "imagefolder:PATH, text:PATH, hf:NAME[:CONFIG][@SPLIT]")
+         "imagefolder:PATH, text:PATH, csv:PATH, tsv:PATH, jsonl:PATH, hf:NAME[:CONFIG][@SPLIT]")
 _cache: dict[str, ImageData | TextData] = {}
 
 
@@ -35,7 +36,7 @@ def load_data(spec: str) -> ImageData | TextData:
     kind, _, path = spec.partition(":")
     if kind in ("digits", "digits-flipped", "shakespeare", "shakespeare-upper", "shakespeare-mlm") and path:
         raise SymalignError(f"data spec {spec!r}: {kind} takes no path")
-    if kind in ("cifar10", "cifar100", "imagefolder", "text") and not path:
+    if kind in ("cifar10", "cifar100", "imagefolder", "text", "csv", "tsv", "jsonl") and not path:
         raise SymalignError(f"data spec {spec!r}: {kind} needs a path, as in {kind}:PATH")
     loaders = {
         "digits": images.digits,
@@ -47,11 +48,18 @@ def load_data(spec: str) -> ImageData | TextData:
         "cifar100": lambda: images.cifar("cifar100", path),
         "imagefolder": lambda: images.imagefolder(path),
         "text": lambda: text.text_file(path),
+        **{k: (lambda k=k: _labelled(k, path)) for k in ("csv", "tsv", "jsonl")},
     }
     if kind not in loaders:
         raise SymalignError(f"unknown data spec {spec!r}; known: {SPECS}")
     _cache[spec] = loaders[kind]()
     return _cache[spec]
+
+
+def _labelled(kind: str, path: str):
+    from symalign.data.labelled import labelled_file
+
+    return labelled_file(kind, path)
 
 
 def __getattr__(name: str):

@@ -26,7 +26,6 @@ from symalign.hub_cache import hub_cache_dir, offline
 SPEC = re.compile(r"^(?P<name>[^:@]+)(?::(?P<config>[^@]+))?(?:@(?P<split>.+))?$")
 EVAL_SPLITS = ("validation", "test", "train")
 LABEL_COLUMNS = ("label", "labels", "fine_label")
-TEXT_EVAL_FRACTION = 0.05  # a data set with one split: its last 5% evaluates (as text:PATH)
 IMAGE_EVAL_FRACTION = 0.2
 
 
@@ -76,8 +75,12 @@ def _load(name: str, config: str | None):
 
 
 def hub_data(rest: str):
-    """The data source `hf:REST` names (text or images, by its columns)."""
-    name, config, split = parse(rest)
+    """The data source `hf:REST` names: images, labelled sentences (a label column beside text: for
+    sequence classifiers; `?text=...&text_pair=...&label=...` names the columns), or text."""
+    from symalign.data.labelled import columns_of
+
+    spec, columns = columns_of(rest)
+    name, config, split = parse(spec)
     splits = _load(name, config)
     if split is not None and split not in splits:
         raise SymalignError(f"hf:{rest}: no split {split!r}; it has {', '.join(splits)}")
@@ -87,7 +90,20 @@ def hub_data(rest: str):
     images = [c for c, f in evaluation.features.items() if type(f).__name__ == "Image"]
     if images:
         return _images(f"hf:{rest}", evaluation, splits[train] if train else None, images[0])
+    if columns.get("label") or any(c in evaluation.column_names for c in LABEL_COLUMNS):
+        return _labelled(f"hf:{rest}", evaluation, splits[train] if train else None, columns)
     return _text(f"hf:{rest}", evaluation, splits[train] if train else None)
+
+
+def _labelled(name: str, evaluation, train, columns: dict):
+    from symalign.data.labelled import LabelledText, rows_from_records, split_rows
+
+    rows = rows_from_records(evaluation.to_list(), columns, name)
+    if train is None:
+        train_rows, rows = split_rows(rows)
+    else:
+        train_rows = rows_from_records(train.to_list(), columns, name)
+    return LabelledText(name, train_rows, rows)
 
 
 def _text_column(ds, name: str) -> str:
