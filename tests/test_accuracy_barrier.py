@@ -27,7 +27,8 @@ def by_hand(curve) -> tuple[float, float]:
 
 @pytest.mark.parametrize("recipe, data, examples", [("vit-digits", "digits", None),
                                                     ("gpt-shakespeare", "shakespeare", 32),
-                                                    ("bert-shakespeare", "shakespeare-mlm", 32)])
+                                                    ("bert-shakespeare", "shakespeare-mlm", 32),
+                                                    ("bert-shakespeare-genre", "shakespeare-genre", 256)])
 def test_a_planted_symmetry_costs_accuracy_on_the_straight_path_and_alignment_gives_it_back(recipe, data, examples):
     a = canonicalize(load_model(f"zoo:{recipe}/0"))
     spec = spec_of(a)
