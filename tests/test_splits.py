@@ -21,7 +21,8 @@ PAIR = ["zoo:vit-digits/0", "zoo:vit-digits/1"]
 
 
 @pytest.mark.parametrize("spec, ref", [("digits", "zoo:vit-digits/0"), ("shakespeare", "zoo:gpt-shakespeare/0"),
-                                       ("shakespeare-mlm", "zoo:bert-shakespeare/0")])
+                                       ("shakespeare-mlm", "zoo:bert-shakespeare/0"),
+                                       ("shakespeare-genre", "zoo:bert-shakespeare-genre/0")])
 def test_the_train_view_evaluates_on_training_data_the_same_way_each_time(spec, ref):
     data, model = load_data(spec), load_model(ref)
     train = split_view(data, "train")
@@ -59,3 +60,23 @@ def test_a_sweep_measures_each_split_and_reuses_only_its_own(tmp_path):
     assert again.reused == 2 and again.executed == 0
     with pytest.raises(SymalignError, match="unknown split 'test'"):
         grid_from_dict({**spec, "grid": {}, "split": "test"}, "t.toml")
+
+
+def test_the_simplex_and_align_many_measure_on_the_split_asked_for(tmp_path, capsys, monkeypatch):
+    """`--split` on the commands over three models: the surface's corners are the models' own losses
+    on that split, and the runs record it."""
+    from symalign.landscape.evaluate import evaluate
+
+    monkeypatch.setenv("SYMALIGN_HOME", str(tmp_path / "home"))
+    three = [f"zoo:vit-digits/{i}" for i in range(3)]
+    surfaces = {}
+    for split in ("eval", "train"):
+        assert main(["simplex", *three, "--resolution", "1", "--max-examples", "64", "--split", split, "--json"]) == 0
+        surfaces[split] = json.loads(capsys.readouterr().out)
+    train_loss = evaluate(load_model(three[0]), split_view(load_data("digits"), "train"), max_examples=64).loss
+    assert surfaces["train"]["corner_loss"][0] == pytest.approx(train_loss, rel=1e-5)
+    assert surfaces["train"]["corner_loss"][0] < surfaces["eval"]["corner_loss"][0]
+    assert main(["align-many", *three, "--barrier", "--split", "train", "--out", str(tmp_path / "u"), "--json"]) == 0
+    store = RunStore(tmp_path / "home" / "runs.sqlite")
+    assert sorted(r.settings["split"] for r in store.list(kind="simplex")) == ["eval", "train"]
+    assert store.list(kind="align-many")[0].settings["split"] == "train"

@@ -88,6 +88,7 @@ def add_align_many(sub) -> None:
     add_run_flags(p, "data spec for learned matching (default: the models' own data)")
     p.add_argument("--out", required=True)
     p.add_argument("--barrier", action="store_true", help="also measure the barrier of every aligned pair")
+    add_split_flag(p)
     p.set_defaults(func=cmd_align_many)
 
 
@@ -97,7 +98,7 @@ def cmd_align_many(args) -> None:
     config = align_config(args, data_for(args, args.models))
     with Bar(f"align-many ({args.method})") as bar:
         result = align_many_run(args.models, config, out=args.out, measure=args.barrier, store=store_for(args),
-                                source="cli", progress=bar.phases)
+                                source="cli", progress=bar.phases, split=args.split)
     report = result.universe.report
     summary = {"outputs": [str(o) for o in result.outputs], "method": args.method,
                "classes": report["config"]["classes"],

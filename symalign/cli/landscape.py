@@ -60,6 +60,7 @@ def add_simplex(sub) -> None:
     p.add_argument("--epsilon", type=float, default=0.05, help="near-zero region: loss ≤ corner plane + ε")
     p.add_argument("--max-examples", type=int, default=None)
     add_run_flags(p, "data spec; default: the models' own recipe data")
+    add_split_flag(p)
     p.add_argument("--html", default=None, help="write the ternary figure to this HTML file")
     p.set_defaults(func=cmd_simplex)
 
@@ -74,7 +75,7 @@ def cmd_simplex(args) -> None:
     with Bar(f"simplex ({args.method})") as bar:
         run_id, surface = simplex_run(args.models, config, resolution=args.resolution, epsilon=args.epsilon,
                                       max_examples=args.max_examples, store=store_for(args), source="cli",
-                                      progress=bar.phases)
+                                      progress=bar.phases, split=args.split)
     if args.html:
         from symalign.plots import simplex_figure
 

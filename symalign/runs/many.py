@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from symalign.barrier import default_data_spec
 from symalign.data import load_data
+from symalign.data.splits import check_split, split_view
 from symalign.device import pick_device
 from symalign.errors import SymalignError
 from symalign.landscape.interpolation import Curve
@@ -58,18 +59,19 @@ class ManyRun:
 def align_many_run(refs: list[ModelLike], config: AlignConfig, out: str | Path | None = None, measure: bool = False,
                    points: int = 21, max_examples: int | None = None, store: RunStore | None = None,
                    source: str = "api", label: str = "", progress: PhaseProgress | None = None,
-                   data_source=None) -> ManyRun:
+                   data_source=None, split: str = "eval") -> ManyRun:
     """Universe alignment of three or more models, saved to DIR/0, DIR/1, ...; optionally the barrier
-    of every pair of aligned models. Without `out`, artifacts go to the data folder's runs/<id>."""
+    of every pair of aligned models (on `split`). Without `out`, artifacts go to the data folder's runs/<id>."""
     from itertools import combinations
 
     from symalign.match.universe import align_many
 
+    check_split(split)
     _whole_models(config, "align-many")
     models = _three_or_more(refs, "align-many")
     config = fitted(models[0], config)
     names = [reference(m) for m in refs]
-    settings = ManySettings(config.to_json(), points, max_examples, measure, owns_artifacts=out is None)
+    settings = ManySettings(config.to_json(), points, max_examples, measure, owns_artifacts=out is None, split=split)
     with recorded(store, "align-many", names[0], names[1], config.method, settings, source, label, names) as run:
         universe = align_many(models, config, progress=phase(progress, "align"))
         out = run.folder(out)
@@ -86,7 +88,7 @@ def align_many_run(refs: list[ModelLike], config: AlignConfig, out: str | Path |
             for i, j in combinations(range(len(models)), 2):
                 curve = measured_curve([universe.aligned[i], universe.aligned[j]], spec, data_source, points,
                                        max_examples,
-                                       config.device, "canonical", progress, (names[i], names[j]))
+                                       config.device, "canonical", progress, (names[i], names[j]), split=split)
                 curves.append(((i, j), curve))
             metrics["pairwise"] = [{"pair": list(p), "barrier": c.barrier, "barrier_mean": c.barrier_mean,
                                     "accuracy_barrier": c.accuracy_barrier, "curve": c.to_json()} for p, c in curves]
@@ -96,8 +98,9 @@ def align_many_run(refs: list[ModelLike], config: AlignConfig, out: str | Path |
 
 def simplex_run(refs: list[ModelLike], config: AlignConfig, resolution: int = 10, epsilon: float = 0.05,
                 max_examples: int | None = None, store: RunStore | None = None, source: str = "api",
-                label: str = "", progress: PhaseProgress | None = None, data_source=None):
-    """The loss surface over the simplex of three models after their universe alignment (or none)."""
+                label: str = "", progress: PhaseProgress | None = None, data_source=None, split: str = "eval"):
+    """The loss surface over the simplex of three models after their universe alignment (or none), on
+    the evaluation split or the training split (`split`)."""
     from symalign.landscape.simplex import barycentric_grid, simplex_surface
     from symalign.match.matchers import matcher, method_names
     from symalign.match.universe import align_many
@@ -105,6 +108,7 @@ def simplex_run(refs: list[ModelLike], config: AlignConfig, resolution: int = 10
     if not matcher(config.method).universe:
         raise SymalignError(f"simplex supports --method {', '.join(method_names(universe=True))}; "
                             f"got {config.method!r}")
+    check_split(split)
     barycentric_grid(resolution)  # refuse a bad resolution before loading anything
     if not epsilon >= 0:
         raise SymalignError(f"--epsilon must be 0 or more; got {epsilon}")
@@ -113,12 +117,14 @@ def simplex_run(refs: list[ModelLike], config: AlignConfig, resolution: int = 10
     config = fitted(models[0], config)
     names = [reference(m) for m in refs]
     spec = config.data or default_data_spec(models[0])
-    settings = SimplexSettings(config.to_json(), spec, resolution, epsilon, max_examples)
+    settings = SimplexSettings(config.to_json(), spec, resolution, epsilon, max_examples, split)
     with recorded(store, "simplex", names[0], names[1], config.method, settings, source, label, names) as run:
         aligned = align_many(models, config, progress=phase(progress, "align")).aligned
-        surface = simplex_surface(*aligned, data_source or load_data(spec), resolution=resolution, epsilon=epsilon,
+        surface = simplex_surface(*aligned, split_view(data_source or load_data(spec), split), resolution=resolution,
+                                  epsilon=epsilon,
                                   max_examples=max_examples, device=pick_device(config.device),
                                   progress=phase(progress, "simplex"))
-        surface.extra.update({"method": config.method, "classes": config.classes, "models": names, "data": spec})
+        surface.extra.update({"method": config.method, "classes": config.classes, "models": names, "data": spec,
+                              "split": split})
         run.finish(dict(surface.to_json(), barrier=surface.max_barrier))
     return run.id, surface

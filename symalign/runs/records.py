@@ -61,6 +61,7 @@ class ManySettings(Settings):
     max_examples: int | None = None
     measure: bool = False
     owns_artifacts: bool = True
+    split: str = "eval"  # where the pairwise curves were measured (symalign.data.splits)
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class SimplexSettings(Settings):
     resolution: int = 10
     epsilon: float = 0.05
     max_examples: int | None = None
+    split: str = "eval"
 
 
 @dataclass(frozen=True)
