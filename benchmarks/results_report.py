@@ -37,6 +37,18 @@ PAPER = {"vanilla": (1.69, 2.02), "activation (all)": (1.27, 1.43), "weight (all
 PAPER_COLUMN = {"vit-digits": 0, "gpt-shakespeare": 1}
 PAPER_SETTING = {"vit-digits": "ViT, CIFAR-10", "gpt-shakespeare": "GPT-2, Tiny Shakespeare"}
 
+# A paper's finding for an ablation preset, where one is stated: (who, what they found, the row they found best).
+PAPER_FINDINGS = {
+    "residual-strategies": ("Verma & Elbayad (Table 2, masked LM)", "no residual permutation (identity) is best",
+                            "activation (all), residual identity"),
+    "head-strategies": ("Verma & Elbayad (Table 1)", "matching heads as units (two-stage) beats ignoring them",
+                        "activation (all), heads two-stage"),
+    "lambda-sampling": ("Theus et al. (their method)", "λ drawn around the midpoint, U(0.4, 0.6), is what they use",
+                        "learned (all), λ uniform_mid"),
+    "learned-start": ("Theus et al.", "learning starts from weight matching's transform (this matters)",
+                      "learned (all) from weight"),
+}
+
 
 def fmt(row) -> str:
     return f"{row['mean']:.2f} ± {row['std']:.2f}"
@@ -93,8 +105,31 @@ def chart(family: str, table: dict, path: Path) -> None:
     fig.write_html(path, include_plotlyjs="cdn")
 
 
+def finding(preset: str, summary: list[dict]) -> str:
+    """What the rows show, decided from the numbers: the lowest and highest rows, whether they differ
+    by more than the spread between seed pairs, and the paper's finding where one is stated."""
+    rows = [r for r in summary if r["mean"] == r["mean"]]  # measured rows (not nan)
+    if len(rows) < 2:
+        return ""
+    best, worst = min(rows, key=lambda r: r["mean"]), max(rows, key=lambda r: r["mean"])
+    spread = max(best["std"], worst["std"])
+    clear = worst["mean"] - best["mean"] > spread
+    out = (f"Lowest: {best['row']} ({best['mean']:.2f}); highest: {worst['row']} ({worst['mean']:.2f}); the gap "
+           f"{worst['mean'] - best['mean']:.2f} is {'larger' if clear else 'no larger'} than the spread between seed "
+           f"pairs ({spread:.2f}){'' if clear else ', so the rows do not separate at this scale'}.")
+    if preset in PAPER_FINDINGS:
+        who, what, row = PAPER_FINDINGS[preset]
+        mine = next((r for r in rows if r["row"] == row), None)
+        if mine is not None:
+            agrees = mine is best or mine["mean"] - best["mean"] <= spread
+            out += (f" {who}: {what}. The zoo {'agrees' if agrees else 'disagrees'}: {row} "
+                    f"{'is the lowest or within the spread of it' if agrees else 'is not the lowest'} "
+                    f"({mine['mean']:.2f}).")
+    return out
+
+
 def ablation_section(family: str, preset: str, summary: list[dict], folder: Path) -> list[str]:
-    """One ablation preset on one family: its table and a chart (mean ± std over the seed pairs)."""
+    """One ablation preset on one family: its table, a chart (mean ± std over the seed pairs) and what it shows."""
     import pandas as pd
 
     from symalign.plots.ablation import ablation_figure
@@ -107,7 +142,7 @@ def ablation_section(family: str, preset: str, summary: list[dict], folder: Path
              "| row | barrier | ± SE (n) | accuracy barrier (pp) |", "|---|---|---|---|"]
     lines += [f"| {row['row']} | {fmt(row)} | {sem(row)} | "
               f"{row['accuracy_mean']:.1f} ± {row['accuracy_std']:.1f} |" for row in summary]
-    return lines + [""]
+    return lines + ["", finding(preset, summary), ""]
 
 
 def swept(preset: str, family: str, overrides: dict, executor: str, store: RunStore) -> list[dict]:
@@ -125,13 +160,17 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--families", nargs="*", default=["vit-digits", "gpt-shakespeare"])
     parser.add_argument("--executor", default="auto")
-    parser.add_argument("--ablations", nargs="*", default=[], choices=[p for p in PRESETS if p not in MAIN_PRESETS],
-                        help="one-option presets to add a section for")
+    parser.add_argument("--ablations", nargs="*", default=[], metavar="[FAMILY:]PRESET",
+                        help="one-option presets to add a section for (FAMILY:PRESET: for that family only)")
     parser.add_argument("--out", default="docs/results.md")
     parser.add_argument("--points", type=int, help="λ points per curve (default: the sweep's, 21)")
     parser.add_argument("--max-examples", type=int, help="evaluation examples per curve (default: all)")
     parser.add_argument("--steps", type=int, help="learned matching steps (default: the data's)")
     args = parser.parse_args()
+    ablations = [p for p in PRESETS if p not in MAIN_PRESETS]
+    for entry in args.ablations:
+        if entry.rpartition(":")[2] not in ablations:
+            parser.error(f"--ablations {entry}: choose from {', '.join(ablations)} (optionally FAMILY:PRESET)")
     overrides = {k: v for k, v in (("points", args.points), ("max_examples", args.max_examples),
                                    ("steps", args.steps)) if v is not None}
     out = Path(args.out)
@@ -155,7 +194,10 @@ def main() -> None:
         lines += ["", "Per-component ablation (weight matching):", "", "| row | barrier | ± SE (n) |", "|---|---|---|"]
         lines += [f"| {name} | {fmt(row)} | {sem(row)} |" for name, row in components.items()]
         lines += [""] + [p + "\n" for p in claims(family, table, components)]
-        for preset in args.ablations:
+        for entry in args.ablations:
+            only, _, preset = entry.rpartition(":")
+            if only and only != family:
+                continue
             lines += ablation_section(family, preset, swept(preset, family, overrides, args.executor, store),
                                       out.parent / "results")
         sections.append("\n".join(lines))

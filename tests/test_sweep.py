@@ -182,7 +182,7 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
     home, out = tmp_path / "home", tmp_path / "docs" / "results.md"
     command = [sys.executable, "benchmarks/results_report.py", "--families", "vit-digits", "--executor", "serial",
                "--points", "3", "--max-examples", "48", "--steps", "3", "--out", str(out),
-               "--ablations", "layer-subsets", "lambda-sampling"]
+               "--ablations", "layer-subsets", "vit-digits:lambda-sampling", "gpt-shakespeare:wm-iterations"]
     env = dict(os.environ, SYMALIGN_HOME=str(home))
     subprocess.run(command, cwd=root, env=env, check=True, capture_output=True, text=True)
     report = out.read_text()
@@ -210,9 +210,15 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
         grid.points, grid.max_examples, grid.steps = 3, 48, 3
         result = run_sweep(grid, executor="serial", store=store)
         assert result.executed == 0
-        for row in result.summary.to_dict(orient="records"):
+        rows = result.summary.to_dict(orient="records")
+        for row in rows:
             line = f"| {row['row']} | {row['mean']:.2f} ± {row['std']:.2f} | ± {row['sem']:.2f} ({row['n']}) |"
             assert line in report, line
+        section = report.split(f"### vit-digits: {preset}")[1].split("###")[0]
+        lowest = min(rows, key=lambda r: r["mean"])
+        assert f"Lowest: {lowest['row']} ({lowest['mean']:.2f})" in section  # what the rows show, from the numbers
+    assert "Theus et al. (their method)" in report.split("### vit-digits: lambda-sampling")[1]
+    assert "wm-iterations" not in report  # asked for gpt-shakespeare only
     vanilla = re.search(r"\| vanilla \| [\d.]+ ± [\d.]+ \| ([\d.]+) \|", report)
     assert vanilla and float(vanilla.group(1)) == 1.69  # Theus et al.'s Table 1 beside the zoo
     before = len(store.list(kind="align"))
