@@ -8,7 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
-from transformers import AutoModelForCausalLM, AutoModelForImageClassification, AutoModelForMaskedLM
+from transformers import (
+    AutoModelForCausalLM,
+    AutoModelForImageClassification,
+    AutoModelForMaskedLM,
+    AutoModelForSequenceClassification,
+)
 
 from symalign.cli import main
 from symalign.data import load_data
@@ -25,7 +30,8 @@ def test_zoo_holds_three_seeds_of_each_cpu_recipe_and_is_small():
     recipes = {(e["recipe"], e["seed"]) for e in ENTRIES}
     assert recipes == {(r, s) for r in ("vit-digits", "gpt-shakespeare", "vit-digits-flipped", "vit-digits-narrow",
                                         "gpt-shakespeare-upper",
-                                           "llama-shakespeare", "bert-shakespeare", "pythia-shakespeare")
+                                           "llama-shakespeare", "bert-shakespeare", "pythia-shakespeare",
+                                        "bert-shakespeare-genre")
                          for s in (0, 1, 2)}
     size = sum(p.stat().st_size for p in zoo_dir().rglob("*") if p.is_file())
     assert size < 30 * 2**20
@@ -36,8 +42,10 @@ def test_zoo_holds_three_seeds_of_each_cpu_recipe_and_is_small():
 def test_shipped_model_loads_plainly_and_reproduces_its_manifest(entry):
     folder = zoo_dir() / entry["path"]
     assert file_hashes(folder) == entry["files"]
-    auto = (AutoModelForImageClassification if entry["recipe"].startswith("vit")
-            else AutoModelForMaskedLM if entry["recipe"].startswith("bert") else AutoModelForCausalLM)
+    architecture = json.loads((folder / "config.json").read_text())["architectures"][0]
+    auto = (AutoModelForImageClassification if architecture.endswith("ImageClassification")
+            else AutoModelForSequenceClassification if architecture.endswith("SequenceClassification")
+            else AutoModelForMaskedLM if architecture.endswith("MaskedLM") else AutoModelForCausalLM)
     plain = auto.from_pretrained(str(folder))
     assert sum(p.numel() for p in plain.parameters()) > 10_000
     metrics = evaluate(load_model(f"zoo:{entry['recipe']}/{entry['seed']}"), load_data(entry["data"]))
