@@ -56,13 +56,15 @@ def sentences(tmp_path_factory):
 
 @pytest.mark.parametrize("pair", ["bert-classifier", "gpt2-classifier"], indirect=True)
 def test_an_aligned_classifier_keeps_its_logits_and_is_measured_on_a_csv(pair, sentences, tmp_path, capsys):
-    spec = f"csv:{sentences}?text=sentence&label=y"
-    assert main(["align", str(pair[0]), str(pair[1]), "--classes", "all", "--barrier", "--data", spec,
+    assert main(["align", str(pair[0]), str(pair[1]), "--classes", "all", "--barrier", "--data", f"csv:{sentences}",
+                 "--text-column", "sentence", "--label-column", "y",  # the same as csv:PATH?text=sentence&label=y
                  "--out", str(tmp_path / "aligned"), "--json", "--no-record"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["function_gap_vs_b"] < 1e-5  # logits of the classifier, one row of label scores per sentence
     assert summary["barrier"] >= 0 and 0 <= summary["accuracy_barrier"] <= 100
     assert summary["distance_after"] < summary["distance_before"]
+    assert main(["barrier", str(pair[0]), str(pair[1]), "--label-column", "y", "--no-record"]) == 2
+    assert "--label-column names a column of --data" in capsys.readouterr().err
 
 
 def test_the_loss_is_transformers_own_on_the_users_sentences(pair, sentences):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from symalign.cli.common import fold_columns
 from symalign.errors import SymalignError
 
 GROUPS = ("models", "training", "aligning", "landscape", "merging", "sweeps", "history")
@@ -30,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        fold_columns(args)
         args.func(args)
     except SymalignError as exc:
         print("symalign: error: " + " ".join(str(exc).split()), file=sys.stderr)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from symalign.cli.common import (
     Bar,
     add_class_flags,
+    add_data_flag,
     add_dtype_flag,
     add_option_flags,
     add_run_flags,
@@ -31,7 +32,7 @@ def add_align(sub) -> None:
                         "('mlp=0-1;heads=-1': kinds not named use every block); the others stay as they are, and a "
                         "preset drops the residual map (it would move every block)")
     add_option_flags(p, universe=False)
-    p.add_argument("--data", default=None)
+    add_data_flag(p)
     p.add_argument("--device", default="auto")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)

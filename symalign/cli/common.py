@@ -85,9 +85,34 @@ def add_model_output_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
+COLUMN_FLAGS = {"text_column": "text", "text_pair_column": "text_pair", "label_column": "label"}
+
+
+def add_data_flag(p: argparse.ArgumentParser, data_help: str | None = None) -> None:
+    """--data, and the columns of labelled text (csv/tsv/jsonl, hub data sets) by name: they are folded
+    into the spec (`csv:PATH?text=...`) by `fold_columns`, so runs record one spec that says it all."""
+    p.add_argument("--data", default=None, help=data_help)
+    for dest, key in COLUMN_FLAGS.items():
+        p.add_argument("--" + dest.replace("_", "-"), dest=dest, default=None, metavar="COLUMN",
+                       help=f"labelled text: the {key} column (the same as ?{key}=COLUMN in the data spec)")
+
+
+def fold_columns(args) -> None:
+    """--text-column and friends into --data's spec (`csv:PATH?text=COLUMN`); without --data, one line."""
+    given = {key: getattr(args, dest) for dest, key in COLUMN_FLAGS.items() if getattr(args, dest, None)}
+    if not given:
+        return
+    if not getattr(args, "data", None):
+        raise SymalignError(f"--{next(iter(given))}-column names a column of --data; give --data csv:PATH (or "
+                            "tsv:, jsonl:, hf:)")
+    from urllib.parse import urlencode
+
+    args.data += ("&" if "?" in args.data else "?") + urlencode(given)
+
+
 def add_run_flags(p: argparse.ArgumentParser, data_help: str) -> None:
     """The flags every recorded multi-model workflow takes."""
-    p.add_argument("--data", default=None, help=data_help)
+    add_data_flag(p, data_help)
     p.add_argument("--device", default="auto")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-record", action="store_true", help="do not record the run in the run history")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from symalign.cli.common import (
     Bar,
+    add_data_flag,
     add_run_flags,
     add_split_flag,
     add_universe_flags,
@@ -20,7 +21,7 @@ def add_barrier(sub) -> None:
     p = sub.add_parser("barrier", help="loss along the straight line between two models, and its barrier")
     p.add_argument("a")
     p.add_argument("b")
-    p.add_argument("--data", default=None, help="data spec; default: the models' own recipe data")
+    add_data_flag(p, "data spec; default: the models' own recipe data")
     p.add_argument("--points", type=int, default=21)
     p.add_argument("--max-examples", type=int, default=None)
     add_split_flag(p)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from symalign.cli.common import print_json, store_for
+from symalign.cli.common import add_data_flag, print_json, store_for
 from symalign.errors import SymalignError
 from symalign.sweeps.executors import EXECUTORS
 
@@ -23,7 +23,7 @@ def add_sweep(sub) -> None:
     p.add_argument("--gpus-per-cell", type=float, default=None, metavar="G",
                    help="Ray: GPUs each cell asks for (default: 1 on a cluster with GPUs, so a 4-GPU node runs four "
                         "cells at once; 0 on a CPU cluster; 0.5 shares a GPU between two cells)")
-    p.add_argument("--data", default=None, help="data spec for every cell (default: each model's own data)")
+    add_data_flag(p, "data spec for every cell (default: each model's own data)")
     p.add_argument("--points", type=int, default=None, help="interpolation points per curve (default 21)")
     p.add_argument("--max-examples", type=int, default=None, help="evaluation examples per curve point")
     p.add_argument("--steps", type=int, default=None, help="learned/soft rows: most optimisation steps")
