@@ -35,13 +35,13 @@ st.title("Align two (or three) models")
 third = st.toggle("add a third model: align all three into A's basis (universe alignment)", key="align-three")
 columns = st.columns(3 if third else 2)
 with columns[0]:
-    ref_a = model_picker("model A (the reference basis)", "align-a", 0)
+    ref_a = model_picker("model A (the reference basis)", "align-a", 0, default_ref="zoo:vit-digits/0")  # the demo's
 with columns[1]:
-    ref_b = model_picker("model B (re-expressed in A's basis)", "align-b", 1)
+    ref_b = model_picker("model B (re-expressed in A's basis)", "align-b", 1, default_ref="zoo:vit-digits/1")
 ref_c = None
 if third:
     with columns[2]:
-        ref_c = model_picker("model C (re-expressed in A's basis)", "align-c", 2)
+        ref_c = model_picker("model C (re-expressed in A's basis)", "align-c", 2, default_ref="zoo:vit-digits/2")
 
 with user_errors():
     if not ref_a or not ref_b or (third and not ref_c):

@@ -46,7 +46,7 @@ with upload_tab:
                 "(plus tokenizer files for text models). Pickled checkpoints (`.bin`, `.pt`) are refused: "
                 "unpickling an untrusted file can run code.")
     files = st.file_uploader("model files", accept_multiple_files=True, key="upload-files",
-                             type=["zip", "safetensors", "json", "txt", "bin", "pt", "pth", "pkl", "ckpt"])
+                             type=["zip", "safetensors", "json", "txt", "model"])  # what it accepts (no pickles)
     name = st.text_input("name (optional)", key="upload-name")
     if policy.guest:
         st.caption(f"Guests may upload {policy.upload_bytes_per_session >> 20} MiB per session; your uploads are "

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from symalign.plots import curves_figure
-from symalign.runs.table import run_label, runs_table
+from symalign.runs.table import HISTORY_COLUMNS, flat_table, run_label, runs_table
 from symalign.ui.runs import run_filters, show_simplex, show_spectrum, show_sweep, show_universe
 from symalign.ui.session import access, session_id
 from symalign.ui.state import run_store
@@ -18,7 +18,10 @@ with user_errors():
     if not runs:
         st.info("No runs match.")
         st.stop()
-    st.dataframe(runs_table(runs).drop(columns=["run"]), hide_index=True, width="stretch")
+    st.dataframe(runs_table(runs)[HISTORY_COLUMNS], hide_index=True, width="stretch",  # the barriers in view
+                 column_config={"barrier": st.column_config.NumberColumn(format="%.4f"),
+                                "accuracy_barrier": st.column_config.NumberColumn("accuracy barrier (pp)",
+                                                                                  format="%.2f")})
     labels = {r.id: f"{r.id} · {r.state} · {run_label(r)}" for r in runs}
     if st.query_params.get("run") in labels and "history-open" not in st.session_state:
         st.session_state["history-open"] = st.query_params["run"]  # a shared link to one run
@@ -42,11 +45,12 @@ with user_errors():
     c1, c2 = st.columns(2)
     with c1:
         st.markdown("**settings**")
-        st.json(run.settings, expanded=False)
+        st.dataframe(flat_table(run.settings), hide_index=True, width="stretch", key="history-settings")
     with c2:
         st.markdown("**metrics**")
-        st.json({k: v for k, v in run.metrics.items() if k not in ("curve", "pairwise", "weights", "loss", "accuracy",
-                                                                   "components", "cells", "summary")}, expanded=False)
+        shown = {k: v for k, v in run.metrics.items() if k not in ("curve", "pairwise", "weights", "loss", "accuracy",
+                                                                   "components", "cells", "summary")}
+        st.dataframe(flat_table(shown), hide_index=True, width="stretch", key="history-metrics")
     if run.artifacts:
         st.caption(f"artifacts: `{run.artifacts}`")
     if not access().may_change(run.owner, session_id()):

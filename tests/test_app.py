@@ -222,7 +222,9 @@ def test_ablations_page_runs_a_grid_and_shows_the_matrix(home):
 
 def test_bad_uploads_give_a_message_and_a_good_one_is_listed(home):
     at = clean(page("models").run())
-    at.file_uploader(key="upload-files").set_value(("pytorch_model.bin", b"\x80\x04junk", "application/octet-stream"))
+    assert "bin" not in at.file_uploader(key="upload-files").proto.type  # the picker offers only what is accepted
+    pickled = _zip({"m/config.json": b"{}", "m/pytorch_model.bin": b"\x80\x04junk"})  # a pickle inside a zip
+    at.file_uploader(key="upload-files").set_value(("pickled.zip", pickled, "application/zip"))
     at.run().button(key="upload-go").click().run()
     assert "never loads from an upload" in clean(at).error[0].value
     at.file_uploader(key="upload-files").set_value(("evil.zip", _zip({"../x/config.json": b"{}"}), "application/zip"))
@@ -561,3 +563,25 @@ def test_compare_matchers_draws_one_bar_per_run_even_when_runs_share_a_label(hom
     bars = chart["data"][0]
     assert len(set(bars["x"])) == 2 and all(r.id[-6:] in " ".join(bars["x"]) for r in runs)
     assert sorted(bars["y"]) == pytest.approx(sorted(r.metrics["barrier"] for r in runs))
+
+
+def test_run_history_shows_the_barriers_first_and_settings_as_a_table(home):
+    """The history's first columns are the run and its barriers (loss and accuracy), and a run's
+    settings read as rows of name and value, nested keys joined by dots (issue #43)."""
+    assert main(["align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--barrier", "--max-sweeps", "1",
+                 "--out", str(home.parent / "aligned")]) == 0
+    (run,) = RunStore(home / "runs.sqlite").list(kind="align")
+    at = clean(page("runs").run())
+    table = at.dataframe[0].value
+    assert list(table.columns[:5]) == ["id", "kind", "method", "barrier", "accuracy_barrier"]
+    assert table["barrier"].iloc[0] == pytest.approx(run.metrics["barrier"])
+    settings = at.dataframe[1].value.set_index("name")["value"]
+    assert settings["config.classes.mlp"] == "perm" and settings["config.max_sweeps"] == "1"
+    assert settings["points"] == str(run.settings["points"])
+
+
+def test_align_opens_on_the_demo_pair(home):
+    at = clean(page("align").run())
+    assert at.selectbox(key="align-a").value.endswith("vit-digits/0") or "vit-digits/0" in at.selectbox(
+        key="align-a").value
+    assert "vit-digits/1" in at.selectbox(key="align-b").value and not at.error

@@ -44,6 +44,29 @@ def headline_barrier(run: Run) -> float | None:
     return m.get("barrier")
 
 
+# The Run history page's columns, what a reader looks for first (the barriers in view, not off-screen).
+HISTORY_COLUMNS = ["id", "kind", "method", "barrier", "accuracy_barrier", "models", "classes", "state", "barrier_mean",
+                   "near_zero_fraction", "loss_at_half", "seconds", "source", "created"]
+
+
+def flat_table(values: dict, prefix: str = "") -> pd.DataFrame:
+    """A nested dict (a run's settings or metrics) as rows of `name` and `value`, nested keys joined by
+    dots (`config.classes.mlp`), lists written out: readable where raw JSON is not."""
+    rows: list[dict] = []
+
+    def walk(d: dict, at: str) -> None:
+        for key, value in d.items():
+            name = f"{at}{key}"
+            if isinstance(value, dict) and value:
+                walk(value, name + ".")
+            else:
+                text = ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else value
+                rows.append({"name": name, "value": "" if text is None else str(text)})
+
+    walk(values, prefix)
+    return pd.DataFrame(rows, columns=["name", "value"])
+
+
 def runs_table(runs: list[Run]) -> pd.DataFrame:
     rows = []
     for r in runs:
