@@ -162,6 +162,7 @@ if "align-last" in st.session_state:
                   delta=f"{aligned.metrics['distance_after'] - aligned.metrics['distance_before']:.2f}",
                   delta_color="inverse")
         r4.metric("seconds", f"{aligned.metrics['seconds']:.1f}")
-        st.plotly_chart(curves_figure([(run_label(r), r.curve) for r in runs]), key="align-fig")
+        st.plotly_chart(curves_figure([(run_label(r), r.curve) for r in runs], methods=[r.method for r in runs]),
+                        key="align-fig")
         st.caption(f"Saved as run {aligned.id}: the aligned checkpoint (same function as B, max |Δlogit| "
                    f"{aligned.metrics['function_gap_vs_b']:.1e}) is in `{aligned.artifacts}`.")

@@ -69,7 +69,8 @@ if "demo-planted" in st.session_state:
     c3.metric("vanilla barrier", f"{planted.vanilla['barrier']:.3f}")
     c4.metric("barrier after weight matching", f"{planted.aligned['barrier']:.2e}")
     st.plotly_chart(curves_figure([("A ↔ T(A), no alignment", planted.vanilla),
-                                   ("A ↔ T(A), weight matching", planted.aligned)]), key="demo-planted-fig")
+                                   ("A ↔ T(A), weight matching", planted.aligned)], methods=["none", "weight"]),
+                    key="demo-planted-fig")
     st.caption(f"Weight matching with the planted classes found T⁻¹ in {planted.align_seconds:.1f} s; the barrier "
                f"fell from {planted.vanilla['barrier']:.3f} to {planted.aligned['barrier']:.2e}.")
 
@@ -81,6 +82,7 @@ if "demo-runs" in st.session_state:
         cols = st.columns(len(runs))
         for col, run in zip(cols, runs):
             col.metric(run_label(run).removeprefix("demo: "), f"barrier {run.metrics['barrier']:.3f}")
-        st.plotly_chart(curves_figure([(run_label(r), r.curve) for r in runs]), key="demo-seeds-fig")
+        st.plotly_chart(curves_figure([(run_label(r), r.curve) for r in runs], methods=[r.method for r in runs]),
+                        key="demo-seeds-fig")
         st.caption("These runs are in the run history: overlay them on the Interpolation page or "
                    "put them side by side on Compare matchers.")

@@ -17,7 +17,8 @@ with user_errors():
     runs = pick_runs_with_curves(run_filters("interp"), "interp-runs")
     if runs:
         labels = distinct_labels([run_label(r) for r in runs], [r.id for r in runs])  # one legend entry per run
-        st.plotly_chart(curves_figure(list(zip(labels, [r.curve for r in runs]))), key="interp-fig")
+        st.plotly_chart(curves_figure(list(zip(labels, [r.curve for r in runs])), methods=[r.method for r in runs]),
+                        key="interp-fig")
         table = runs_table(runs)[["run", "model_a", "model_b", "barrier", "barrier_mean", "accuracy_barrier",
                                   "loss_at_half", "endpoint_loss_a", "endpoint_loss_b"]]
         st.dataframe(table.rename(columns={"barrier": "barrier (above endpoint line)",

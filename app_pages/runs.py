@@ -41,7 +41,7 @@ with user_errors():
     elif run.state == "done" and run.kind == "sweep":
         show_sweep(run)
     elif run.curve:
-        st.plotly_chart(curves_figure([(run_label(run), run.curve)]), key="history-fig")
+        st.plotly_chart(curves_figure([(run_label(run), run.curve)], methods=[run.method]), key="history-fig")
     c1, c2 = st.columns(2)
     with c1:
         st.markdown("**settings**")

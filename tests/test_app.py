@@ -585,3 +585,22 @@ def test_align_opens_on_the_demo_pair(home):
     assert at.selectbox(key="align-a").value.endswith("vit-digits/0") or "vit-digits/0" in at.selectbox(
         key="align-a").value
     assert "vit-digits/1" in at.selectbox(key="align-b").value and not at.error
+
+
+def test_a_method_has_one_colour_on_every_page(home):
+    """'no alignment' and weight matching keep their colours from Interpolation to Compare matchers and the
+    history (issue #43: no alignment was blue on one page and red on the next)."""
+    from symalign.plots.colours import METHOD_COLOURS
+
+    assert main(["barrier", "zoo:vit-digits/0", "zoo:vit-digits/1", "--points", "3", "--max-examples", "32"]) == 0
+    assert main(["align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--barrier", "--max-sweeps", "1",
+                 "--out", str(home.parent / "aligned")]) == 0
+    seen = {}
+    for name in ("interpolation", "compare"):
+        at = clean(page(name).run())
+        (chart,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+        for trace in chart["data"]:
+            colour = (trace.get("line") or {}).get("color") or (trace.get("marker") or {}).get("color")
+            seen.setdefault(name, []).append(colour)
+    assert METHOD_COLOURS["none"] in seen["interpolation"] and METHOD_COLOURS["weight"] in seen["interpolation"]
+    assert set(seen["compare"][0]) == {METHOD_COLOURS["none"], METHOD_COLOURS["weight"]}

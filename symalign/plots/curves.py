@@ -7,24 +7,28 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 
-def curves_figure(curves: list[tuple[str, dict]], title: str = "") -> go.Figure:
+def curves_figure(curves: list[tuple[str, dict]], title: str = "",
+                  methods: list[str | None] | None = None) -> go.Figure:
     """Loss (left) and accuracy (right) along λ for several curves, each with its straight
-    line between endpoint losses dotted, so the barrier is the largest gap one can see."""
+    line between endpoint losses dotted, so the barrier is the largest gap one can see. `methods`
+    (one per curve): each curve in its method's colour, the same on every page (symalign.plots.colours)."""
+    from symalign.plots.colours import styles
+
     has_acc = any(c.get("accuracy") for _, c in curves)
     fig = make_subplots(rows=1, cols=2 if has_acc else 1,
                         subplot_titles=("loss along the path", "accuracy along the path") if has_acc else ("loss",))
-    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+    looks = styles(list(methods) if methods is not None else [None] * len(curves))
     for i, (label, c) in enumerate(curves):
-        color = palette[i % len(palette)]
+        color, dash = looks[i]
         lam, loss = c["lambdas"], c["loss"]
         fig.add_trace(go.Scatter(x=lam, y=loss, mode="lines+markers", name=f"{label} (barrier {c['barrier']:.3f})",
-                                 line=dict(color=color), legendgroup=label), row=1, col=1)
+                                 line=dict(color=color, dash=dash), legendgroup=label), row=1, col=1)
         fig.add_trace(go.Scatter(x=[lam[0], lam[-1]], y=[loss[0], loss[-1]], mode="lines", showlegend=False,
                                  line=dict(color=color, dash="dot", width=1), legendgroup=label,
                                  hoverinfo="skip"), row=1, col=1)
         if has_acc and c.get("accuracy"):
             fig.add_trace(go.Scatter(x=lam, y=c["accuracy"], mode="lines+markers", showlegend=False,
-                                     line=dict(color=color), legendgroup=label), row=1, col=2)
+                                     line=dict(color=color, dash=dash), legendgroup=label), row=1, col=2)
     fig.update_xaxes(title_text="λ  (0 = model A, 1 = model B)")
     fig.update_yaxes(title_text="loss", row=1, col=1)
     if has_acc:
@@ -48,8 +52,13 @@ def barrier_bars(table: pd.DataFrame, label_column: str = "run") -> go.Figure:
     labels = table[label_column].astype(str).tolist()
     if "id" in table:
         labels = distinct_labels(labels, table["id"].astype(str).tolist())
-    fig.add_bar(x=labels, y=table["barrier"].tolist(), name="barrier (above the endpoint line)")
-    fig.add_bar(x=labels, y=table["barrier_mean"].tolist(), name="barrier (above mean endpoint loss)")
+    from symalign.plots.colours import method_colour
+
+    colours = [method_colour(m, i) for i, m in enumerate(table["method"])] if "method" in table else None
+    fig.add_bar(x=labels, y=table["barrier"].tolist(), name="barrier (above the endpoint line)",
+                marker_color=colours)
+    fig.add_bar(x=labels, y=table["barrier_mean"].tolist(), name="barrier (above mean endpoint loss)",
+                marker_color=colours, marker_opacity=0.45)
     fig.update_layout(barmode="group", height=380, yaxis_title="loss above reference",
                       margin=dict(l=40, r=20, t=30, b=40), legend=dict(orientation="h", y=1.1))
     return fig

@@ -1,0 +1,34 @@
+"""One colour per method on every page and in the report (issue #43: "no alignment" was blue on Home
+and red on Interpolation, so a viewer could not carry a colour from one figure to the next). Runs of
+one method that share a figure keep its colour and differ in dash."""
+
+from __future__ import annotations
+
+METHOD_COLOURS = {
+    "none": "#7f7f7f",  # grey: nothing done
+    "weight": "#1f77b4",
+    "activation": "#ff7f0e",
+    "learned": "#2ca02c",
+    "soft": "#9467bd",
+}
+OTHER_COLOURS = ["#d62728", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]  # methods a plugin registers, in order
+DASHES = ["solid", "dash", "dot", "dashdot", "longdash"]
+
+
+def method_colour(method: str | None, index: int = 0) -> str:
+    """The method's colour; an unknown method (a plugin's, or none given) takes a colour by position."""
+    if method in METHOD_COLOURS:
+        return METHOD_COLOURS[method]
+    return OTHER_COLOURS[index % len(OTHER_COLOURS)]
+
+
+def styles(methods: list[str | None]) -> list[tuple[str, str]]:
+    """(colour, dash) per curve: the method's colour, and a new dash for each repeat of a method."""
+    seen: dict[str, int] = {}
+    out = []
+    for i, method in enumerate(methods):
+        key = method or f"#{i}"
+        repeat = seen.get(key, 0)
+        seen[key] = repeat + 1
+        out.append((method_colour(method, i), DASHES[repeat % len(DASHES)]))
+    return out
