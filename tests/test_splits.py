@@ -62,6 +62,7 @@ def test_a_sweep_measures_each_split_and_reuses_only_its_own(tmp_path):
         grid_from_dict({**spec, "grid": {}, "split": "test"}, "t.toml")
 
 
+@pytest.mark.slow
 def test_the_simplex_and_align_many_measure_on_the_split_asked_for(tmp_path, capsys, monkeypatch):
     """`--split` on the commands over three models: the surface's corners are the models' own losses
     on that split, and the runs record it."""
@@ -76,7 +77,16 @@ def test_the_simplex_and_align_many_measure_on_the_split_asked_for(tmp_path, cap
     train_loss = evaluate(load_model(three[0]), split_view(load_data("digits"), "train"), max_examples=64).loss
     assert surfaces["train"]["corner_loss"][0] == pytest.approx(train_loss, rel=1e-5)
     assert surfaces["train"]["corner_loss"][0] < surfaces["eval"]["corner_loss"][0]
-    assert main(["align-many", *three, "--barrier", "--split", "train", "--out", str(tmp_path / "u"), "--json"]) == 0
+    from symalign.match.config import AlignConfig
+    from symalign.runs.many import align_many_run
+
     store = RunStore(tmp_path / "home" / "runs.sqlite")
+    many = align_many_run(three, AlignConfig(method="weight", max_sweeps=1), out=tmp_path / "u", measure=True,
+                          points=3, max_examples=64, store=store, split="train")
+    train_curve = next(c for (i, j), c in many.curves if (i, j) == (0, 1))
+    assert train_curve.extra["split"] == "train" and train_curve.loss[0] == pytest.approx(train_loss, rel=1e-5)
+    from symalign.cli import build_parser
+
+    assert build_parser().parse_args(["align-many", *three, "--out", "x", "--split", "train"]).split == "train"
     assert sorted(r.settings["split"] for r in store.list(kind="simplex")) == ["eval", "train"]
     assert store.list(kind="align-many")[0].settings["split"] == "train"
