@@ -6,6 +6,7 @@ from dataclasses import replace
 import streamlit as st
 
 from symalign.barrier import default_data_spec
+from symalign.data.splits import SPLITS
 from symalign.errors import SymalignError
 from symalign.landscape.estimate import readable
 from symalign.match.config import AlignConfig
@@ -88,6 +89,9 @@ with user_errors():
         points = o2.number_input("interpolation points", 3, 101, 21, key="align-points")
         max_examples = o3.number_input("evaluation examples (0 = all)", 0, 1_000_000, 0, key="align-max-examples")
         with_vanilla = o1.checkbox("also record the vanilla barrier", True, key="align-vanilla", disabled=third)
+        split = o2.radio("measure on", SPLITS, key="align-split", horizontal=True,
+                         format_func=lambda s: {"eval": "evaluation split", "train": "training split"}[s],
+                         help="the held-out split, or the data the pair was trained on (as the papers also report)")
 
     config = AlignConfig.from_options({k: v for k, v in chosen.items() if v is not None}, method=method,
                                       classes=classes, data=data or None, device=device, seed=int(seed),
@@ -113,9 +117,10 @@ with user_errors():
         n = int(max_examples) or None
         if third:
             kind, request = "align-many", {"models": [ref_a, ref_b, ref_c], "points": int(points), "max_examples": n,
+                                           "split": split,
                                            "config": replace(config, data=data or data_default).to_json()}
         else:
-            kind, request = "align", {"a": ref_a, "b": ref_b, "points": int(points), "max_examples": n,
+            kind, request = "align", {"a": ref_a, "b": ref_b, "points": int(points), "max_examples": n, "split": split,
                                       "config": config.to_json(), "with_vanilla": bool(with_vanilla)}
         st.session_state["align-last-job"] = submit_job(kind, request, label=f"{config.method}: {ref_a} ↔ {ref_b}"
                                                         + (f" ↔ {ref_c}" if third else ""))
@@ -131,14 +136,14 @@ with user_errors():
             if third:
                 many = align_many_run([model_a, model_b, model_c], replace(config, data=data or data_default),
                                       measure=True, points=int(points), max_examples=n, store=store, source="app",
-                                      progress=bar, data_source=data_source)
+                                      progress=bar, data_source=data_source, split=split)
                 bar.done()
                 st.session_state["align-last"] = [many.run_id]
                 st.session_state["align-last-refs"] = [ref_a, ref_b, ref_c]
                 st.rerun()
             ids = align_then_vanilla(model_a, model_b, replace(config, data=data or data_default), with_vanilla,
                                      points=int(points), max_examples=n, store=store, source="app", progress=bar,
-                                     data_source=data_source, reuse=True)
+                                     data_source=data_source, reuse=True, split=split)
             bar.done()
             st.session_state["align-last"] = ids
 

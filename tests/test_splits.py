@@ -90,3 +90,23 @@ def test_the_simplex_and_align_many_measure_on_the_split_asked_for(tmp_path, cap
     assert build_parser().parse_args(["align-many", *three, "--out", "x", "--split", "train"]).split == "train"
     assert sorted(r.settings["split"] for r in store.list(kind="simplex")) == ["eval", "train"]
     assert store.list(kind="align-many")[0].settings["split"] == "train"
+
+
+@pytest.mark.slow
+def test_the_align_page_measures_on_the_split_chosen(tmp_path, monkeypatch):
+    """The Align page's 'measure on' choice reaches both of its runs (the alignment's curve and the
+    vanilla one), recorded with their split."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("SYMALIGN_HOME", str(tmp_path / "home"))
+    page = Path(__file__).resolve().parents[1] / "app_pages" / "align.py"
+    at = AppTest.from_file(str(page), default_timeout=120).run()
+    at.radio(key="align-split").set_value("train")
+    at.number_input(key="align-max-examples").set_value(64)
+    at.number_input(key="align-points").set_value(5)
+    at.button(key="align-go").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    runs = RunStore(tmp_path / "home" / "runs.sqlite").list()
+    assert sorted(r.kind for r in runs) == ["align", "barrier"] and all(r.settings["split"] == "train" for r in runs)

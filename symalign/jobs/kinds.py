@@ -32,7 +32,8 @@ def align_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
 
     return align_then_vanilla(request["a"], request["b"], _config(request), bool(request.get("with_vanilla")),
                               points=request.get("points", 21), max_examples=request.get("max_examples"), store=store,
-                              source="app", label=request.get("label", ""), progress=progress, reuse=True)
+                              source="app", label=request.get("label", ""), progress=progress, reuse=True,
+                              split=request.get("split", "eval"))
 
 
 def align_many_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
@@ -40,7 +41,7 @@ def align_many_job(request: dict, store: RunStore, progress: Progress) -> list[s
 
     run = align_many_run(request["models"], _config(request), measure=True, points=request.get("points", 21),
                          max_examples=request.get("max_examples"), store=store, source="app",
-                         label=request.get("label", ""), progress=progress)
+                         label=request.get("label", ""), progress=progress, split=request.get("split", "eval"))
     return [run.run_id]
 
 

@@ -141,7 +141,7 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
 def align_then_vanilla(a: ModelLike, b: ModelLike, config: AlignConfig, with_vanilla: bool = True, points: int = 21,
                        max_examples: int | None = None, store: RunStore | None = None, source: str = "api",
                        label: str = "", progress: PhaseProgress | None = None, data_source=None,
-                       reuse: bool = False) -> list[str | None]:
+                       reuse: bool = False, split: str = "eval") -> list[str | None]:
     """The Align page's run: the alignment with its barrier, then (`with_vanilla`) the vanilla barrier
     of the same pair on the same data and points, so the two curves compare like with like. One
     workflow for the page and its background job. Returns the run ids, the alignment's first.
@@ -151,15 +151,17 @@ def align_then_vanilla(a: ModelLike, b: ModelLike, config: AlignConfig, with_van
 
     def compute() -> list[str | None]:
         ids = [align_run(a, b, config, points=points, max_examples=max_examples, store=store, source=source,
-                         label=label, progress=progress, data_source=data_source).run_id]
+                         label=label, progress=progress, data_source=data_source, split=split).run_id]
         if with_vanilla:
             ids.append(barrier_run(a, b, data=config.data, points=points, max_examples=max_examples,
                                    device=config.device, store=store, source=source, label=label, progress=progress,
-                                   data_source=data_source)[0])
+                                   data_source=data_source, split=split)[0])
         return ids
 
     settings = {"config": config.to_json(), "with_vanilla": with_vanilla, "points": points,
                 "max_examples": max_examples, "label": label}
+    if split != "eval":  # the evaluation split keeps earlier requests' keys
+        settings["split"] = split
     return answered(store, reuse, "align-then-vanilla", [a, b], settings, compute)
 
 
