@@ -11,9 +11,9 @@ import sys
 from symalign.cli.common import fold_columns
 from symalign.errors import SymalignError
 
-GROUPS = ("models", "training", "aligning", "landscape", "merging", "sweeps", "history")
+GROUPS = ("models", "training", "aligning", "landscape", "attributing", "merging", "sweeps", "history")
 ORDER = ("inspect", "transform", "canonicalize", "init", "train", "zoo", "align", "align-many", "merge", "transport",
-         "simplex", "spectrum", "barrier", "sweep", "runs", "app")  # as `symalign --help` lists them
+         "simplex", "spectrum", "barrier", "attribute", "sweep", "runs", "app")  # as `symalign --help` lists them
 
 
 def build_parser() -> argparse.ArgumentParser:
