@@ -110,3 +110,14 @@ def test_the_align_page_measures_on_the_split_chosen(tmp_path, monkeypatch):
     assert not at.exception and not at.error, [e.value for e in at.error]
     runs = RunStore(tmp_path / "home" / "runs.sqlite").list()
     assert sorted(r.kind for r in runs) == ["align", "barrier"] and all(r.settings["split"] == "train" for r in runs)
+
+
+def test_labelled_text_read_as_text_keeps_its_splits_apart():
+    """A language model reading labelled sentences: the train view is the training rows, also after the
+    evaluation view was read first (the views share a cache)."""
+    data, model = load_data("shakespeare-genre"), load_model("zoo:gpt-shakespeare/0")
+    held_out = list(data.eval_batches(model, 2))
+    trained = list(split_view(data, "train").eval_batches(model, 2))
+    assert not (held_out[0][0]["input_ids"] == trained[0][0]["input_ids"]).all()
+    again = list(data.eval_batches(model, 2))
+    assert (held_out[0][0]["input_ids"] == again[0][0]["input_ids"]).all()

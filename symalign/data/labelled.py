@@ -63,15 +63,16 @@ class LabelledText:
 
     def as_text(self) -> AnyText:
         """The sentences as plain text, for a language model (train rows train, eval rows evaluate)."""
-        if "text" not in self._cache:
+        key = ("text", self.eval_part)  # a split view shares this cache (dataclasses.replace): keyed by its part
+        if key not in self._cache:
             from symalign.data.hub import SplitText
 
             def joined(rows):
                 return "\n".join(t if p is None else f"{t}\n{p}" for t, p, _ in rows)
 
-            self._cache["text"] = SplitText(self.name, joined(self.eval_rows), train_text=joined(self.train_rows),
-                                            eval_part=self.eval_part)
-        return self._cache["text"]
+            self._cache[key] = SplitText(self.name, joined(self.eval_rows), train_text=joined(self.train_rows),
+                                         eval_part=self.eval_part)
+        return self._cache[key]
 
     def check_model(self, model) -> None:
         if model.family.task != TASK:
