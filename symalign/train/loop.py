@@ -42,20 +42,6 @@ def _schedule(recipe: Recipe, optimizer, steps: int):
         optimizer, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
 
 
-def _with_head(config, family, data):
-    """The base's config with `family`'s head: a classifier of the data's classes, named as it names them."""
-    config.architectures = [family.hf_class_name]
-    config.tie_word_embeddings = False
-    labels = getattr(data, "label_names", None)
-    config.num_labels = data.num_labels
-    if labels:
-        config.id2label = dict(enumerate(labels))
-        config.label2id = {name: i for i, name in enumerate(labels)}
-    if getattr(config, "pad_token_id", None) is None:
-        config.pad_token_id = 0
-    return config
-
-
 HEAD_MODULES = ("pooler", "classifier", "score")  # a classifier's own parameters: the rest is the base's body
 
 
@@ -98,7 +84,11 @@ def _train(recipe: Recipe, seed: int, out: Path, steps: int | None, spec: str, d
     if base is not None:
         config = base.config.__class__.from_dict(base.config.to_dict())
         if FAMILIES[recipe.family] is not base.family:  # the base's body with a new head (a classifier)
-            config = _with_head(config, FAMILIES[recipe.family], data)
+            from symalign.models.families.classifiers import as_classifier
+
+            # the base's body with a classifier of the data's classes, named as the data names them
+            config = as_classifier(config, FAMILIES[recipe.family].hf_class_name, data.num_labels,
+                                   getattr(data, "label_names", None))
         for extra in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
             src = Path(base.source) / extra
             if src.is_file():

@@ -53,10 +53,15 @@ def _encoder_adapter(kind: str):
     return to_logical, from_logical
 
 
-def _as_classifier(config, hf_class_name: str, labels: int):
+def as_classifier(config, hf_class_name: str, labels: int, names: tuple[str, ...] | None = None):
+    """`config` (changed in place) as a classifier of `labels` classes, named by `names` when given: the
+    small configs here and a fine-tune that puts a new head on a language model (symalign.train.loop)."""
     config.architectures = [hf_class_name]
     config.num_labels = labels
     config.tie_word_embeddings = False  # nothing to tie: the head maps to labels, not tokens
+    if names:
+        config.id2label = dict(enumerate(names))
+        config.label2id = {name: i for i, name in enumerate(names)}
     if getattr(config, "pad_token_id", None) is None:  # decoders find the last token by it
         config.pad_token_id = 0
     return config
@@ -66,10 +71,10 @@ def _small(base: Family, hf_class_name: str) -> dict:
     """`tiny` and `test_configs` for the classifier: the base family's small configs (its varied ones
     included) with a classification head of 2 labels (varied: 2, 3 or 5)."""
     def tiny(*, labels: int = 2, **options):
-        return _as_classifier(base.tiny(**options), hf_class_name, labels)
+        return as_classifier(base.tiny(**options), hf_class_name, labels)
 
     def test_configs(rng, n: int) -> list:
-        return [_as_classifier(c, hf_class_name, rng.choice([2, 3, 5])) for c in base.test_configs(rng, n)]
+        return [as_classifier(c, hf_class_name, rng.choice([2, 3, 5])) for c in base.test_configs(rng, n)]
 
     return {"tiny": tiny, "test_configs": test_configs}
 
