@@ -84,7 +84,7 @@ with user_errors():
                 method = config.method
                 ids.append(simplex_run(models, config, resolution=int(resolution), epsilon=float(epsilon),
                                        max_examples=int(max_examples) or None, store=run_store(), source="app",
-                                       progress=lambda phase, d, t, m=method: bar(f"{m}: {phase}", d, t),
+                                       progress=lambda phase, d, t, *_, m=method: bar(f"{m}: {phase}", d, t),
                                        data_source=data_source)[0])
             bar.done()
         st.session_state["simplex-last"] = ids

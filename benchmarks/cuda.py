@@ -123,8 +123,14 @@ def timings(work: Path, device: str, points: int, steps: int) -> None:
     result, s = timed(lambda: align(a, b, AlignConfig(method="weight", preset="all", max_sweeps=3, device=device)))
     sweeps = result.report.sweeps
     row("weight matching, all classes, 3 sweeps", s, f"solves {sweeps[-1].seconds:.1f} s, {sweeps[-1].stopped or ''}")
-    (_, curve), s = timed(lambda: barrier_run(a, b, "shakespeare", points=points, device=device))
-    row(f"barrier, {points} points, 256 windows of 128", s, f"{s / points:.2f} s per point")
+    import symalign.landscape.evaluate as evaluate
+
+    for merged in (False, True):  # the data source's CPU-sized batches, then merged to the device's room
+        evaluate.DEVICE_BATCHES = merged
+        (_, curve), s = timed(lambda: barrier_run(a, b, "shakespeare", points=points, device=device))
+        row(f"barrier, {points} points, 256 windows of 128", s,
+            f"{s / points:.2f} s per point, {'device-sized' if merged else 'CPU-sized'} batches, "
+            f"barrier {curve.barrier:.6f}")
 
     config = AlignConfig(method="learned", preset="all", data="shakespeare", device=device, steps=steps,
                          patience=steps, max_sweeps=1)

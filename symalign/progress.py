@@ -10,6 +10,14 @@ PhaseProgress = Callable[[str, int, int], None]  # phase, done, total
 
 
 def phase(progress: PhaseProgress | None, name: str) -> Callable[..., None] | None:
-    """A (done, total, ...) callback that reports to `progress` under one phase's name (extra
-    arguments some callers pass, e.g. a loss, are dropped)."""
-    return None if progress is None else (lambda done, total, *_: progress(name, done, total))
+    """A (done, total, ...) callback that reports to `progress` under one phase's name. A text note
+    (e.g. weight matching's "sweep 3, improvement 2e-4 (stops below 1e-05)") is passed on as a fourth
+    argument; other extras (a loss) are dropped."""
+    if progress is None:
+        return None
+
+    def report(done: int, total: int, *extra) -> None:
+        notes = [e for e in extra if isinstance(e, str)]
+        progress(name, done, total, *notes[:1])
+
+    return report

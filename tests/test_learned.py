@@ -174,3 +174,27 @@ def test_beside_learned_rotations_permutations_stay_those_of_their_start():
     assert perms and all(torch.equal(weight.transform[n].perm, learned.transform[n].perm) for n in perms)
     assert all(torch.equal(learned.start[n].perm, learned.transform[n].perm) for n in perms)
     assert distance(weight.aligned.tensors, learned.aligned.tensors) > 0  # the rotations did learn
+
+
+@pytest.mark.slow
+def test_the_checks_are_sized_by_their_options_and_cost_what_the_plan_says():
+    """check_examples / check_points / check_every reach the run (issue #46): a midpoint check of 8
+    examples every 2 steps is read at steps 0, 2, 4 and 5, on one point; its value is the loss at
+    λ = 0.5 on that many examples, and the plan printed before the run counts those checks."""
+    from symalign.match.learned import check_plan
+
+    a, b = load_model("zoo:vit-digits/0"), load_model("zoo:vit-digits/1")
+    config = AlignConfig.from_options({"check_examples": 8, "check_points": "midpoint", "check_every": 2,
+                                       "steps": 5, "patience": 10}, method="learned",
+                                      classes=ALL, data="digits")
+    options = config.learned_options()
+    assert (options.check_examples, options.check_points, options.check_every) == (8, "midpoint", 2)
+    result = align(a, b, config)
+    checked = [h.step for h in result.report.learned if h.check is not None]
+    assert checked == [0, 2, 4, 5]
+    assert result.report.learned_summary.options["check_examples"] == 8
+    assert check_points(2, "midpoint") == [[0.5, 0.5]] and len(check_points(2)) == 3
+    plan = check_plan(options)
+    assert "4 checks of 8 examples × 1 points" in plan
+    with pytest.raises(Exception, match="check-points"):
+        AlignConfig.from_options({"check_points": "everywhere"}, method="learned", data="digits")

@@ -46,10 +46,22 @@ def add_align(sub) -> None:
     p.set_defaults(func=cmd_align)
 
 
+def plan_checks(config, n_models: int = 2) -> None:
+    """Learned and soft matching: say on stderr what the run's checks cost beside its steps (on a
+    terminal, like the progress bar: an error then prints alone, and logs and --json stay clean)."""
+    import sys
+
+    if config.method in ("learned", "soft") and sys.stderr.isatty():
+        from symalign.match.learned import check_plan
+
+        print(f"{config.method}: {check_plan(config.learned_options(), n_models)}", file=sys.stderr)
+
+
 def cmd_align(args) -> None:
     from symalign.runs.execute import align_run, align_summary
 
     config = align_config(args)
+    plan_checks(config)
     with Bar(f"align ({args.method})") as bar:
         result = align_run(args.a, args.b, config, out=args.out, measure=args.barrier, store=store_for(args),
                            split=args.split,
@@ -97,6 +109,7 @@ def cmd_align_many(args) -> None:
     from symalign.runs.many import align_many_run
 
     config = align_config(args, data_for(args, args.models))
+    plan_checks(config, len(args.models))
     with Bar(f"align-many ({args.method})") as bar:
         result = align_many_run(args.models, config, out=args.out, measure=args.barrier, store=store_for(args),
                                 source="cli", progress=bar.phases, split=args.split)

@@ -127,7 +127,8 @@ class Bar:
     def __init__(self, desc: str):
         self.desc, self.bar, self.phase = desc, None, None
 
-    def __call__(self, done: int, total: int, loss: float | None = None, phase: str | None = None) -> None:
+    def __call__(self, done: int, total: int, loss: float | None = None, phase: str | None = None,
+                 note: str | None = None) -> None:
         if self.bar is not None and (phase != self.phase or total != self.bar.total):
             self.bar.close()
             self.bar = None
@@ -141,11 +142,15 @@ class Bar:
         self.bar.n = done
         if loss is not None:
             self.bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
+        if note:
+            self.bar.set_postfix_str(note, refresh=False)
         self.bar.refresh()
 
     def phases(self, phase: str, done: int, total: int, *rest) -> None:
-        """The (phase, done, total) callback the recorded workflows take."""
-        self(done, total, rest[0] if rest and isinstance(rest[0], float) else None, phase=phase)
+        """The (phase, done, total[, loss or note]) callback the recorded workflows take."""
+        loss = next((r for r in rest if isinstance(r, float)), None)
+        note = next((r for r in rest if isinstance(r, str)), None)
+        self(done, total, loss, phase=phase, note=note)
 
     def __enter__(self) -> Bar:
         return self

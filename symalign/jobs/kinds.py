@@ -56,7 +56,8 @@ def simplex_job(request: dict, store: RunStore, progress: Progress) -> list[str]
         ids.append(simplex_run(request["models"], config, resolution=request.get("resolution", 10),
                                epsilon=request.get("epsilon", 0.05), max_examples=request.get("max_examples"),
                                store=store, source="app", label=request.get("label", ""),
-                               progress=lambda phase, d, t, m=config.method: progress(f"{m}: {phase}", d, t))[0])
+                               progress=lambda phase, d, t, *note, m=config.method:
+                               progress(f"{m}: {phase}", d, t, *note))[0])
     return ids
 
 

@@ -19,12 +19,13 @@ class JobProgress:
         self.queue, self.job_id, self.interval = queue, job_id, interval
         self.last = 0.0
 
-    def __call__(self, phase: str, done: int, total: int) -> None:
+    def __call__(self, phase: str, done: int, total: int, note: str | None = None) -> None:
         now = time.monotonic()
         if now - self.last < self.interval and done < total:
             return
         self.last = now
-        if self.queue.progress(self.job_id, phase, int(done), int(total)):
+        label = phase if not note else f"{phase} · {note}"
+        if self.queue.progress(self.job_id, label, int(done), int(total)):
             raise JobCancelled()
 
 

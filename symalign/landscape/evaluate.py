@@ -72,6 +72,45 @@ def examples_per_chunk(template: TransformerModel, inputs: dict[str, torch.Tenso
     return max(1, int(budget // (4 * floats)))
 
 
+DEVICE_BATCHES = True  # benchmarks/cuda.py turns it off to time the CPU-sized batches beside
+
+
+def device_batches(batches: list, template: TransformerModel, device: torch.device) -> list:
+    """The data source's batches, merged on a GPU into as few as a third of its free memory holds.
+
+    Data sources cut evaluation batches for the CPU (GPT-2's 50k-token logits: 2 windows of 128 a
+    batch, symalign.data.text.LOGIT_BUDGET), which leaves a GPU idle between 128 tiny launches per
+    barrier point. Merging consecutive batches of the same shape changes nothing but the summation
+    order of the loss (float64 per batch either way). The CPU keeps its batches (its numbers stay
+    bit for bit; its memory is shared with the rest of the run)."""
+    if device.type != "cuda" or not DEVICE_BATCHES or len(batches) < 2:
+        return batches
+    room = examples_per_chunk(template, batches[0][0], activation_budget(template, device))
+    merged: list = []
+    group: list = []
+
+    def flush() -> None:
+        if group:
+            merged.append(({k: torch.cat([x[k] for x, _ in group]) for k in group[0][0]},
+                           torch.cat([y for _, y in group])))
+            group.clear()
+
+    for x, y in batches:
+        fits = group and sum(len(g[1]) for g in group) + len(y) <= room and _same_shape(group[0], (x, y))
+        if not fits:
+            flush()
+        group.append((x, y))
+    flush()
+    return merged
+
+
+def _same_shape(first: tuple, other: tuple) -> bool:
+    """Whether two batches can be concatenated along the batch axis."""
+    (x0, y0), (x1, y1) = first, other
+    return (y0.shape[1:] == y1.shape[1:] and x0.keys() == x1.keys()
+            and all(x0[k].shape[1:] == x1[k].shape[1:] and x0[k].dtype == x1[k].dtype for k in x0))
+
+
 def scored(targets: torch.Tensor) -> int:
     """How many targets a loss sums over (all but the ignored ones)."""
     return int((targets != IGNORE).sum())
@@ -88,8 +127,8 @@ class Evaluator:
         self.config = template.config
         self.module = weightless_module(template).to(self.device)
         self.names = module_names(self.module)
-        self.batches = [({k: v.to(self.device) for k, v in x.items()}, y.to(self.device))
-                        for x, y in data.eval_batches(template, max_examples)]
+        batches = device_batches(list(data.eval_batches(template, max_examples)), template, self.device)
+        self.batches = [({k: v.to(self.device) for k, v in x.items()}, y.to(self.device)) for x, y in batches]
         self.examples = sum(len(y) for _, y in self.batches)
 
     def hf_params(self, model: TransformerModel) -> dict[str, torch.Tensor]:

@@ -149,4 +149,5 @@ class AlignConfig:
         return LearnedOptions(steps=steps, lr=self.lr, batch_size=self.batch_size, lambdas=self.lambdas,
                               alpha=self.alpha, seed=self.seed, soft=matcher(self.method).relaxed,
                               patience=self.patience,
-                              input_noise=noise, start=self.start)
+                              input_noise=noise, start=self.start, check_examples=self.option("check_examples"),
+                              check_every=self.option("check_every"), check_points=self.option("check_points"))

@@ -57,6 +57,7 @@ class LearnedOptions:
     min_delta: float = 1e-3
     freeze_at: float | None = None  # None: 0 (weight matching's) beside continuous maps (soft: 0.5); 0.9 alone
     check_examples: int = 128
+    check_points: str = "path"  # path | midpoint (symalign.match.mixing.check_points)
     input_noise: float = 0.0  # std of Gaussian noise added to training images (AlignConfig: 0.3 for images)
     start: str = "weight"  # weight | activation (permutations from activations, the rest by weight
     # matching around them) | auto (both; learning begins from the one whose path is lower on the check)
@@ -91,6 +92,18 @@ class LearnedResult:
     transforms: list[Transform]  # one per model after the first
     history: list[dict]  # per step: weights, loss, permutation flips, learning rate, check value
     summary: dict  # steps run, best step, best and starting check values, why it stopped
+
+
+def check_plan(options: LearnedOptions, n_models: int = 2) -> str:
+    """One line, before a run, on what its checks cost next to its steps: a check is
+    check_examples × points forward passes, a step batch_size forward-and-backward passes (≈ 3
+    forwards each), so at real scale a few checks can outweigh a short run (issue #46)."""
+    points = len(check_points(n_models, options.check_points))
+    checks = 1 + options.steps // options.check_every + (options.steps % options.check_every != 0)
+    each = options.check_examples * points / (3 * options.batch_size)
+    return (f"{options.steps} steps of {options.batch_size} examples; {checks} checks of {options.check_examples} "
+            f"examples × {points} points, each ≈ {each:.1f} steps' work (all checks ≈ {checks * each:.0f} steps'; "
+            f"--check-examples, --check-points, --check-every size them)")
 
 
 def _cosine(step: int, total: int) -> float:
@@ -188,7 +201,9 @@ def _learn_transforms(models: list[TransformerModel], starts: list[Transform], s
     check_batch = data.train_batch(ref, options.check_examples, torch.Generator().manual_seed(options.seed + 7919))
 
     def check_of(movers: list[Mover]) -> float:
-        return objective.check([m.transform(hard=True) for m in movers], check_batch, check_points(len(models)))
+        return objective.check([m.transform(hard=True) for m in movers], check_batch, points)
+
+    points = check_points(len(models), options.check_points)
 
     chosen, scores = 0, []
     if alternatives:  # several starts offered: the one whose path is lowest on the fixed check

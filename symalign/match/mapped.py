@@ -132,6 +132,10 @@ class MappedModel:
         touches every tensor, and a float64 copy of them all at once would double B)."""
         return Float64View({n: self.b[n] for n in self._touching[space]})
 
+    def touched(self, space: str) -> set[str]:
+        """The names of the tensors `space` acts on (what a pending change of it would move)."""
+        return set(self._touching[space])
+
     def act(self, elements: dict[str, GroupElement], tensors: Tensors | None = None) -> Mapping[str, torch.Tensor]:
         """Apply `elements` (each in the current head order) to `tensors` (default: those the
         elements' spaces touch, as they are now) and keep the result as the current B."""

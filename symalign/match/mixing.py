@@ -38,9 +38,12 @@ class WeightSampler:
         return [1.0 - lam, lam]
 
 
-def check_points(n_models: int) -> list[list[float]]:
+def check_points(n_models: int, where: str = "path") -> list[list[float]]:
     """Fixed points the stopping rule watches: λ = 0.25, 0.5, 0.75 for a pair; for N models the
-    centroid and every edge midpoint (where barriers peak once the corners are matched)."""
+    centroid and every edge midpoint (where barriers peak once the corners are matched).
+    `midpoint`: λ = 0.5 (the centroid) alone, for checks that would cost more than the steps."""
+    if where == "midpoint":
+        return [[1.0 / n_models] * n_models]
     if n_models == 2:
         return [[0.75, 0.25], [0.5, 0.5], [0.25, 0.75]]
     points = [[1.0 / n_models] * n_models]

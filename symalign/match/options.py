@@ -21,6 +21,7 @@ RESIDUAL_STRATEGIES = ("all", "first", "last", "identity")
 HEAD_STRATEGIES = ("two-stage", "ignore")
 HEAD_COSTS = ("circuit", "spectral")
 LEARNERS = ("learned", "soft")
+CHECK_POINTS = ("path", "midpoint")
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,16 @@ BUILTIN_OPTIONS: tuple[Option, ...] = (
     Option("batch_size", int, 64, "learned/soft: examples per step", LEARNERS, minimum=1),
     Option("input_noise", float, None, "learned/soft: std of Gaussian noise on training images, a regulariser "
            "(default 0.3 for images; text takes 0)", LEARNERS, minimum=0),
-    Option("patience", int, 3, "learned/soft: checks (every 25 steps) without improvement before stopping "
-           "(a value above steps/25 runs every step)", LEARNERS, minimum=1),
+    Option("patience", int, 3, "learned/soft: checks (every --check-every steps) without improvement before stopping "
+           "(a value above steps/check-every runs every step)", LEARNERS, minimum=1),
+    Option("check_examples", int, 128, "learned/soft: examples in the fixed check the stopping rule reads (at the "
+           "start, every --check-every steps and at the last step); at real scale the checks can cost more than "
+           "the steps (GPT-2-small: 128 windows × 3 points ≈ 2 minutes on 2 CPU cores), so a short run wants fewer",
+           LEARNERS, minimum=1),
+    Option("check_every", int, 25, "learned/soft: steps between checks", LEARNERS, minimum=1),
+    Option("check_points", str, "path", "learned/soft: where the check measures the loss: path (λ = 0.25, 0.5, "
+           "0.75; three or more models: the centroid and every edge midpoint) or midpoint (λ = 0.5, or the "
+           "centroid: a third of the cost for a pair)", LEARNERS, CHECK_POINTS),
     Option("start", str, "weight", "learned (two models): where learning begins: weight matching's transform, "
            "permutations from activations with the rest solved around them, auto (both; the one whose path is "
            "lower on the check; docs/matching.md), or identity (B as it is: Theus et al.'s start ablation); soft "

@@ -20,6 +20,8 @@ from collections.abc import Callable
 
 import torch
 
+from symalign.match.certified import Hint
+from symalign.match.deferred import DeferredPermutations
 from symalign.match.heads import head_cost, query_head_cost
 from symalign.match.mapped import MappedModel, squared_distance, squared_norm
 from symalign.match.matchers import MatchInputs, MatchOutput
@@ -101,35 +103,71 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
                         "seconds": time.perf_counter() - start, "step": "residual from boundary tensors"})
     measured(history[-1])
     units = [u for u in (tuple(s for s in unit if s not in fixed) for unit in _units(spec, classes)) if u]
-    best = history[-1]["distance"]
-    stopped = f"sweep budget ({max_sweeps} sweeps)"
-    for sweep in range(1, max_sweeps + 1):
-        rng.shuffle(units)
-        for k, unit in enumerate(units):
-            for space in unit:
-                if spec.spaces[space].kind == "heads" and spec.spaces[space].batched_by is None:
-                    _update_heads(space, mapped, transform, head_cost_kind)
-                else:
-                    _update_space(space, classes[spec.spaces[space].kind], mapped, transform)
-            if on_unit is not None:
-                on_unit(mapped, transform)
-            if progress:
-                progress((sweep - 1) * len(units) + k + 1, max_sweeps * len(units))
-        current = mapped.distance(transform)
-        history.append(measured({"sweep": sweep, "distance": current, "seconds": time.perf_counter() - start}))
-        if current > best * (1 - tol):  # converged: less than `tol` relative improvement
-            stopped = f"converged after {sweep} sweeps (relative improvement below {tol:g})"
-            break
-        best = current
-        if max_seconds is not None and time.perf_counter() - start >= max_seconds and sweep < max_sweeps:
-            stopped = f"time budget ({max_seconds:g} s) after {sweep} sweeps"
-            break
+    hints: dict[str, Hint] = {}  # warm starts of the permutation solves, sweep to sweep
+    deferred = DeferredPermutations(mapped, transform, hints)
+    try:
+        stopped = _sweeps(mapped, transform, spec, classes, units, deferred, head_cost_kind, max_sweeps, tol, rng,
+                          progress, on_unit, measured, history, lambda: time.perf_counter() - start, max_seconds)
+    finally:
+        deferred.close()
     history[-1]["stopped"] = stopped
     if progress and units:
         progress(max_sweeps * len(units), max_sweeps * len(units))  # done early: the bar ends full
     if handed is not None:
         handed.update(mapped.take_aligned(transform))
     return transform.to("cpu"), [SweepRecord.from_json(h) for h in history]
+
+
+def _sweeps(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, classes: dict[str, str],
+            units: list[tuple[str, ...]], deferred: DeferredPermutations, head_cost_kind: str, max_sweeps: int,
+            tol: float, rng: random.Random, progress: Progress | None, on_unit, measured, history: list[dict],
+            elapsed: Callable[[], float], max_seconds: float | None) -> str:
+    """Sweep until converged or out of budget; returns why it stopped (the history grows per sweep)."""
+    best = history[-1]["distance"]
+    stopped = f"sweep budget ({max_sweeps} sweeps)"
+    improvement = None
+    for sweep in range(1, max_sweeps + 1):
+        rng.shuffle(units)
+        note = sweep_note(sweep, max_sweeps, improvement, tol)
+        for k, unit in enumerate(units):
+            for space in unit:
+                deferred.settle(_reads(mapped, space))
+                if spec.spaces[space].kind == "heads" and spec.spaces[space].batched_by is None:
+                    _update_heads(space, mapped, transform, head_cost_kind)
+                else:
+                    _update_space(space, classes[spec.spaces[space].kind], mapped, transform, deferred)
+            if on_unit is not None:
+                deferred.settle()
+                on_unit(mapped, transform)
+            if progress:
+                progress((sweep - 1) * len(units) + k + 1, max_sweeps * len(units), note)
+        deferred.settle()
+        current = mapped.distance(transform)
+        improvement = (best - current) / best if best > 0 else 0.0
+        history.append(measured({"sweep": sweep, "distance": current, "seconds": elapsed()}))
+        if current > best * (1 - tol):  # converged: less than `tol` relative improvement
+            stopped = f"converged after {sweep} sweeps (relative improvement below {tol:g})"
+            break
+        best = current
+        if max_seconds is not None and elapsed() >= max_seconds and sweep < max_sweeps:
+            stopped = f"time budget ({max_seconds:g} s) after {sweep} sweeps"
+            break
+    return stopped
+
+
+def _reads(mapped: MappedModel, space: str) -> set[str]:
+    """The tensors a step on `space` reads: its own, and for whole heads those of the maps inside."""
+    names = mapped.touched(space)
+    for child in mapped.spec.batched_in(space):
+        names |= mapped.touched(child.name)
+    return names
+
+
+def sweep_note(sweep: int, max_sweeps: int, improvement: float | None, tol: float) -> str:
+    """What a progress bar says during a sweep: which one, and how far the last sweep's relative
+    improvement is from the stopping threshold (the bar's total assumes every sweep is needed)."""
+    last = "" if improvement is None else f", last improved {improvement:.1e} (stops below {tol:g})"
+    return f"sweep {sweep} of at most {max_sweeps}{last}"
 
 
 def _units(spec: SymmetrySpec, classes: dict[str, str]) -> list[tuple[str, ...]]:
@@ -150,13 +188,20 @@ def _units(spec: SymmetrySpec, classes: dict[str, str]) -> list[tuple[str, ...]]
     return units
 
 
-def _update_space(space: str, cls: str, mapped: MappedModel, transform: Transform) -> None:
+def _update_space(space: str, cls: str, mapped: MappedModel, transform: Transform,
+                  deferred: DeferredPermutations | None = None) -> None:
     """Re-solve one space with every other one held; B moves by the change of its element only.
 
     Permutations are solved against B as it is (the assignment of a column-permuted cost is the
-    column-permuted assignment); orthogonal maps against B before their old element (C·G), so the
-    Procrustes tie-break still leans towards the identity, not towards the old element."""
+    column-permuted assignment), warm-started from the previous sweep's solve of the same space
+    (symalign.match.certified: the identity is the guess) and, unbatched, solved beside the next
+    steps (symalign.match.deferred); orthogonal maps against B before their old element (C·G), so
+    the Procrustes tie-break still leans towards the identity, not towards the old element."""
     old = transform.get(space)
+    if (cls == "perm" and deferred is not None and mapped.spec.spaces[space].batched_by is None
+            and (old is None or isinstance(old, Permutation))):
+        deferred.submit(space, mapped.correlation(space, old)[0])
+        return
     if cls in ("perm", "orthogonal") and (old is None or isinstance(old, Permutation) or old.kind in ("orthogonal",
                                                                                                       "perm")):
         c = mapped.correlation(space, old)

@@ -193,12 +193,13 @@ class StreamlitProgress:
         self.bar = st.progress(0.0, text=text)
         self.interval, self.last = interval, 0.0
 
-    def __call__(self, phase: str, done: int, total: int) -> None:
+    def __call__(self, phase: str, done: int, total: int, note: str | None = None) -> None:
         now = time.monotonic()
         if done < total and now - self.last < self.interval:
             return
         self.last = now
-        self.bar.progress(min(1.0, done / max(total, 1)), text=f"{phase}: {done}/{total}")
+        text = f"{phase}: {done}/{total}" + (f" · {note}" if note else "")
+        self.bar.progress(min(1.0, done / max(total, 1)), text=text)
 
     def done(self) -> None:
         self.bar.empty()

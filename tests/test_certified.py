@@ -1,0 +1,117 @@
+"""The warm-started, certified assignment (symalign.match.certified) returns what scipy's dense
+solver returns: the same perm where the optimum is unique, the same cost where it is not; a hint
+only changes how fast, never what."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from symalign.match import certified
+from symalign.match.certified import Hint, certified_assignment, dense_assignment
+
+
+@pytest.fixture(autouse=True)
+def certify_small_problems(monkeypatch):
+    """The tests' sizes are below the size the solver certifies by default (dense is fast there)."""
+    monkeypatch.setattr(certified, "SMALL", 64)
+
+
+def total(cost: torch.Tensor, perm: np.ndarray) -> float:
+    return float(cost[torch.arange(cost.shape[0]), torch.as_tensor(perm)].sum())
+
+
+def assert_optimal(cost: torch.Tensor, perm: np.ndarray) -> None:
+    reference = dense_assignment(cost)
+    assert sorted(perm.tolist()) == list(range(cost.shape[0])), "not a permutation"
+    assert total(cost, perm) == pytest.approx(total(cost, reference), rel=1e-9, abs=1e-9)
+
+
+def drifted(cost: torch.Tensor, perm: np.ndarray, rng: np.random.Generator, noise: float) -> torch.Tensor:
+    """The next sweep's cost: columns permuted as B was, plus a small change."""
+    return cost[:, torch.as_tensor(perm)] + noise * torch.as_tensor(rng.standard_normal(cost.shape))
+
+
+@pytest.mark.parametrize("kind", ["random", "planted"])
+def test_warm_solves_agree_with_scipy_and_are_certified(kind):
+    rng = np.random.default_rng(0)
+    n = 400
+    cost = torch.as_tensor(rng.standard_normal((n, n)))
+    if kind == "planted":
+        cost += 3 * torch.eye(n)[torch.as_tensor(rng.permutation(n))]
+    certified.STATS.clear()
+    perm, hint = certified_assignment(cost)
+    assert np.array_equal(perm, dense_assignment(cost))
+    assert hint is not None
+    for _ in range(3):
+        cost = drifted(cost, perm, rng, 0.02)
+        perm, hint = certified_assignment(cost, None, Hint(hint.potentials[perm]))
+        assert np.array_equal(perm, dense_assignment(cost))  # continuous costs: the optimum is unique
+    assert certified.STATS["certified"] >= 2, dict(certified.STATS)  # the fast path did the work
+
+
+def test_a_wrong_hint_costs_time_not_the_answer():
+    rng = np.random.default_rng(1)
+    n = 300
+    cost = torch.as_tensor(rng.standard_normal((n, n)))
+    bad = Hint(rng.standard_normal(n) * 10)
+    perm, _ = certified_assignment(cost, rng.permutation(n), bad)
+    assert np.array_equal(perm, dense_assignment(cost))
+
+
+def test_ties_give_an_assignment_of_equal_cost():
+    rng = np.random.default_rng(2)
+    n = 300
+    cost = torch.as_tensor(rng.integers(0, 3, (n, n)).astype(np.float64))  # many optimal assignments
+    perm, hint = certified_assignment(cost)
+    perm, _ = certified_assignment(cost, None, hint)
+    assert_optimal(cost, perm)
+
+
+def test_the_certificate_rejects_a_guess_that_is_not_optimal(monkeypatch):
+    """With a single round the sparse problem cannot see the optimum's edges: the dense solver
+    must decide (a certificate that passed anyway would return the guess)."""
+    rng = np.random.default_rng(3)
+    n = 300
+    cost = torch.as_tensor(rng.standard_normal((n, n)))
+    monkeypatch.setattr(certified, "CANDIDATES", 1)
+    monkeypatch.setattr(certified, "ROUNDS", 1)
+    certified.STATS.clear()
+    guess = rng.permutation(n)
+    perm, _ = certified_assignment(cost, guess, Hint(np.zeros(n)))
+    assert np.array_equal(perm, dense_assignment(cost))
+    assert certified.STATS["dense"] == 1
+
+
+def test_small_problems_go_to_scipy():
+    cost = torch.randn(50, 50, dtype=torch.float64)
+    perm, hint = certified_assignment(cost)
+    assert hint is None and np.array_equal(perm, dense_assignment(cost))
+
+
+def test_weight_matching_finds_the_same_permutations_with_and_without_warm_starts(monkeypatch):
+    """A model whose MLP is wide enough for the certified path: every permutation identical to
+    the dense solver's, and the distance equal."""
+    from symalign.match.weight import boundary_tensors, weight_match
+    from symalign.models import canonicalize, spec_of
+    from symalign.models.tiny import random_model, tiny_config
+
+    config = tiny_config("gpt2", layers=2, width=64, heads=4, mlp=320, vocab=97, context=16)
+    a = canonicalize(random_model(config, seed=0))
+    b = canonicalize(random_model(config, seed=1))
+    classes = {"mlp": "perm", "heads": "perm", "residual": "orthogonal"}
+    spec = spec_of(a)
+
+    def run():
+        certified.STATS.clear()
+        transform, history = weight_match(a.tensors, b.tensors, spec, classes, boundary_tensors(a), max_sweeps=6)
+        return transform, history, dict(certified.STATS)
+
+    fast, fast_history, stats = run()
+    assert stats.get("certified", 0) > 0, stats
+    monkeypatch.setattr(certified, "SMALL", 10**9)
+    dense, dense_history, _ = run()
+    for space in ("layer.0.mlp", "layer.1.mlp"):
+        assert torch.equal(fast[space].perm, dense[space].perm), space
+    assert fast_history[-1].distance == pytest.approx(dense_history[-1].distance, rel=1e-9)
