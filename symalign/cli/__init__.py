@@ -13,7 +13,8 @@ from symalign.errors import SymalignError
 
 GROUPS = ("models", "training", "aligning", "landscape", "attributing", "merging", "sweeps", "history")
 ORDER = ("inspect", "transform", "canonicalize", "init", "train", "zoo", "align", "align-many", "merge", "transport",
-         "simplex", "spectrum", "barrier", "attribute", "sweep", "runs", "app")  # as `symalign --help` lists them
+         "simplex", "spectrum", "barrier", "attribute", "correlations", "sweep", "runs",
+         "app")  # as `symalign --help` lists them
 
 
 def build_parser() -> argparse.ArgumentParser:

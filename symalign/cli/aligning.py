@@ -85,6 +85,12 @@ def cmd_align(args) -> None:
     for h in r.barrier_per_sweep:
         print(f"  after sweep {h.sweep}{f' ({h.step})' if h.step else ''}: barrier {h.barrier:.4f}, "
               f"accuracy barrier {h.accuracy_barrier:.2f} pp")
+    if summary.get("unrounded"):
+        u = summary["unrounded"]
+        print(f"soft maps kept unrounded (on the check batch): midpoint loss {u['midpoint_loss']:.4f} against "
+              f"{u['rounded_midpoint_loss']:.4f} rounded; the path's end is no longer B: "
+              f"loss {u['endpoint_loss']:.4f} against B's {u['b_loss']:.4f}, weights "
+              f"{u['endpoint_distance']:.3f} of B's norm away. Written: the rounded result (B's function)")
     if result.curve is not None:
         print(f"barrier between A and aligned B: {result.curve.barrier:.4f} "
               f"(accuracy barrier {result.curve.accuracy_barrier:.2f} pp)")

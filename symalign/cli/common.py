@@ -63,6 +63,9 @@ def add_option_flags(p: argparse.ArgumentParser, universe: bool) -> None:
     from symalign.match.options import all_options
 
     for o in all_options(universe=universe).values():
+        if o.kind is bool:
+            p.add_argument(o.flag, dest=o.name, action="store_const", const=not o.default, default=None, help=o.help)
+            continue
         default = "" if o.default is None else f" (default: {o.default})"
         p.add_argument(o.flag, type=o.kind, default=None, choices=o.choices, help=o.help + default)
 

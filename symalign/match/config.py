@@ -150,4 +150,5 @@ class AlignConfig:
                               alpha=self.alpha, seed=self.seed, soft=matcher(self.method).relaxed,
                               patience=self.patience,
                               input_noise=noise, start=self.start, check_examples=self.option("check_examples"),
-                              check_every=self.option("check_every"), check_points=self.option("check_points"))
+                              check_every=self.option("check_every"), check_points=self.option("check_points"),
+                              round=self.option("round"))

@@ -58,6 +58,7 @@ class LearnedOptions:
     freeze_at: float | None = None  # None: 0 (weight matching's) beside continuous maps (soft: 0.5); 0.9 alone
     check_examples: int = 128
     check_points: str = "path"  # path | midpoint (symalign.match.mixing.check_points)
+    round: bool = True  # soft: False keeps the doubly-stochastic maps to the end (reported beside the rounded)
     input_noise: float = 0.0  # std of Gaussian noise added to training images (AlignConfig: 0.3 for images)
     start: str = "weight"  # weight | activation (permutations from activations, the rest by weight
     # matching around them) | auto (both; learning begins from the one whose path is lower on the check)
@@ -73,6 +74,8 @@ class LearnedOptions:
             raise SymalignError(f"--input-noise must be 0 or more; got {self.input_noise}")
         if self.batch_size < 1 or self.check_examples < 1 or self.check_every < 1 or self.patience < 1:
             raise SymalignError("batch size, check size, check interval and patience must be at least 1")
+        if not self.round and not self.soft:
+            raise SymalignError("--no-round is soft matching's (--method soft): learned permutations are hard")
 
     def for_problem(self, continuous: bool) -> LearnedOptions:
         """Fill the permutation settings from what is learned. Measured on both zoo families: beside
@@ -83,8 +86,12 @@ class LearnedOptions:
         When permutations are all there is to learn, flips are the only lever (large step, most of
         the run)."""
         freeze = 0.5 if self.soft else 0.0
+        if not self.round:
+            freeze_at = 1.0  # soft maps kept to the end: never rounded while learning
+        else:
+            freeze_at = self.freeze_at if self.freeze_at is not None else (freeze if continuous else 0.9)
         return replace(self, perm_lr=self.perm_lr if self.perm_lr is not None else (0.1 if continuous else 2.0),
-                       freeze_at=self.freeze_at if self.freeze_at is not None else (freeze if continuous else 0.9))
+                       freeze_at=freeze_at)
 
 
 @dataclass
@@ -92,6 +99,26 @@ class LearnedResult:
     transforms: list[Transform]  # one per model after the first
     history: list[dict]  # per step: weights, loss, permutation flips, learning rate, check value
     summary: dict  # steps run, best step, best and starting check values, why it stopped
+
+
+@torch.no_grad()
+def unrounded_tradeoff(objective: PathObjective, mover: Mover, batch) -> dict:
+    """Soft matching kept unrounded (Theus et al. App. C.2): the midpoint loss of the path to B under
+    the doubly-stochastic maps, against how far that path's end moved from B (its loss, and the
+    relative distance of its weights from B's rounded image), beside the rounded result's midpoint.
+    Measured on the run's fixed check batch."""
+    soft, hard = [mover.transform(hard=False)], [mover.final()]
+    soft_b = objective.mixed_params([0.0, 1.0], soft)
+    hard_b = objective.mixed_params([0.0, 1.0], hard)
+    num = sum(float((soft_b[k] - hard_b[k]).double().pow(2).sum()) for k in hard_b)
+    den = sum(float(hard_b[k].double().pow(2).sum()) for k in hard_b)
+
+    def loss(weights, transforms) -> float:
+        return float(objective.loss_at(weights, transforms, *batch))
+
+    return {"midpoint_loss": loss([0.5, 0.5], soft), "rounded_midpoint_loss": loss([0.5, 0.5], hard),
+            "endpoint_loss": loss([0.0, 1.0], soft), "b_loss": loss([0.0, 1.0], hard),
+            "a_loss": loss([1.0, 0.0], hard), "endpoint_distance": (num / max(den, 1e-300)) ** 0.5}
 
 
 def check_plan(options: LearnedOptions, n_models: int = 2) -> str:
@@ -200,10 +227,10 @@ def _learn_transforms(models: list[TransformerModel], starts: list[Transform], s
     objective = PathObjective(models, spec, device)
     check_batch = data.train_batch(ref, options.check_examples, torch.Generator().manual_seed(options.seed + 7919))
 
-    def check_of(movers: list[Mover]) -> float:
-        return objective.check([m.transform(hard=True) for m in movers], check_batch, points)
-
     points = check_points(len(models), options.check_points)
+
+    def check_of(movers: list[Mover]) -> float:
+        return objective.check([m.transform(hard=options.round) for m in movers], check_batch, points)
 
     chosen, scores = 0, []
     if alternatives:  # several starts offered: the one whose path is lowest on the fixed check
@@ -268,10 +295,11 @@ def _learn_transforms(models: list[TransformerModel], starts: list[Transform], s
         m.restore(state)
     if progress:
         progress(options.steps, options.steps)
+    unrounded = None if options.round or len(models) != 2 else unrounded_tradeoff(objective, movers[0], check_batch)
     summary = {"steps": history[-1]["step"], "best_step": best.step, "start_check": start_check,
                "best_check": best.value, "stopped": stopped, "freeze_step": freeze_step, "start": chosen,
-               "start_checks": scores,
-               "seconds": time.perf_counter() - begin, "options": asdict(options)}
+               "start_checks": scores, "seconds": time.perf_counter() - begin, "options": asdict(options),
+               "unrounded": unrounded}
     return LearnedResult([m.final() for m in movers], history, summary)
 
 

@@ -29,7 +29,7 @@ class Option:
     """One setting a matcher reads. `default` None means "the data's default" where the help says so."""
 
     name: str  # the AlignConfig field (or key of AlignConfig.options) and the sweep key; the flag is --name-with-dashes
-    kind: type  # int, float or str
+    kind: type  # int, float, str or bool (a bool defaulting to True is the flag --no-NAME)
     default: object
     help: str
     methods: tuple[str, ...]  # the matchers that read it
@@ -39,11 +39,16 @@ class Option:
 
     @property
     def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
+        name = self.name.replace("_", "-")
+        return f"--no-{name}" if self.kind is bool and self.default is True else f"--{name}"
 
     def check(self, value) -> None:
         """One line naming the option and what it takes, for a value it does not take."""
         if value is None:
+            return
+        if self.kind is bool:
+            if not isinstance(value, bool):
+                raise SymalignError(f"{self.name} takes true or false; got {value!r}")
             return
         if self.choices is not None and value not in self.choices:
             raise SymalignError(f"{self.flag}: unknown value {value!r}; choose from {', '.join(self.choices)}")
@@ -83,6 +88,10 @@ BUILTIN_OPTIONS: tuple[Option, ...] = (
     Option("check_points", str, "path", "learned/soft: where the check measures the loss: path (λ = 0.25, 0.5, "
            "0.75; three or more models: the centroid and every edge midpoint) or midpoint (λ = 0.5, or the "
            "centroid: a third of the cost for a pair)", LEARNERS, CHECK_POINTS),
+    Option("round", bool, True, "soft: keep the doubly-stochastic maps to the end instead of rounding them to "
+           "permutations half-way (Theus et al. App. C.2's trade-off): the run reports the soft path's midpoint "
+           "loss and how far its endpoint moved from B beside the rounded result, which is what it writes",
+           ("soft",)),
     Option("start", str, "weight", "learned (two models): where learning begins: weight matching's transform, "
            "permutations from activations with the rest solved around them, auto (both; the one whose path is "
            "lower on the check; docs/matching.md), or identity (B as it is: Theus et al.'s start ablation); soft "

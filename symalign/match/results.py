@@ -64,6 +64,7 @@ class LearnedSummary(Record):
     start_checks: list[float] | None = None
     seconds: float | None = None
     options: dict | None = None  # the optimiser's settings as run
+    unrounded: dict | None = None  # soft --no-round: midpoint loss vs endpoint's distance (learned.unrounded_tradeoff)
 
     @property
     def improvement(self) -> float:

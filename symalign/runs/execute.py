@@ -86,6 +86,8 @@ def align_summary(alignment: Alignment) -> dict:
                                     for h in r.barrier_per_sweep]
     if r.widths:  # a narrower model was embedded in the wider one's basis
         out["widths"] = r.widths
+    if r.learned_summary is not None and r.learned_summary.unrounded:  # soft --no-round: the trade-off
+        out["unrounded"] = r.learned_summary.unrounded
     return out
 
 
