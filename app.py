@@ -33,6 +33,7 @@ pages = {
     "Three models and corrections": [
         st.Page("app_pages/simplex.py", title="Simplex", icon=":material/change_history:"),
         st.Page("app_pages/spectra.py", title="Orthogonal corrections", icon=":material/rotate_right:"),
+        st.Page("app_pages/anatomy.py", title="Where the barrier lives", icon=":material/troubleshoot:"),
     ],
 }
 navigation = st.navigation(pages)

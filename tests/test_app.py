@@ -20,7 +20,7 @@ from symalign.zoo import resolve_zoo
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["home", "models", "symmetries", "align", "interpolation", "compare", "runs", "jobs", "simplex", "spectra",
-         "ablations", "merge"]
+         "ablations", "merge", "anatomy"]
 
 
 @pytest.fixture
@@ -604,3 +604,25 @@ def test_a_method_has_one_colour_on_every_page(home):
             seen.setdefault(name, []).append(colour)
     assert METHOD_COLOURS["none"] in seen["interpolation"] and METHOD_COLOURS["weight"] in seen["interpolation"]
     assert set(seen["compare"][0]) == {METHOD_COLOURS["none"], METHOD_COLOURS["weight"]}
+
+
+@pytest.mark.slow
+def test_where_the_barrier_lives_computes_each_view(home):
+    """The page's three views on the ViT pair: a ranked group chart, the correlation curve and head map
+    (a block chosen on a slider), the learned-vs-weight swap chart; none shows an exception."""
+    at = clean(page("anatomy").run())
+    at.selectbox(key="anatomy-a").set_value("zoo:vit-digits/0")
+    at.selectbox(key="anatomy-b").set_value("zoo:vit-digits/1")
+    at = clean(at.run())
+    assert any("Compute" in i.value for i in at.info)
+    at = clean(at.button(key="anatomy-go").click().run())
+    assert len(at.get("plotly_chart")) == 1
+    at.radio(key="anatomy-view").set_value("Feature correlations")
+    at = clean(at.run())
+    at = clean(at.button(key="anatomy-go").click().run())
+    assert len(at.get("plotly_chart")) == 2
+    at.radio(key="anatomy-view").set_value("Learned vs weight matching")
+    at = clean(at.run())
+    at.number_input(key="anatomy-steps").set_value(10)
+    at = clean(at.button(key="anatomy-go").click().run())
+    assert len(at.get("plotly_chart")) == 1 and not at.error
