@@ -21,8 +21,8 @@ from symalign.ui.widgets import StreamlitProgress, data_field, model_picker, use
 
 VIEWS = {
     "By parameter group": "Move one group of parameters at a time along the path (each block's attention, MLP and "
-                          "norms, the embeddings, the head) with the rest held at A or at B. The group whose move alone "
-                          "raises the loss most halfway is where the barrier sits.",
+                          "norms, the embeddings, the head) with the rest held at A or at B. The group whose move "
+                          "alone raises the loss most halfway is where the barrier sits.",
     "Feature correlations": "Correlate unit i of A with unit i of B on data, per layer, before and after alignment. "
                             "Before alignment they have nothing to do with each other (≈ 0); after, they rise as far "
                             "as the two trainings learned the same features. The map shows whether whole heads found "
