@@ -82,7 +82,13 @@ if "demo-runs" in st.session_state:
         cols = st.columns(len(runs))
         for col, run in zip(cols, runs):
             col.metric(run_label(run).removeprefix("demo: "), f"barrier {run.metrics['barrier']:.3f}")
-        st.plotly_chart(curves_figure([(run_label(r), r.curve) for r in runs], methods=[r.method for r in runs]),
-                        key="demo-seeds-fig")
+        lam = st.slider("λ: move along the path", 0.0, 1.0, 0.5, 0.05, key="demo-lambda")
+        figure = curves_figure([(run_label(r), r.curve) for r in runs], methods=[r.method for r in runs])
+        figure.add_vline(x=lam, line=dict(color="#444", width=2, dash="dash"), row="all", col="all")
+        st.plotly_chart(figure, key="demo-seeds-fig")
+        from symalign.ui.at_lambda import show_at_lambda
+
+        with st.expander("The model at λ, at work: the unaligned path beside the aligned one", expanded=True):
+            show_at_lambda(runs, lam, key="demo-at")
         st.caption("These runs are in the run history: overlay them on the Interpolation page or "
                    "put them side by side on Compare matchers.")

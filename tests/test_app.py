@@ -258,6 +258,9 @@ def test_guided_demo_plants_a_symmetry_and_removes_it(home):
     assert float(m["max |Δ logit| between A and T(A)"]) < 1e-4
     assert float(m["vanilla barrier"]) > 1.0 and float(m["barrier after weight matching"]) < 1e-3
     assert len(RunStore(home / "runs.sqlite").list(state="done")) == 3
+    # the λ slider: the model halfway classifies one digit on each path, its probabilities shown
+    shown = [x.value for x in at.markdown if "%" in x.value and "**" in x.value]
+    assert len(shown) == 2, [x.value for x in at.markdown]
 
 
 def _zip(entries: dict[str, bytes]) -> bytes:
@@ -626,3 +629,21 @@ def test_where_the_barrier_lives_computes_each_view(home):
     at.number_input(key="anatomy-steps").set_value(10)
     at = clean(at.button(key="anatomy-go").click().run())
     assert len(at.get("plotly_chart")) == 1 and not at.error
+
+
+@pytest.mark.slow
+def test_the_lambda_slider_shows_the_model_at_work_on_both_paths(home, tmp_path):
+    """Interpolation: the slider draws a marker on the curves, and beside them the model at λ continues
+    a prompt on the unaligned and on the aligned path; at λ = 0 both are model A, so they agree, and
+    halfway they differ (the aligned path is another model than the unaligned one)."""
+    assert main(["align", "zoo:gpt-shakespeare/0", "zoo:gpt-shakespeare/1", "--classes", "all", "--barrier",
+                 "--out", str(tmp_path / "aligned")]) == 0
+    at = clean(page("interpolation").run())
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert any(s.get("type") == "line" and s.get("x0") == 0.5 for s in spec["layout"]["shapes"])
+    codes = [c.value for c in at.code]
+    assert len(codes) == 2 and codes[0] != codes[1] and all(c.startswith("ROMEO:") for c in codes)
+    at.slider(key="interp-lambda").set_value(0.0)
+    at = clean(at.run())
+    codes = [c.value for c in at.code]
+    assert len(codes) == 2 and codes[0] == codes[1]  # both paths start at model A

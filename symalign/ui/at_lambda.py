@@ -1,0 +1,78 @@
+"""Beside the λ slider: the model at λ at work, on the unaligned and the aligned path side by side
+(symalign.landscape.at_lambda). Computed when asked and kept, so dragging back is instant."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from symalign.runs.store import Run
+from symalign.runs.table import run_label
+
+PROMPTS = {"causal-lm": "ROMEO:\nBut soft, what light", "masked-lm": "To be or not to b_, that is the question"}
+
+
+@st.cache_resource(max_entries=4, show_spinner="loading the run's models…")
+def _models(model_a: str, model_b: str, artifacts: str):
+    """Canonical A, canonical B (the unaligned path) and the run's aligned B (already in A's basis)."""
+    from symalign.models import canonicalize, load_model
+
+    return canonicalize(load_model(model_a)), canonicalize(load_model(model_b)), load_model(artifacts)
+
+
+@st.cache_resource(max_entries=128, show_spinner=False)
+def _at_work(files: tuple[str, str, str], which: str, lam: float, prompt: str, example: int,
+             data_spec: str | None):
+    from symalign.data import load_data
+    from symalign.landscape.at_lambda import at_work, blend
+
+    a, b, aligned = _models(*files)
+    data = load_data(data_spec) if data_spec else None
+    return at_work(blend(a, aligned if which == "aligned" else b, lam), prompt, data, example)
+
+
+def _label(name: str) -> str:
+    return name.removeprefix("LABEL_")  # a model without class names: its index
+
+
+def _show(col, work) -> None:
+    if work.task == "causal-lm":
+        col.code(work.shown, language=None, wrap_lines=True)
+    elif work.task == "masked-lm":
+        col.code(work.shown, language=None, wrap_lines=True)
+        col.markdown("  \n".join(f"`{t!r}` {100 * p:.0f}%" for t, p in work.top))
+    else:
+        if work.image is not None:
+            col.image(work.image.permute(1, 2, 0).numpy(), width=120, clamp=True)
+        else:
+            col.code(work.shown, language=None, wrap_lines=True)
+        col.markdown("  \n".join(f"**{_label(t)}** {100 * p:.0f}%" if i == 0 else f"{_label(t)} {100 * p:.0f}%"
+                                 for i, (t, p) in enumerate(work.top)))
+
+
+def show_at_lambda(runs: list[Run], lam: float, key: str) -> None:
+    """The model at λ for one of `runs` (alignment runs that kept their files), unaligned and aligned."""
+    usable = [r for r in runs if r.kind == "align" and r.artifacts and Path(r.artifacts, "config.json").is_file()]
+    if not usable:
+        st.caption("The model at λ is shown for alignment runs whose aligned model is kept (Align, the guided demo).")
+        return
+    labels = {r.id: run_label(r) for r in usable}
+    chosen = st.selectbox("show the model at λ of", list(labels), format_func=labels.get, key=f"{key}-run")
+    run = next(r for r in usable if r.id == chosen)
+    files = (run.model_a, run.model_b, run.artifacts)
+    a = _models(*files)[0]
+    task = a.family.task
+    prompt, example, data_spec = "", 0, None
+    if task in PROMPTS:
+        prompt = st.text_area("prompt" if task == "causal-lm" else "text with a _ to fill in", PROMPTS[task],
+                              height=80, key=f"{key}-prompt-{task}")
+    else:
+        from symalign.barrier import default_data_spec
+
+        data_spec = (run.settings.get("config") or {}).get("data") or default_data_spec(a)
+        example = int(st.number_input("evaluation example", 0, 255, 0, key=f"{key}-example"))
+    left, right = st.columns(2)
+    for col, which, title in ((left, "unaligned", "unaligned path"), (right, "aligned", f"aligned ({run.method})")):
+        col.markdown(f"**{title}, λ = {lam:.2f}**")
+        _show(col, _at_work(files, which, round(lam, 4), prompt, example, data_spec))
