@@ -36,7 +36,7 @@ pages = {
         st.Page("app_pages/anatomy.py", title="Where the barrier lives", icon=":material/troubleshoot:"),
     ],
 }
-navigation = st.navigation(pages)
+navigation = st.navigation(pages, expanded=True)  # every page listed (13 would fold to 10 and "View 3 more")
 device_slot = sidebar()
 with first_run_alone(navigation.url_path):  # a page's first run imports the package: one thread at a time
     try:

@@ -17,6 +17,7 @@ from symalign.plots import curves_figure
 from symalign.runs.execute import align_then_vanilla
 from symalign.runs.many import align_many_run
 from symalign.runs.table import run_label
+from symalign.ui.figures import show_figure
 from symalign.ui.jobs import follow_job, submit_job
 from symalign.ui.option_widgets import option_widgets
 from symalign.ui.runs import show_universe
@@ -167,7 +168,7 @@ if "align-last" in st.session_state:
                   delta=f"{aligned.metrics['distance_after'] - aligned.metrics['distance_before']:.2f}",
                   delta_color="inverse")
         r4.metric("seconds", f"{aligned.metrics['seconds']:.1f}")
-        st.plotly_chart(curves_figure([(run_label(r), r.curve) for r in runs], methods=[r.method for r in runs]),
+        show_figure(curves_figure([(run_label(r), r.curve) for r in runs], methods=[r.method for r in runs]),
                         key="align-fig")
         st.caption(f"Saved as run {aligned.id}: the aligned checkpoint (same function as B, max |Δlogit| "
                    f"{aligned.metrics['function_gap_vs_b']:.1e}) is in `{aligned.artifacts}`.")

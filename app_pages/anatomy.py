@@ -15,6 +15,7 @@ from symalign.models import canonicalize
 from symalign.models.widen import check_pair
 from symalign.plots.attribution import attribution_figure, swap_figure
 from symalign.plots.correlations import correlation_curve_figure, head_map_figure
+from symalign.ui.figures import show_figure
 from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_data, cached_model
 from symalign.ui.widgets import StreamlitProgress, data_field, model_picker, user_errors
@@ -89,13 +90,13 @@ with user_errors():
         st.stop()
     result = stored[1]
     if view == "By parameter group":
-        st.plotly_chart(attribution_figure(result), key="anatomy-groups")
+        show_figure(attribution_figure(result), key="anatomy-groups")
     elif view == "Feature correlations":
         report = result["report"]
         layer = st.select_slider("block of the head map", options=[h.layer for h in report.heads],
                                  key="anatomy-layer")
         shown = report.to_json(matrices_of=layer)
-        st.plotly_chart(correlation_curve_figure(shown, f"{method} matching: {ref_a} ↔ {ref_b}"), key="anatomy-curve")
-        st.plotly_chart(head_map_figure(shown, layer), key="anatomy-heads")
+        show_figure(correlation_curve_figure(shown, f"{method} matching: {ref_a} ↔ {ref_b}"), key="anatomy-curve")
+        show_figure(head_map_figure(shown, layer), key="anatomy-heads")
     else:
-        st.plotly_chart(swap_figure(result), key="anatomy-swaps")
+        show_figure(swap_figure(result), key="anatomy-swaps")

@@ -4,6 +4,7 @@ import streamlit as st
 
 from symalign.plots import barrier_bars
 from symalign.runs.table import headline_barrier, runs_table
+from symalign.ui.figures import show_figure
 from symalign.ui.runs import run_filters
 from symalign.ui.widgets import user_errors
 
@@ -27,6 +28,6 @@ with user_errors():
                                                                                   format="%.2f"),
                                 "near_zero_fraction": st.column_config.NumberColumn(format="%.2f"),
                                 "seconds": st.column_config.NumberColumn(format="%.1f")})
-    st.plotly_chart(barrier_bars(table), key="compare-fig")
+    show_figure(barrier_bars(table), key="compare-fig")
     st.download_button("download CSV", table.to_csv(index=False).encode(), "symalign-runs.csv", "text/csv",
                        key="compare-csv")

@@ -4,6 +4,7 @@ import streamlit as st
 
 from symalign.data import learned_defaults
 from symalign.train.recipes import DEMO_DATA
+from symalign.ui.figures import show_figure
 from symalign.ui.widgets import StreamlitProgress, user_errors
 
 # Home is the first page a visitor sees: torch, plotly and pandas load only once the demo runs or
@@ -68,7 +69,7 @@ if "demo-planted" in st.session_state:
     c2.metric("weights moved (relative)", f"{100 * planted.weight_change:.0f}%")
     c3.metric("vanilla barrier", f"{planted.vanilla['barrier']:.3f}")
     c4.metric("barrier after weight matching", f"{planted.aligned['barrier']:.2e}")
-    st.plotly_chart(curves_figure([("A ↔ T(A), no alignment", planted.vanilla),
+    show_figure(curves_figure([("A ↔ T(A), no alignment", planted.vanilla),
                                    ("A ↔ T(A), weight matching", planted.aligned)], methods=["none", "weight"]),
                     key="demo-planted-fig")
     st.caption(f"Weight matching with the planted classes found T⁻¹ in {planted.align_seconds:.1f} s; the barrier "
@@ -85,7 +86,7 @@ if "demo-runs" in st.session_state:
         lam = st.slider("λ: move along the path", 0.0, 1.0, 0.5, 0.05, key="demo-lambda")
         figure = curves_figure([(run_label(r), r.curve) for r in runs], methods=[r.method for r in runs])
         figure.add_vline(x=lam, line=dict(color="#444", width=2, dash="dash"), row="all", col="all")
-        st.plotly_chart(figure, key="demo-seeds-fig")
+        show_figure(figure, key="demo-seeds-fig")
         from symalign.ui.at_lambda import show_at_lambda
 
         with st.expander("The model at λ, at work: the unaligned path beside the aligned one", expanded=True):

@@ -6,6 +6,7 @@ from symalign.plots import curves_figure
 from symalign.plots.curves import distinct_labels
 from symalign.runs.table import run_label, runs_table
 from symalign.ui.at_lambda import show_at_lambda
+from symalign.ui.figures import show_figure
 from symalign.ui.runs import pick_runs_with_curves, run_filters
 from symalign.ui.widgets import user_errors
 
@@ -22,7 +23,7 @@ with user_errors():
                         help="the marker on every curve, and the model at this λ below")
         figure = curves_figure(list(zip(labels, [r.curve for r in runs])), methods=[r.method for r in runs])
         figure.add_vline(x=lam, line=dict(color="#444", width=2, dash="dash"), row="all", col="all")
-        st.plotly_chart(figure, key="interp-fig")
+        show_figure(figure, key="interp-fig")
         with st.expander("The model at λ, at work", expanded=True):
             show_at_lambda(runs, lam, key="interp-at")
         table = runs_table(runs)[["run", "model_a", "model_b", "barrier", "barrier_mean", "accuracy_barrier",

@@ -12,6 +12,7 @@ from symalign.models.io import checkpoint_zip
 from symalign.plots import transport_figure
 from symalign.runs.merging import merge_run, transport_run
 from symalign.runs.table import run_label
+from symalign.ui.figures import show_figure
 from symalign.ui.jobs import follow_job, submit_job
 from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_model, run_store
@@ -141,7 +142,7 @@ def transport_section() -> None:
         run = run_store().get(st.session_state["transport-last"][0])
         m = run.metrics
         st.subheader(run_label(run))
-        st.plotly_chart(transport_figure(m["alpha"], m["task_loss"], m["base_loss"],
+        show_figure(transport_figure(m["alpha"], m["task_loss"], m["base_loss"],
                                          title=f"best α = {m['best_alpha']:g} (lowest fine-tune task loss)"),
                         key="transport-fig")
         download(run, "transported", "transport-download")

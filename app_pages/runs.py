@@ -4,6 +4,7 @@ import streamlit as st
 
 from symalign.plots import curves_figure
 from symalign.runs.table import HISTORY_COLUMNS, flat_table, run_label, runs_table
+from symalign.ui.figures import show_figure
 from symalign.ui.runs import run_filters, show_simplex, show_spectrum, show_sweep, show_universe
 from symalign.ui.session import access, session_id
 from symalign.ui.state import run_store
@@ -41,7 +42,7 @@ with user_errors():
     elif run.state == "done" and run.kind == "sweep":
         show_sweep(run)
     elif run.curve:
-        st.plotly_chart(curves_figure([(run_label(run), run.curve)], methods=[run.method]), key="history-fig")
+        show_figure(curves_figure([(run_label(run), run.curve)], methods=[run.method]), key="history-fig")
     c1, c2 = st.columns(2)
     with c1:
         st.markdown("**settings**")

@@ -20,6 +20,7 @@ from symalign.models.widen import match_widths
 from symalign.plots import action_figure, heatmaps_figure
 from symalign.runs.table import run_label
 from symalign.symmetry.spec import KINDS
+from symalign.ui.figures import show_figure
 from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
 from symalign.ui.widgets import CLASS_LABELS, KIND_LABELS, model_picker, user_errors
 
@@ -56,7 +57,7 @@ with user_errors():
         st.markdown(f"How each component's group element G reaches the tensors of a {spec.family} model "
                     "(embeddings, head and layer 0; every layer looks like layer 0). In canonical form the "
                     "LayerNorm gains are absorbed, so the residual admits rotations.")
-        st.plotly_chart(action_figure(names, list(KINDS), cells), key="sym-grid")
+        show_figure(action_figure(names, list(KINDS), cells), key="sym-grid")
         st.markdown("**Classes per component**: *admissible*, or why the class would change the function.")
         st.dataframe(pd.DataFrame(class_table(spec)).set_index("component"), key="sym-classes")
 
@@ -74,7 +75,7 @@ with user_errors():
         m1.metric("this tensor moved (relative)", f"{100 * planted.moved(tensor):.0f}%")
         m2.metric("all weights moved (relative)", f"{100 * planted.weight_change:.0f}%")
         m3.metric("max |Δ logit|, A vs T(A)", f"{planted.function_gap:.1e}", help="the same function: float error")
-        st.plotly_chart(heatmaps_figure([("A (canonical form)", as_matrix(planted.original.tensors[tensor]).tolist()),
+        show_figure(heatmaps_figure([("A (canonical form)", as_matrix(planted.original.tensors[tensor]).tolist()),
                                          (f"T(A): {CLASS_LABELS[cls]} on {KIND_LABELS[kind]}",
                                           as_matrix(planted.planted.tensors[tensor]).tolist())], title=tensor),
                         key="sym-plant-fig")
@@ -111,7 +112,7 @@ with user_errors():
                                  key="sym-run-layer")
         choices = [n for n in a.tensors if n.startswith(f"layer.{run_layer}.") and a.tensors[n].dim() >= 2]
         tensor = a2.selectbox("tensor", choices, key=f"sym-run-tensor-{run_layer}")
-        st.plotly_chart(heatmaps_figure([("A", as_matrix(a.tensors[tensor]).tolist()),
+        show_figure(heatmaps_figure([("A", as_matrix(a.tensors[tensor]).tolist()),
                                          ("B", as_matrix(b.tensors[tensor]).tolist()),
                                          (f"B aligned to A ({run.method})",
                                           as_matrix(aligned.tensors[tensor]).tolist())],

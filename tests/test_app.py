@@ -33,6 +33,11 @@ def page(name: str, timeout: float = 120) -> AppTest:
     return AppTest.from_file(str(ROOT / "app_pages" / f"{name}.py"), default_timeout=timeout)
 
 
+def downloads(at: AppTest) -> list:
+    """The page's own download buttons (every figure also has its "download as HTML")."""
+    return [d for d in at.get("download_button") if not d.key.endswith("-html")]
+
+
 def clean(at: AppTest) -> AppTest:
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -493,7 +498,7 @@ def test_merge_page_merges_records_the_run_and_offers_the_zip(home):
     table = at.dataframe[0].value
     assert table["model"].tolist()[-1] == "merged"
     assert table["loss"].iloc[-1] == pytest.approx(run.metrics["merged"]["loss"])
-    assert len(at.get("download_button")) == 1
+    assert len(downloads(at)) == 1
     from symalign.models.io import checkpoint_zip
 
     with zipfile.ZipFile(io.BytesIO(checkpoint_zip(run.artifacts))) as archive:
@@ -526,7 +531,7 @@ def test_transport_tab_carries_the_zoo_fine_tune_and_records_the_run(home):
     (run,) = RunStore(home / "runs.sqlite").list(kind="transport")
     assert run.models == ["zoo:vit-digits/0", "zoo:vit-digits/1", "zoo:vit-digits-flipped/0"]
     assert run.metrics["alpha"] == [0.0, 1.0] and run.metrics["task_loss"][1] < run.metrics["task_loss"][0]
-    assert len(at.get("plotly_chart")) == 1 and len(at.get("download_button")) == 1
+    assert len(at.get("plotly_chart")) == 1 and len(downloads(at)) == 1
     at.text_input(key="transport-alpha").set_value("0,one").run()
     at.button(key="transport-go").click().run()
     assert "does not parse" in clean(at).error[0].value  # one line, no traceback
@@ -546,7 +551,7 @@ def test_transport_as_a_background_job_shows_its_curve_when_it_ends(home):
     clean(at)
     (run,) = RunStore(home / "runs.sqlite").list(kind="transport")
     assert job.runs == [run.id] and run.metrics["task_loss"][1] < run.metrics["task_loss"][0]
-    assert len(at.get("plotly_chart")) == 1 and len(at.get("download_button")) == 1
+    assert len(at.get("plotly_chart")) == 1 and len(downloads(at)) == 1
 
 
 def test_compare_matchers_draws_one_bar_per_run_even_when_runs_share_a_label(home):
@@ -647,3 +652,14 @@ def test_the_lambda_slider_shows_the_model_at_work_on_both_paths(home, tmp_path)
     at = clean(at.run())
     codes = [c.value for c in at.code]
     assert len(codes) == 2 and codes[0] == codes[1]  # both paths start at model A
+
+
+def test_the_projector_view_reaches_every_page_figure(home):
+    at = page("symmetries")
+    at.session_state["view-projector"] = True
+    at = clean(at.run())
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["layout"]["font"]["size"] >= 18
+    plain = clean(page("symmetries").run())
+    assert "size" not in json.loads(plain.get("plotly_chart")[0].proto.spec)["layout"].get("font", {})
+    assert any(b.label == "download as HTML" for b in at.get("download_button"))

@@ -24,12 +24,12 @@ SECTIONS = ["Start", "Align and measure", "Use the alignment", "Three models and
 TITLES = ["Home", "Models", "Symmetries", "Align", "Interpolation", "Compare matchers", "Ablations", "Run history",
           "Jobs", "Merge & transport",
           "Simplex",
-          "Orthogonal corrections"]
+          "Orthogonal corrections", "Where the barrier lives"]
 PAGES = {"models": "The shipped zoo", "symmetries": "What a symmetry does to the weights", "merge": "Merge & transport",
          "align": "Symmetries to use", "interpolation": "Interpolation curves",
          "compare": "Compare matchers", "runs": "Run history", "jobs": "Runs handed to a worker process",
          "ablations": "Ablations", "simplex": "Loss over the simplex of three models",
-         "spectra": "Orthogonal corrections of learned matching"}
+         "spectra": "Orthogonal corrections of learned matching", "anatomy": "Where the barrier lives"}
 
 
 def navigation(page) -> tuple[list[str], list[str]]:

@@ -30,9 +30,9 @@ def curves_figure(curves: list[tuple[str, dict]], title: str = "",
             fig.add_trace(go.Scatter(x=lam, y=c["accuracy"], mode="lines+markers", showlegend=False,
                                      line=dict(color=color, dash=dash), legendgroup=label), row=1, col=2)
     fig.update_xaxes(title_text="λ  (0 = model A, 1 = model B)")
-    fig.update_yaxes(title_text="loss", row=1, col=1)
+    fig.update_yaxes(title_text="loss (nats per prediction)", row=1, col=1)
     if has_acc:
-        fig.update_yaxes(title_text="accuracy", row=1, col=2)
+        fig.update_yaxes(title_text="accuracy (fraction correct)", row=1, col=2)
     fig.update_layout(title=title or None, height=420, margin=dict(l=40, r=20, t=60, b=40),
                       legend=dict(orientation="h", yanchor="bottom", y=-0.35))
     return fig

@@ -8,6 +8,7 @@ import streamlit as st
 
 from symalign.runs.store import Run
 from symalign.runs.table import run_label
+from symalign.ui.figures import show_figure
 from symalign.ui.state import run_store
 
 
@@ -48,7 +49,7 @@ def show_universe(run: Run) -> None:
         i, j = p["pair"]
         col.metric(f"barrier {'ABCDEFGH'[i]} ↔ {'ABCDEFGH'[j]}", f"{p['barrier']:.4f}")
     if pairs:
-        st.plotly_chart(curves_figure([(f"{'ABCDEFGH'[p['pair'][0]]} ↔ {'ABCDEFGH'[p['pair'][1]]}", p["curve"])
+        show_figure(curves_figure([(f"{'ABCDEFGH'[p['pair'][0]]} ↔ {'ABCDEFGH'[p['pair'][1]]}", p["curve"])
                                        for p in pairs]), key=f"universe-fig-{run.id}")
     gaps = run.metrics.get("function_gap", [])
     st.caption(f"Saved as run {run.id} in `{run.artifacts}` (one folder per model, each the same function as "
@@ -74,7 +75,7 @@ def show_simplex(runs: list[Run], key: str) -> None:
     order = method_names()  # the registry's order: none, weight, ..., learned
     runs = sorted(runs, key=lambda r: (order.index(r.method) if r.method in order else len(order), r.created))
     fig = simplex_figures([(f"{r.method} [{r.id[-6:]}]", r.metrics) for r in runs])
-    st.plotly_chart(fig, key=key)
+    show_figure(fig, key=key)
     st.caption("Corners: " + " · ".join(f"**{'ABC'[i]}** = `{m}`" for i, m in enumerate(runs[0].all_models[:3]))
                + ". White dots: grid points in the near-zero region (loss ≤ corner plane + ε); dashed line: its edge.")
     table = pd.DataFrame([{"run": r.id, "method": r.method, "models": " · ".join(r.all_models),
@@ -95,7 +96,7 @@ def show_spectrum(result: dict, key: str) -> None:
     from symalign.ui.explain import spectrum_sentence
 
     st.markdown(spectrum_sentence(result))
-    st.plotly_chart(spectrum_figure(result), key=key)
+    show_figure(spectrum_figure(result), key=key)
     c1, c2 = st.columns(2)
     with c1:
         st.markdown("**per component**")
@@ -143,7 +144,7 @@ def show_sweep(run: Run) -> None:
         if "std" in summary:
             from symalign.plots.ablation import ablation_figure
 
-            st.plotly_chart(ablation_figure(summary, f"{run.label or 'sweep'}: mean ± std over the seed pairs"),
+            show_figure(ablation_figure(summary, f"{run.label or 'sweep'}: mean ± std over the seed pairs"),
                             key=f"sweep-chart-{run.id}")
     cells = pd.DataFrame(m.get("cells", []))
     if not cells.empty:

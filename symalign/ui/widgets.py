@@ -36,7 +36,11 @@ def user_errors() -> Iterator[None]:
 
 def sidebar():
     """The sidebar's captions; returns the slot `show_devices` fills once the page has painted."""
+    from symalign.ui.figures import view_settings
+
     with st.sidebar:
+        st.caption("View")
+        view_settings()
         st.caption("Compute")
         slot = st.empty()
         st.caption(f"Data folder: `{home()}` (runs, uploads; set SYMALIGN_HOME to move it)")

@@ -1,0 +1,32 @@
+"""The projector view (issue #43): every text of a figure at least 18 px and dark, lines thicker, the
+data untouched; the export settings say what the camera button saves."""
+
+from __future__ import annotations
+
+from symalign.plots import curves_figure
+from symalign.plots.presentation import export_config, projector
+
+
+def curve(barrier: float) -> dict:
+    return {"lambdas": [0.0, 0.5, 1.0], "loss": [1.0, 1.0 + barrier, 1.1], "accuracy": [0.9, 0.5, 0.88],
+            "barrier": barrier}
+
+
+def test_projector_view_enlarges_every_text_and_keeps_the_data():
+    fig = curves_figure([("none", curve(1.2)), ("weight", curve(0.1))], methods=["none", "weight"])
+    big = projector(fig)
+    assert big.layout.font.size >= 18 and big.layout.legend.font.size >= 18
+    for axis in (big.layout.xaxis, big.layout.yaxis, big.layout.xaxis2, big.layout.yaxis2):
+        assert axis.tickfont.size >= 18 and axis.title.font.size >= 18
+    assert all(a.font.size >= 18 for a in big.layout.annotations)  # subplot titles
+    assert [list(t.y) for t in big.data] == [list(t.y) for t in fig.data]
+    assert [t.line.color for t in big.data] == [t.line.color for t in fig.data]  # each method keeps its colour
+    assert all(t.line.width >= 3 for t in big.data)
+    assert fig.layout.font.size is None  # the page's own figure is not changed
+    assert "nats" in fig.layout.yaxis.title.text
+
+
+def test_export_settings_name_the_format():
+    assert export_config("svg", "symalign-x")["toImageButtonOptions"] == {"format": "svg", "filename": "symalign-x",
+                                                                         "scale": 1}
+    assert export_config("png", "f")["toImageButtonOptions"]["scale"] == 2
