@@ -30,3 +30,11 @@ def test_export_settings_name_the_format():
     assert export_config("svg", "symalign-x")["toImageButtonOptions"] == {"format": "svg", "filename": "symalign-x",
                                                                          "scale": 1}
     assert export_config("png", "f")["toImageButtonOptions"]["scale"] == 2
+
+
+def test_progress_says_elapsed_time_and_what_is_left():
+    from symalign.ui.widgets import timing
+
+    assert timing(12.0, 1, 100) == "12 s"  # too early to say
+    assert timing(10.0, 25, 100) == "10 s, about 30 s left"
+    assert timing(40.0, 100, 100) == "40 s"

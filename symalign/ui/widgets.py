@@ -187,6 +187,15 @@ def chosen_layers(prefix: str = "") -> str | None:
     return ";".join(entries) or None
 
 
+def timing(elapsed: float, done: int, total: int) -> str:
+    """"12 s, about 30 s left": the part's elapsed time and, once a tenth of it is done, the time
+    left at its rate so far (an estimate the bar revises as it goes)."""
+    text = f"{elapsed:.0f} s"
+    if 0 < done < total and done >= 0.1 * total:
+        text += f", about {elapsed * (total - done) / done:.0f} s left"
+    return text
+
+
 class StreamlitProgress:
     """A phase-aware progress callback drawn as one st.progress bar.
 
@@ -196,13 +205,16 @@ class StreamlitProgress:
     def __init__(self, text: str, interval: float = 0.25):
         self.bar = st.progress(0.0, text=text)
         self.interval, self.last = interval, 0.0
+        self.phase, self.began = None, time.monotonic()
 
     def __call__(self, phase: str, done: int, total: int, note: str | None = None) -> None:
         now = time.monotonic()
+        if phase != self.phase:  # each part's clock starts with it
+            self.phase, self.began = phase, now
         if done < total and now - self.last < self.interval:
             return
         self.last = now
-        text = f"{phase}: {done}/{total}" + (f" · {note}" if note else "")
+        text = f"{phase}: {done}/{total} · {timing(now - self.began, done, total)}" + (f" · {note}" if note else "")
         self.bar.progress(min(1.0, done / max(total, 1)), text=text)
 
     def done(self) -> None:
