@@ -66,3 +66,32 @@ def reproducible(device: torch.device | str) -> Iterator[None]:
         yield
     finally:
         torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+
+
+def threads_for_load(cores: int | None = None) -> int:
+    """CPU threads that leave room for what else is running: the cores minus the 1-minute load
+    average, at least 1. Measured (benchmarks/guided_demo.py, 2 cores): the guided demo took 26 s
+    alone; beside another alignment it took 124 s on 2 threads (four busy threads on two cores spin
+    against each other) and 43 s on 1."""
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):  # not available on this platform
+        return cores
+    busy = round(load) if load >= 0.75 else 0  # an idle machine's background noise is not a user's work
+    return max(1, cores - busy)
+
+
+@contextmanager
+def polite_threads() -> Iterator[int]:
+    """Run the block on `threads_for_load()` torch threads (never more than it had), then restore them."""
+    import torch
+
+    before = torch.get_num_threads()
+    threads = min(before, threads_for_load())
+    torch.set_num_threads(threads)
+    try:
+        yield threads
+    finally:
+        torch.set_num_threads(before)

@@ -94,12 +94,15 @@ _SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("SYMALIGN_APP_SLOT
 def heavy_work(what: str = "this computation") -> Iterator[None]:
     """Run heavy work in one of the app's slots (SYMALIGN_APP_SLOTS, default 1), saying so while
     another session's work holds it."""
+    from symalign.device import polite_threads
+
     if not _SLOTS.acquire(blocking=False):
         note = st.info(f"Waiting for the computation of another visitor to finish before {what} starts…")
         _SLOTS.acquire()
         note.empty()
     try:
-        yield
+        with polite_threads():  # a laptop busy with something else: fewer threads, not a thread fight
+            yield
     finally:
         _SLOTS.release()
 
