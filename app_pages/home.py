@@ -51,8 +51,17 @@ if st.button("Run the guided demo", type="primary", key="demo-run"):
             from symalign.demo import seeds_demo
 
             bar = StreamlitProgress("aligning… (a demo asked before is shown from the run history at once)")
-            st.session_state["demo-runs"] = seeds_demo(a, b, DEMO_DATA[recipe], run_store(), learned_steps=int(steps),
-                                                       data_source=data, progress=bar, reuse=True)
+            landed = iter(st.columns(3))
+            store = run_store()
+
+            def show_landed(run_id):  # each part's result as soon as it is done
+                if run_id:
+                    run = store.get(run_id)
+                    next(landed).metric(run.label.removeprefix("demo: "), f"barrier {run.metrics['barrier']:.3f}")
+
+            st.session_state["demo-runs"] = seeds_demo(a, b, DEMO_DATA[recipe], store, learned_steps=int(steps),
+                                                       data_source=data, progress=bar, reuse=True,
+                                                       on_run=show_landed)
             bar.done()
             status.update(label="2 · two real seeds: done", state="complete", expanded=False)
 

@@ -8,6 +8,7 @@ no alignment, with weight matching and with learned matching."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from symalign.landscape.interpolation import interpolation_curve
@@ -53,20 +54,28 @@ def planted_demo(model: TransformerModel, data, seed: int = 0, max_examples: int
 
 def seeds_demo(a: TransformerModel | str, b: TransformerModel | str, data_spec: str, store: RunStore | None,
                learned_steps: int | None = None, max_examples: int | None = None, data_source=None,
-               progress: PhaseProgress | None = None, reuse: bool = False) -> list[str | None]:
+               progress: PhaseProgress | None = None, reuse: bool = False,
+               on_run: Callable[[str | None], None] | None = None) -> list[str | None]:
     """Vanilla, weight matching (all classes) and learned matching between two seeds, as runs; the
     learned run uses the same defaults as `symalign align --method learned` (the data's steps).
-    `reuse`: the same demo asked before (or at the same time) is answered with its runs."""
+    `reuse`: the same demo asked before (or at the same time) is answered with its runs.
+    `on_run(run_id)`: called as each of the three lands, so a page can show it before the next ends."""
+
+    def landed(run_id: str | None) -> str | None:
+        if on_run is not None:
+            on_run(run_id)
+        return run_id
 
     def compute() -> list[str | None]:
-        ids = [barrier_run(a, b, data=data_spec, max_examples=max_examples, store=store, source="app",
-                           label="demo: no alignment", progress=progress, data_source=data_source)[0]]
+        ids = [landed(barrier_run(a, b, data=data_spec, max_examples=max_examples, store=store, source="app",
+                                  label="demo: no alignment", progress=progress, data_source=data_source)[0])]
         weight = AlignConfig(method="weight", classes=FULL_CLASSES)
-        ids.append(align_run(a, b, weight, max_examples=max_examples, store=store, source="app",
-                             label="demo: weight matching", progress=progress, data_source=data_source).run_id)
+        ids.append(landed(align_run(a, b, weight, max_examples=max_examples, store=store, source="app",
+                                    label="demo: weight matching", progress=progress, data_source=data_source).run_id))
         learned = AlignConfig(method="learned", classes=FULL_CLASSES, data=data_spec, steps=learned_steps)
-        ids.append(align_run(a, b, learned, max_examples=max_examples, store=store, source="app",
-                             label="demo: learned matching", progress=progress, data_source=data_source).run_id)
+        ids.append(landed(align_run(a, b, learned, max_examples=max_examples, store=store, source="app",
+                                    label="demo: learned matching", progress=progress,
+                                    data_source=data_source).run_id))
         return ids
 
     settings = {"data": data_spec, "learned_steps": learned_steps, "max_examples": max_examples}
