@@ -73,10 +73,7 @@ def cmd_attribute(args) -> None:
                                   device=pick_device(args.device), progress=phase(bar.phases, "groups"))
     out = {"a": args.a, "b": args.b, "method": args.method, "data": spec, "split": args.split, "barrier": whole,
            "groups": [g.to_json() for g in groups]}
-    if args.html:
-        attribution_figure(out).write_html(args.html, include_plotlyjs=True)
-    if args.json:
-        print_json(out)
+    if _emitted(args, out, attribution_figure):
         return
     print(f"barrier of the whole path ({args.method}): {whole:.4f}; each group moving alone, the loss it adds "
           "halfway (λ = 0.5) above A's and B's own (and its path's barrier):")
@@ -85,6 +82,15 @@ def cmd_attribute(args) -> None:
               f"rest at B +{g.rise_at_b:.4f} ({g.rest_at_b:.4f})")
     if args.html:
         print(f"figure: {args.html}")
+
+
+def _emitted(args, out: dict, figure) -> bool:
+    """Write --html's figure of `out`; print it as --json (True: the JSON was the output)."""
+    if args.html:
+        figure(out).write_html(args.html, include_plotlyjs=True)
+    if args.json:
+        print_json(out)
+    return bool(args.json)
 
 
 def _swaps(args, a, b, spec: str, data) -> None:
@@ -107,10 +113,7 @@ def _swaps(args, a, b, spec: str, data) -> None:
                                                progress=phase(bar.phases, "swaps"))
     out = {"a": args.a, "b": args.b, "method": args.method, "data": spec, "split": args.split,
            "weight_barrier": weight, "learned_barrier": learned, "swaps": [s.to_json() for s in swaps]}
-    if args.html:
-        swap_figure(out).write_html(args.html, include_plotlyjs=True)
-    if args.json:
-        print_json(out)
+    if _emitted(args, out, swap_figure):
         return
     print(f"barrier with weight matching's transform {weight:.4f}, with {args.method} matching's {learned:.4f}; "
           "each group switched alone to the learned one:")
