@@ -51,7 +51,8 @@ if st.button("Run the guided demo", type="primary", key="demo-run"):
             from symalign.demo import seeds_demo
 
             bar = StreamlitProgress("aligning… (a demo asked before is shown from the run history at once)")
-            landed = iter(st.columns(3))
+            holder = st.empty()  # the runs as they land; cleared once section 2 below shows them all
+            landed = iter(holder.container().columns(3))
             store = run_store()
 
             def show_landed(run_id):  # each part's result as soon as it is done
@@ -62,6 +63,7 @@ if st.button("Run the guided demo", type="primary", key="demo-run"):
             st.session_state["demo-runs"] = seeds_demo(a, b, DEMO_DATA[recipe], store, learned_steps=int(steps),
                                                        data_source=data, progress=bar, reuse=True,
                                                        on_run=show_landed)
+            holder.empty()
             bar.done()
             status.update(label="2 · two real seeds: done", state="complete", expanded=False)
 
