@@ -33,6 +33,7 @@ def action_figure(names: list[str], kinds: list[str], cells: list[list[str]]) ->
                                colorscale=scale, showscale=False, xgap=2, ygap=2,
                                hovertemplate="%{y} · %{x}: %{text}<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
-    fig.update_layout(height=max(300, 24 * len(names) + 80), margin={"t": 30, "b": 30},
+    fig.update_xaxes(side="top")  # the kinds' names above the first rows: a tall grid's first screen shows them
+    fig.update_layout(height=max(300, 24 * len(names) + 80), margin={"t": 80, "b": 30},
                       title="co: rows (G·W) · contra: columns (W·G⁻¹) · diag: elementwise gain")
     return fig

@@ -128,6 +128,12 @@ def apply_preset(name: str, spec: SymmetrySpec, prefix: str = "") -> None:
             st.session_state[key] = chosen.get(kind) == cls and spec.kind_refusals(kind).get(cls) is None
 
 
+# A disabled box (a class the spec refuses) drawn hatched and faint, so it does not read as "off".
+DISABLED_STYLE = ("<style>div[data-testid='stCheckbox'][data-disabled='true'] label > span + div {"
+                  "background: repeating-linear-gradient(45deg, #c8c8c8 0 2px, #f4f4f4 2px 5px) !important;"
+                  "border: 1px dashed #999 !important; opacity: 0.7;}</style>")
+
+
 def toggle_grid(spec: SymmetrySpec, default: str = "permutations", prefix: str = "",
                 blocks: bool = False) -> dict[str, str]:
     """One row per component kind, one checkbox per class; inadmissible classes are disabled and
@@ -174,6 +180,7 @@ def toggle_grid(spec: SymmetrySpec, default: str = "permutations", prefix: str =
         if blocks and kind != "residual":
             row[-1].text_input(f"blocks of {KIND_LABELS[kind]}", key=f"{prefix}blocks:{kind}", placeholder="all",
                                label_visibility="collapsed")
+    st.markdown(DISABLED_STYLE, unsafe_allow_html=True)
     with st.expander("why some boxes are disabled"):
         for reason in dict.fromkeys(reasons):
             st.markdown(f"- {reason}")
