@@ -26,8 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sparse
 import torch
-from scipy.optimize import linear_sum_assignment
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+
+from symalign.match.solvers import assignment
 
 SMALL = 1024  # below this scipy's dense solver takes < 40 ms, about what a certificate costs: certify nothing
 CANDIDATES = 16  # per row, by reduced cost (8: ~3 rounds a warm solve at 3072; 16: ~1-2)
@@ -46,9 +47,8 @@ class Hint:
 
 
 def dense_assignment(cost: torch.Tensor) -> np.ndarray:
-    """perm maximising Σ_i cost[i, perm[i]] (scipy's dense solver)."""
-    rows, cols = linear_sum_assignment(cost.detach().cpu().numpy(), maximize=True)
-    return cols[np.argsort(rows)]
+    """perm maximising Σ_i cost[i, perm[i]] (scipy's dense solver, symalign.match.solvers.assignment)."""
+    return assignment(cost).numpy()
 
 
 def certified_assignment(cost: torch.Tensor, guess: np.ndarray | None = None,
