@@ -94,13 +94,9 @@ if "demo-runs" in st.session_state:
         cols = st.columns(len(runs))
         for col, run in zip(cols, runs):
             col.metric(run_label(run).removeprefix("demo: "), f"barrier {run.metrics['barrier']:.3f}")
-        lam = st.slider("λ: move along the path", 0.0, 1.0, 0.5, 0.05, key="demo-lambda")
-        figure = curves_figure([(run_label(r), r.curve) for r in runs], methods=[r.method for r in runs])
-        figure.add_vline(x=lam, line=dict(color="#444", width=2, dash="dash"), row="all", col="all")
-        show_figure(figure, key="demo-seeds-fig")
-        from symalign.ui.at_lambda import show_at_lambda
+        from symalign.ui.at_lambda import curves_at_lambda
 
-        with st.expander("The model at λ, at work: the unaligned path beside the aligned one", expanded=True):
-            show_at_lambda(runs, lam, key="demo-at")
+        curves_at_lambda(runs, [run_label(r) for r in runs], "demo",
+                         "The model at λ, at work: the unaligned path beside the aligned one")
         st.caption("These runs are in the run history: overlay them on the Interpolation page or "
                    "put them side by side on Compare matchers.")

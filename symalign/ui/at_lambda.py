@@ -15,10 +15,12 @@ PROMPTS = {"causal-lm": "ROMEO:\nBut soft, what light", "masked-lm": "To be or n
 
 @st.cache_resource(max_entries=4, show_spinner="loading the run's models…")
 def _models(model_a: str, model_b: str, artifacts: str):
-    """Canonical A, canonical B (the unaligned path) and the run's aligned B (already in A's basis)."""
+    """Canonical A, canonical B (the unaligned path) and the run's aligned B (already in A's basis);
+    A and B come from the app's model cache, which the other pages share."""
     from symalign.models import canonicalize, load_model
+    from symalign.ui.state import cached_model
 
-    return canonicalize(load_model(model_a)), canonicalize(load_model(model_b)), load_model(artifacts)
+    return canonicalize(cached_model(model_a)), canonicalize(cached_model(model_b)), load_model(artifacts)
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
@@ -49,6 +51,21 @@ def _show(col, work) -> None:
             col.code(work.shown, language=None, wrap_lines=True)
         col.markdown("  \n".join(f"**{_label(t)}** {100 * p:.0f}%" if i == 0 else f"{_label(t)} {100 * p:.0f}%"
                                  for i, (t, p) in enumerate(work.top)))
+
+
+def curves_at_lambda(runs: list[Run], labels: list[str], key: str, title: str) -> None:
+    """The runs' curves with a λ slider: a marker on every curve, and below, in an expander titled
+    `title`, the model at that λ at work (Interpolation and the guided demo)."""
+    from symalign.plots import curves_figure
+    from symalign.ui.figures import show_figure
+
+    lam = st.slider("λ: move along the path", 0.0, 1.0, 0.5, 0.05, key=f"{key}-lambda",
+                    help="the marker on every curve, and the model at this λ below")
+    figure = curves_figure(list(zip(labels, [r.curve for r in runs])), methods=[r.method for r in runs])
+    figure.add_vline(x=lam, line=dict(color="#444", width=2, dash="dash"), row="all", col="all")
+    show_figure(figure, key=f"{key}-fig")
+    with st.expander(title, expanded=True):
+        show_at_lambda(runs, lam, key=f"{key}-at")
 
 
 def show_at_lambda(runs: list[Run], lam: float, key: str) -> None:
