@@ -2,6 +2,7 @@
 
     python benchmarks/results_report.py [--families vit-digits gpt-shakespeare] [--executor auto]
                                         [--ablations lambda-sampling layer-subsets ...]
+                                        [--widths vit-digits gpt-shakespeare [--only-widths]]
                                         [--out docs/results.md] [--points N --max-examples N --steps N]
 
 Runs the `table1` and `components` sweeps for each family (cells already in the run history are
@@ -12,7 +13,9 @@ agrees (decided from the numbers, not written by hand), and an HTML bar chart pe
 weight-matching sweeps, head and residual strategies, data amount, learned start, layer subsets):
 its table (loss barrier mean ± std and ± standard error with n, accuracy barrier) and a chart
 with mean ± std bars; a preset already swept (`symalign sweep --preset NAME --family RECIPE`)
-is read from the run history.
+is read from the run history. `--widths FAMILY ...` adds the barrier against width (the `width`
+preset on the width family, symalign.train.recipes.WIDTHS) with the literature's claim; with
+`--only-widths` only that section of the existing report is rewritten.
 
 `--points`, `--max-examples` and `--steps` shrink the sweeps for a quick check that the report
 regenerates (the test suite does this); such a report says so at its top and is not the one to quote."""
@@ -29,11 +32,12 @@ import torch
 from symalign.runs import RunStore
 from symalign.sweeps import PRESETS, preset_grid, run_sweep
 
-MAIN_PRESETS = ("table1", "components", "quick")  # the report's own tables (and the first look)
+MAIN_PRESETS = ("table1", "components", "quick", "width")  # the report's own tables (and the first look)
 
 # Theus et al., Table 1 (ViT on CIFAR-10, GPT-2 on Tiny Shakespeare): the rows they report.
 PAPER = {"vanilla": (1.69, 2.02), "activation (all)": (1.27, 1.43), "weight (all)": (0.36, 0.34),
          "learned (all)": (0.00, 0.02)}
+WIDTH_HEADING = "## The barrier against width"
 PAPER_COLUMN = {"vit-digits": 0, "gpt-shakespeare": 1}
 PAPER_SETTING = {"vit-digits": "ViT, CIFAR-10", "gpt-shakespeare": "GPT-2, Tiny Shakespeare"}
 
@@ -150,7 +154,35 @@ def ablation_section(family: str, preset: str, summary: list[dict], folder: Path
     return lines + ["", finding(preset, summary), ""]
 
 
-def swept(preset: str, family: str, overrides: dict, executor: str, store: RunStore) -> list[dict]:
+def width_section(families: list[str], overrides: dict, executor: str, store: RunStore, folder: Path) -> list[str]:
+    """The barrier against width (`width` preset) for each family: a table, a chart and the literature's claim."""
+    from symalign.plots.width import width_figure
+    from symalign.sweeps.widths import width_claim, width_table
+
+    lines = [WIDTH_HEADING, "", "Seeds 0 ↔ 1 of each family at each width (`symalign sweep --preset width --family "
+             "RECIPE`; the recipes are the zoo's with only the width changed, the MLP kept in ratio). The share "
+             "closed is of the same width's vanilla barrier.", ""]
+    for family in families:
+        cells = swept("width", family, overrides, executor, store, cells=True)
+        table = width_table(cells)
+        rows = list(dict.fromkeys(table["row"]))
+        chart_path = folder / f"{family}-width.html"
+        width_figure(table.to_dict(orient="records"), dict(zip(cells["row"], cells["method"])),
+                     f"{family}: the barrier against width").write_html(chart_path, include_plotlyjs="cdn")
+        lines += [f"### {family} ([chart](results/{chart_path.name}))", "",
+                  "| width | " + " | ".join(rows) + " |", "|---|" + "---|" * len(rows)]
+        for width, at in table.groupby("width", sort=True):
+            by = {r["row"]: r for r in at.to_dict(orient="records")}
+            lines.append(f"| {width} | " + " | ".join(
+                "–" if r not in by else f"{by[r]['barrier']:.3f}" + ("" if r == "vanilla" else
+                                                                      f" ({100 * by[r]['closed']:.1f}%)")
+                for r in rows) + " |")
+        lines += ["", width_claim(table), ""]
+    return lines
+
+
+def swept(preset: str, family: str, overrides: dict, executor: str, store: RunStore, cells: bool = False):
+    """The preset's summary records (its cells' frame with `cells`), from the run history where it has them."""
     grid = preset_grid(preset, family)
     for key, value in overrides.items():
         setattr(grid, key, value)
@@ -158,7 +190,16 @@ def swept(preset: str, family: str, overrides: dict, executor: str, store: RunSt
     result = run_sweep(grid, executor=executor, store=store,
                        progress=lambda d, t, r: print(f"[{d}/{t}] {r['row']} {r['a']} ↔ {r['b']}: "
                                                      f"{r['barrier']:.4f}", flush=True))
-    return result.summary.to_dict(orient="records")
+    return result.cells if cells else result.summary.to_dict(orient="records")
+
+
+def with_section(report: str, section: str) -> str:
+    """The report with its width section replaced by `section` (appended when it has none)."""
+    start = report.find(WIDTH_HEADING)
+    if start < 0:
+        return report.rstrip("\n") + "\n\n" + section
+    end = report.find("\n## ", start + len(WIDTH_HEADING))
+    return report[:start] + section + (report[end:] if end >= 0 else "")
 
 
 def main() -> None:
@@ -167,6 +208,10 @@ def main() -> None:
     parser.add_argument("--executor", default="auto")
     parser.add_argument("--ablations", nargs="*", default=[], metavar="[FAMILY:]PRESET",
                         help="one-option presets to add a section for (FAMILY:PRESET: for that family only)")
+    parser.add_argument("--widths", nargs="*", default=[], metavar="FAMILY",
+                        help="add the barrier against width for these families (vit-digits, gpt-shakespeare)")
+    parser.add_argument("--only-widths", action="store_true",
+                        help="rewrite only the width section of the existing report (the other sweeps are not run)")
     parser.add_argument("--out", default="docs/results.md")
     parser.add_argument("--points", type=int, help="λ points per curve (default: the sweep's, 21)")
     parser.add_argument("--max-examples", type=int, help="evaluation examples per curve (default: all)")
@@ -181,6 +226,11 @@ def main() -> None:
     out = Path(args.out)
     (out.parent / "results").mkdir(parents=True, exist_ok=True)
     store = RunStore()
+    widths = width_section(args.widths, overrides, args.executor, store, out.parent / "results") if args.widths else []
+    if args.only_widths:
+        out.write_text(with_section(out.read_text() if out.is_file() else "", "\n".join(widths)))
+        print(f"wrote the width section of {out}")
+        return
     sections = []
     for family in args.families:
         tables = {}
@@ -217,7 +267,7 @@ def main() -> None:
               "are about orderings and whether a barrier closes, which is what the paragraphs check.", ""]
     if overrides:
         header[2:2] = [f"**Quick check, not the numbers to quote**: sweeps shrunk to {overrides}.", ""]
-    out.write_text("\n".join(header + sections))
+    out.write_text("\n".join(header + sections + (["\n".join(widths)] if widths else [])))
     print(f"wrote {out}")
 
 

@@ -15,7 +15,8 @@ def add_sweep(sub) -> None:
     from symalign.sweeps.grid import PRESETS
 
     p.add_argument("--preset", help=f"a named grid (docs/sweeps.md): {', '.join(PRESETS)}")
-    p.add_argument("--family", help="with --preset: the zoo recipe whose seeds 0, 1, 2 make the pairs")
+    p.add_argument("--family", help="with --preset: the zoo recipe whose seeds 0, 1, 2 make the pairs (with "
+                   "--preset width: seeds 0 and 1 of the recipe at each of its widths)")
     p.add_argument("--seeds", type=int, nargs="+", default=None, help="matcher seeds for learned/soft rows")
     p.add_argument("--executor", default="auto", choices=EXECUTORS,
                    help="auto: Ray when it is installed, else serial")
@@ -39,6 +40,7 @@ def add_sweep(sub) -> None:
 def cmd_sweep(args) -> None:
     from symalign.sweeps import preset_grid, read_grid, run_sweep
     from symalign.sweeps.grid import OPTION_KEYS
+    from symalign.sweeps.widths import width_table, width_text
 
     if bool(args.file) == bool(args.preset):
         raise SymalignError("sweep takes a sweep file or --preset NAME --family RECIPE (one of the two)")
@@ -66,6 +68,9 @@ def cmd_sweep(args) -> None:
     print(f"{grid.name}: {len(result.cells)} cells ({result.executed} executed, {result.reused} reused from the "
           f"run history) on {result.executor}")
     print(result.summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    widths = width_text(width_table(result.cells))
+    if widths:
+        print(f"\nthe barrier against width (share of the vanilla barrier closed):\n{widths}")
     failed = result.cells[result.cells["error"].notna()]
     for _, row in failed.iterrows():
         print(f"failed: {row['row']}, {row['a']} ↔ {row['b']}, seed {row['seed']}: {row['error']}")

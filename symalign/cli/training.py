@@ -35,7 +35,8 @@ def add_zoo(sub) -> None:
     p = sub.add_parser("zoo", help="list the shipped models (`zoo list`) or retrain them (`zoo build`)")
     p.add_argument("action", choices=("list", "build"))
     p.add_argument("--recipes", nargs="*")
-    p.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
+    p.add_argument("--seeds", nargs="*", type=int, default=None,
+                   help="seeds to train (default: each recipe's own; 0, 1, 2 for most, 0, 1 for the width family)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_zoo)
 

@@ -79,6 +79,10 @@ ANY_METHOD_KEYS = ("layers",)  # AlignConfig settings every method takes (symali
 PRESETS["layer-subsets"] = [("weight (all), every block", "weight", "all")] + [
     (f"weight (all), blocks {text}", "weight", "all", {"layers": text}) for text in (":", "0", "-1", "1:", ":-1")]
 PRESET_HELP["layer-subsets"] = "weight matching on every block, the first, the last, all but one end (Zhang §5.6)"
+# The barrier against width (issue #44): a family's seeds 0 ↔ 1 at each of its widths (symalign.train.recipes.WIDTHS).
+PRESETS["width"] = [("vanilla", "none", "none"), ("weight (all)", "weight", "all"), ("learned (all)", "learned", "all")]
+PRESET_HELP["width"] = ("vanilla, weight and learned (all) on seeds 0 ↔ 1 at each width of vit-digits or "
+                        "gpt-shakespeare (does alignment close more as models widen?)")
 
 
 @dataclass(frozen=True)
@@ -188,11 +192,28 @@ def preset_grid(preset: str, family: str, seeds: list[int] | None = None, models
         raise SymalignError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     if not family:
         raise SymalignError(f"--preset {preset} needs --family RECIPE (e.g. vit-digits)")
-    refs = [f"zoo:{family}/{i}" for i in (models or [0, 1, 2])]
+    pairs = width_pairs(family) if preset == "width" else list(combinations(
+        [f"zoo:{family}/{i}" for i in (models or [0, 1, 2])], 2))
     rows = [_row({"name": name, "method": method, "classes": classes, **(options[0] if options else {})},
                  i, f"preset {preset}", fits=True)
             for i, (name, method, classes, *options) in enumerate(PRESETS[preset], start=1)]
-    return Grid(pairs=list(combinations(refs, 2)), rows=rows, seeds=seeds or [0], name=f"{preset} {family}")
+    return Grid(pairs=pairs, rows=rows, seeds=seeds or [0], name=f"{preset} {family}")
+
+
+def width_pairs(family: str) -> list[tuple[str, str]]:
+    """Seeds 0 ↔ 1 of the family at each width; a family member the zoo lacks is named with how to build it."""
+    from symalign.train.recipes import WIDTHS, width_member
+    from symalign.zoo import manifest
+
+    if family not in WIDTHS:
+        raise SymalignError(f"--preset width: {family!r} has no width family; choose {' or '.join(WIDTHS)}")
+    members = [width_member(family, w) for w in WIDTHS[family]]
+    built = {(e["recipe"], e["seed"]) for e in manifest()["models"]}
+    missing = [m for m in members if not {(m, 0), (m, 1)} <= built]
+    if missing:
+        raise SymalignError(f"the width family of {family} lacks {', '.join(missing)}: build it with `symalign zoo "
+                            f"build --recipes {' '.join(missing)} --seeds 0 1` (minutes on 2 cores)")
+    return [(f"zoo:{m}/0", f"zoo:{m}/1") for m in members]
 
 
 def grid_from_dict(spec: dict, source: str) -> Grid:
@@ -212,7 +233,8 @@ def grid_from_dict(spec: dict, source: str) -> Grid:
         if not rows:
             raise SymalignError(f"{source}: no rows; add [[rows]] tables (name, method, classes) or a preset")
     rows = crossed(rows, spec.get("grid"), source)
-    pairs = _pairs(spec, source)
+    named = "pairs" in spec or "models" in spec or "preset" not in spec
+    pairs = _pairs(spec, source) if named else grid.pairs  # a preset's own pairs unless the file names models
     grid = Grid(pairs=pairs, rows=rows, seeds=spec.get("seeds", [0]), name=str(spec.get("name", Path(source).stem)))
     for key in OPTION_KEYS:
         if key in spec:

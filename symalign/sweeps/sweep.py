@@ -24,6 +24,7 @@ from symalign.runs.records import AlignSettings, SweepSettings
 from symalign.runs.store import Run, RunStore
 from symalign.sweeps.executors import assigned_gpus, check_address, pick_executor, run_cells
 from symalign.sweeps.grid import Cell, Grid
+from symalign.sweeps.widths import width_table
 
 CellProgress = Callable[[int, int, dict], None]  # done, total, the finished cell's row
 
@@ -252,6 +253,9 @@ def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, st
             frame.to_csv(out / "cells.csv", index=False)
             frame.astype({"classes": str}).to_parquet(out / "cells.parquet", index=False)
             summary.to_csv(out / "summary.csv", index=False)
+            widths = width_table(frame)
+            if not widths.empty:
+                widths.to_csv(out / "widths.csv", index=False)
         result = SweepResult(run.id, frame, summary, len(todo), len(cells) - len(todo), executor, out)
         recorded_json = result.to_json()
         run.finish({"cells": recorded_json["cells"], "summary": recorded_json["summary"], "executed": result.executed,

@@ -5,7 +5,7 @@ two on 2 CPU cores and two seeds show a clearly positive vanilla barrier."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,7 @@ class Recipe:
     # A fine-tune: start from this model instead of random weights ("{seed}": the seed's own, e.g. each seed of a
     # pre-trained recipe). A family other than the model's keeps its body and starts a new head (a classifier).
     init: str | None = None
+    seeds: tuple[int, ...] = (0, 1, 2)  # what `symalign zoo build` trains when no --seeds are given
 
 
 RECIPES: dict[str, Recipe] = {r.name: r for r in (
@@ -81,6 +82,28 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in (
            steps=5000, batch_size=64, lr=1e-3, weight_decay=0.1, schedule="cosine", cpu=False,
            description="paper recipe (GPU): GPT-2 6×256, 4 heads, character level on the plays"),
 )}
+
+# The width family (issue #44): a zoo recipe at other residual widths, all else kept (depth, heads, data,
+# steps; the MLP keeps its ratio to the width), two seeds each. Its member at the base width is the base
+# recipe itself (its seeds 0 and 1), so nothing is trained twice. `symalign sweep --preset width` reads it.
+WIDTHS: dict[str, tuple[int, ...]] = {"vit-digits": (16, 32, 64, 128), "gpt-shakespeare": (32, 64, 128, 256)}
+
+
+def width_member(base: str, width: int) -> str:
+    """The recipe name of `base` at `width` (the base recipe itself at its own width)."""
+    return base if width == RECIPES[base].model["width"] else f"{base}-w{width}"
+
+
+def _widened(base: Recipe, width: int) -> Recipe:
+    model = {**base.model, "width": width, "mlp": base.model["mlp"] * width // base.model["width"]}
+    return replace(base, name=f"{base.name}-w{width}", model=model, seeds=(0, 1),
+                   description=f"{base.name} at width {width} (MLP {model['mlp']}, {model['heads']} heads; "
+                               f"the width family: `symalign sweep --preset width --family {base.name}`)")
+
+
+RECIPES.update({r.name: r for r in (_widened(RECIPES[base], w) for base, widths in WIDTHS.items() for w in widths
+                                    if w != RECIPES[base].model["width"])})
+WIDTH_OF: dict[str, int] = {width_member(base, w): w for base, widths in WIDTHS.items() for w in widths}
 
 # The zoo recipes Home's guided demo offers, with their data (read without importing torch).
 DEMO_DATA = {name: RECIPES[name].data for name in ("vit-digits", "gpt-shakespeare")}

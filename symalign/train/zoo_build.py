@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import json
 
-from symalign.train.loop import train
+from symalign.train.loop import recipe_named, train
 from symalign.zoo import add_entry, zoo_dir
 
 
-def build(recipes: list[str], seeds: list[int], progress=None) -> list[dict]:
-    """Train each recipe for each seed into the zoo and record it."""
+def build(recipes: list[str], seeds: list[int] | None = None, progress=None) -> list[dict]:
+    """Train each recipe for each seed (default: the recipe's own seeds) into the zoo and record it."""
     records = []
     for recipe in recipes:
-        for seed in seeds:
+        for seed in seeds if seeds is not None else recipe_named(recipe).seeds:
             folder = zoo_dir() / recipe / str(seed)
             record = train(recipe, seed, folder, progress=progress)
             record["command"] = f"symalign train {recipe} --seed {seed} --out assets/zoo/{recipe}/{seed}"

@@ -124,6 +124,21 @@ def barrier_colour(value: float, top: float) -> str:
     return f"background-color: rgba({int(60 + 180 * t)}, {int(170 - 110 * t)}, 90, 0.35)"
 
 
+def _show_widths(cells, run: Run) -> None:
+    """A sweep over a width family: the barrier and the share closed against width (issue #44)."""
+    from symalign.plots.width import width_figure
+    from symalign.sweeps.widths import width_table
+
+    table = width_table(cells) if not cells.empty else None
+    if table is None or table.empty:
+        return
+    methods = dict(zip(cells["row"], cells["method"]))
+    st.markdown("**The barrier against width.** Each point is the seed pair at one width; the right panel is the "
+                "share of that width's vanilla barrier each alignment removes. The literature finds that linear "
+                "mode connectivity after alignment emerges as models widen: the share should rise with width.")
+    show_figure(width_figure(table.to_dict(orient="records"), methods), key=f"sweep-widths-{run.id}")
+
+
 def show_sweep(run: Run) -> None:
     """A sweep run: the ablation table (rows × pairs, mean ± std) and every cell with its run."""
     import pandas as pd
@@ -147,6 +162,7 @@ def show_sweep(run: Run) -> None:
             show_figure(ablation_figure(summary, f"{run.label or 'sweep'}: mean ± std over the seed pairs"),
                             key=f"sweep-chart-{run.id}")
     cells = pd.DataFrame(m.get("cells", []))
+    _show_widths(cells, run)
     if not cells.empty:
         st.dataframe(cells, hide_index=True, width="stretch")
         st.download_button("download cells (CSV)", cells.to_csv(index=False), file_name=f"sweep-{run.id}.csv",
