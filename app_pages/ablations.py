@@ -5,7 +5,7 @@ import streamlit as st
 from symalign.match.matchers import matcher
 from symalign.sweeps import PRESETS, preset_grid, run_sweep
 from symalign.sweeps.grid import PRESET_HELP, Grid
-from symalign.ui.jobs import follow_job, submit_job
+from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.runs import show_sweep
 from symalign.ui.session import heavy_work
 from symalign.ui.state import run_store
@@ -59,6 +59,7 @@ with user_errors():
             bar.done()
         st.session_state["ablations-last"] = [result.run_id]
 
+resume_job(("sweep",), "ablations-last")  # this browser's job still under way, after a reload
 if "ablations-last-job" in st.session_state:
     with user_errors():
         follow_job(st.session_state["ablations-last-job"], "ablations-last")

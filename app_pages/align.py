@@ -18,7 +18,7 @@ from symalign.runs.execute import align_then_vanilla
 from symalign.runs.many import align_many_run
 from symalign.runs.table import run_label
 from symalign.ui.figures import show_figure
-from symalign.ui.jobs import follow_job, submit_job
+from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.option_widgets import option_widgets
 from symalign.ui.runs import show_universe
 from symalign.ui.session import heavy_work
@@ -51,11 +51,17 @@ with user_errors():
         st.stop()
     model_a, model_b = cached_model(ref_a), cached_model(ref_b)
     model_c = cached_model(ref_c) if third else None
-    if model_c is not None:  # a universe needs one shape
-        check_compatible(model_a, model_b)
-        check_compatible(model_a, model_c)
-    else:
-        check_pair(model_a, model_b)
+    mismatch = None  # a pair that cannot be aligned: said beside the pickers, the form stays (issue #43)
+    try:
+        if model_c is not None:  # a universe needs one shape
+            check_compatible(model_a, model_b)
+            check_compatible(model_a, model_c)
+        else:
+            check_pair(model_a, model_b)
+    except SymalignError as exc:
+        mismatch = str(exc)
+        columns[-1].error(f"{mismatch}. Pick another model to align; the settings below are kept.")
+    if mismatch is None and model_c is None:
         if not same_widths(model_a, model_b):
             st.info(f"Models of different widths ({width_summary(model_a)} vs {width_summary(model_b)}): the "
                     "narrower one is embedded in the wider one's basis first, with the same function (its new "
@@ -113,7 +119,8 @@ with user_errors():
             pass  # the data does not fit: the run says so in one line
     background = st.checkbox("run in the background", key="align-background",
                              help="a job in a worker process: it goes on when you leave this page (see Jobs)")
-    clicked = st.button("Align", type="primary", key="align-go")
+    clicked = st.button("Align", type="primary", key="align-go", disabled=mismatch is not None,
+                        help=f"not this pair: {mismatch}" if mismatch else None)
     if clicked and background:
         n = int(max_examples) or None
         if third:
@@ -148,6 +155,7 @@ with user_errors():
             bar.done()
             st.session_state["align-last"] = ids
 
+resume_job(("align", "align-many"), "align-last")  # this browser's job still under way, after a reload
 if "align-last-job" in st.session_state:
     with user_errors():
         follow_job(st.session_state["align-last-job"], "align-last")

@@ -5,6 +5,7 @@ import streamlit as st
 from symalign.plots import barrier_bars
 from symalign.runs.table import headline_barrier, runs_table
 from symalign.ui.figures import show_figure
+from symalign.ui.permalink import initial_list, show_permalink
 from symalign.ui.runs import run_filters
 from symalign.ui.widgets import user_errors
 
@@ -14,6 +15,15 @@ with user_errors():
     runs = [r for r in run_filters("compare") if r.state == "done" and headline_barrier(r) is not None]
     if not runs:
         st.info("No finished runs with a barrier yet: run the guided demo on Home or align two models.")
+        st.stop()
+    labels = {r.id: f"{r.id[-6:]} · {r.label or r.method} · {r.model_a} ↔ {r.model_b}" for r in runs}
+    linked = initial_list("compare-runs", "runs", list(labels))
+    chosen = st.multiselect("runs to compare", list(labels), default=linked or list(labels), key="compare-runs",
+                            format_func=labels.get)
+    everything = set(chosen) == set(labels)
+    runs = [r for r in runs if r.id in chosen]
+    if not runs:
+        st.info("Pick at least one run.")
         st.stop()
     table = runs_table(runs)
     pairs = sorted(set(table["models"]))
@@ -31,3 +41,5 @@ with user_errors():
     show_figure(barrier_bars(table), key="compare-fig")
     st.download_button("download CSV", table.to_csv(index=False).encode(), "symalign-runs.csv", "text/csv",
                        key="compare-csv")
+    show_permalink("compare", {**st.session_state["compare-filters"],
+                               "runs": None if everything else ",".join(r.id for r in runs)})

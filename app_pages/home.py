@@ -5,7 +5,7 @@ import streamlit as st
 from symalign.data import learned_defaults
 from symalign.train.recipes import DEMO_DATA
 from symalign.ui.figures import show_figure
-from symalign.ui.widgets import StreamlitProgress, user_errors
+from symalign.ui.widgets import user_errors
 
 # Home is the first page a visitor sees: torch, plotly and pandas load only once the demo runs or
 # its results are shown (benchmarks/first_paint.py).
@@ -38,34 +38,39 @@ steps = right.number_input("learned matching steps", 10, 20_000, learned_default
                                 "(600 for images: ~25 s for vit-digits on 2 CPU cores; 300 for text: ~1 min)")
 
 if st.button("Run the guided demo", type="primary", key="demo-run"):
+    from symalign.ui.jobs import submit_or_join
     from symalign.ui.session import heavy_work
-    from symalign.ui.state import cached_data, cached_model, cached_planted_demo, run_store
+    from symalign.ui.state import cached_planted_demo
 
-    with user_errors(), heavy_work("the demo"):
-        data = cached_data(DEMO_DATA[recipe])
-        a, b = cached_model(f"zoo:{recipe}/0"), cached_model(f"zoo:{recipe}/1")
-        with st.status("1 · planting a symmetry in one model and undoing it…", expanded=True) as status:
+    with user_errors():
+        # part 2 is a background job, so it goes on if this tab closes or reloads (the page picks it up
+        # again); an identical demo already under way is joined, and parts asked before are reused
+        request = {"recipe": recipe, "data": DEMO_DATA[recipe], "steps": int(steps)}
+        st.session_state["demo-job"] = submit_or_join("demo", request, label=f"guided demo: {recipe}")
+        st.session_state.pop("demo-runs", None)
+        with heavy_work("the demo"), st.status("1 · planting a symmetry in one model and undoing it…",
+                                               expanded=True) as status:
             st.session_state["demo-planted"] = (recipe, cached_planted_demo(f"zoo:{recipe}/0", DEMO_DATA[recipe]))
             status.update(label="1 · planted symmetry: done", state="complete", expanded=False)
-        with st.status("2 · two real seeds: vanilla, weight matching, learned matching…", expanded=True) as status:
-            from symalign.demo import seeds_demo
 
-            bar = StreamlitProgress("aligning… (a demo asked before is shown from the run history at once)")
-            holder = st.empty()  # the runs as they land; cleared once section 2 below shows them all
-            landed = iter(holder.container().columns(3))
-            store = run_store()
+if "demo-job" not in st.session_state and "demo-runs" not in st.session_state:
+    from symalign.ui.demo_job import demo_to_resume
 
-            def show_landed(run_id):  # each part's result as soon as it is done
-                if run_id:
-                    run = store.get(run_id)
-                    next(landed).metric(run.label.removeprefix("demo: "), f"barrier {run.metrics['barrier']:.3f}")
+    resumed = demo_to_resume()  # a demo this browser started (or anyone's, still running) before a reload
+    if resumed is not None:
+        st.session_state["demo-job"] = resumed
 
-            st.session_state["demo-runs"] = seeds_demo(a, b, DEMO_DATA[recipe], store, learned_steps=int(steps),
-                                                       data_source=data, progress=bar, reuse=True,
-                                                       on_run=show_landed)
-            holder.empty()
-            bar.done()
-            status.update(label="2 · two real seeds: done", state="complete", expanded=False)
+if "demo-job" in st.session_state:
+    from symalign.ui.demo_job import follow_demo
+
+    follow_demo(st.session_state["demo-job"])
+
+if "demo-runs" in st.session_state and "demo-planted" not in st.session_state:  # a demo picked up after a reload
+    from symalign.ui.state import cached_planted_demo
+
+    with user_errors():
+        done = st.session_state["demo-recipe-done"]
+        st.session_state["demo-planted"] = (done, cached_planted_demo(f"zoo:{done}/0", DEMO_DATA[done]))
 
 if "demo-planted" in st.session_state or "demo-runs" in st.session_state:
     from symalign.plots import curves_figure

@@ -5,6 +5,7 @@ import streamlit as st
 from symalign.plots.curves import distinct_labels
 from symalign.runs.table import run_label, runs_table
 from symalign.ui.at_lambda import curves_at_lambda
+from symalign.ui.permalink import show_permalink
 from symalign.ui.runs import pick_runs_with_curves, run_filters
 from symalign.ui.widgets import user_errors
 
@@ -18,6 +19,7 @@ with user_errors():
     if runs:
         labels = distinct_labels([run_label(r) for r in runs], [r.id for r in runs])  # one legend entry per run
         curves_at_lambda(runs, labels, "interp", "The model at λ, at work")
+        show_permalink("interpolation", {**st.session_state["interp-filters"], "runs": ",".join(r.id for r in runs)})
         table = runs_table(runs)[["run", "model_a", "model_b", "barrier", "barrier_mean", "accuracy_barrier",
                                   "loss_at_half", "endpoint_loss_a", "endpoint_loss_b"]]
         st.dataframe(table.rename(columns={"barrier": "barrier (above endpoint line)",

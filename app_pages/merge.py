@@ -13,7 +13,7 @@ from symalign.plots import transport_figure
 from symalign.runs.merging import merge_run, transport_run
 from symalign.runs.table import run_label
 from symalign.ui.figures import show_figure
-from symalign.ui.jobs import follow_job, submit_job
+from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_model, run_store
 from symalign.ui.widgets import StreamlitProgress, data_field, model_picker, user_errors
@@ -89,6 +89,7 @@ def merge_section() -> None:
                                 base=base, parameters=parameters)
                 bar.done()
             st.session_state["merge-last"] = [run.run_id]
+    resume_job(("merge",), "merge-last")  # this browser's job still under way, after a reload
     if "merge-last-job" in st.session_state:
         follow_job(st.session_state["merge-last-job"], "merge-last")
     if st.session_state.get("merge-last"):
@@ -136,6 +137,7 @@ def transport_section() -> None:
                                     how_align, store=run_store(), source="app", progress=bar)
                 bar.done()
             st.session_state["transport-last"] = [run.run_id]
+    resume_job(("transport",), "transport-last")
     if "transport-last-job" in st.session_state:
         follow_job(st.session_state["transport-last-job"], "transport-last")
     if st.session_state.get("transport-last"):

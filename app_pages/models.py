@@ -10,7 +10,7 @@ from symalign.models.upload import import_upload
 from symalign.train.loop import train
 from symalign.train.recipes import RECIPES
 from symalign.ui.catalog import user_table, zoo_table
-from symalign.ui.jobs import follow_job, submit_job
+from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.session import access, folder_bytes, heavy_work, own_uploads_dir, uploads_root
 from symalign.ui.state import cached_model
 from symalign.ui.widgets import StreamlitProgress, user_errors
@@ -102,6 +102,7 @@ with train_tab:
                         train(recipe, int(seed), out, steps=int(steps), progress=lambda d, t, loss: bar("train", d, t))
                         bar.done()
                     st.session_state["train-last"] = []
+        resume_job(("train",), "train-last")  # this browser's job still under way, after a reload
         if "train-last-job" in st.session_state:
             with user_errors():
                 follow_job(st.session_state["train-last-job"], "train-last")

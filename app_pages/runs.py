@@ -5,6 +5,7 @@ import streamlit as st
 from symalign.plots import curves_figure
 from symalign.runs.table import HISTORY_COLUMNS, flat_table, run_label, runs_table
 from symalign.ui.figures import show_figure
+from symalign.ui.permalink import show_permalink
 from symalign.ui.runs import run_filters, show_simplex, show_spectrum, show_sweep, show_universe
 from symalign.ui.session import access, session_id
 from symalign.ui.state import run_store
@@ -29,6 +30,7 @@ with user_errors():
     chosen = st.selectbox("open a run", list(labels), format_func=labels.get, key="history-open")
     run = store.get(chosen)
     st.subheader(run_label(run))
+    show_permalink("runs", {"run": run.id})
     if run.error:
         st.error(run.error)
     if run.state == "interrupted":

@@ -9,7 +9,7 @@ from symalign.match.config import AlignConfig
 from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
 from symalign.runs.many import simplex_run
-from symalign.ui.jobs import follow_job, submit_job
+from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.runs import show_simplex, simplex_runs
 from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
@@ -89,6 +89,7 @@ with user_errors():
             bar.done()
         st.session_state["simplex-last"] = ids
 
+resume_job(("simplex",), "simplex-last")  # this browser's job still under way, after a reload
 if "simplex-last-job" in st.session_state:
     with user_errors():
         follow_job(st.session_state["simplex-last-job"], "simplex-last")

@@ -66,17 +66,25 @@ def seeds_demo(a: TransformerModel | str, b: TransformerModel | str, data_spec: 
             on_run(run_id)
         return run_id
 
+    settings = {"data": data_spec, "learned_steps": learned_steps, "max_examples": max_examples}
+
+    def part(what: str, compute: Callable[[], str | None]) -> str | None:
+        # each part is answered on its own, so a demo cut off half-way (a closed tab, a stopped
+        # worker) is finished, not recomputed, when it is asked again
+        return landed(answered(store, reuse, f"demo-seeds: {what}", [a, b], settings, lambda: [compute()])[0])
+
     def compute() -> list[str | None]:
-        ids = [landed(barrier_run(a, b, data=data_spec, max_examples=max_examples, store=store, source="app",
-                                  label="demo: no alignment", progress=progress, data_source=data_source)[0])]
+        ids = [part("none", lambda: barrier_run(a, b, data=data_spec, max_examples=max_examples, store=store,
+                                                source="app", label="demo: no alignment", progress=progress,
+                                                data_source=data_source)[0])]
         weight = AlignConfig(method="weight", classes=FULL_CLASSES)
-        ids.append(landed(align_run(a, b, weight, max_examples=max_examples, store=store, source="app",
-                                    label="demo: weight matching", progress=progress, data_source=data_source).run_id))
+        ids.append(part("weight", lambda: align_run(a, b, weight, max_examples=max_examples, store=store, source="app",
+                                                    label="demo: weight matching", progress=progress,
+                                                    data_source=data_source).run_id))
         learned = AlignConfig(method="learned", classes=FULL_CLASSES, data=data_spec, steps=learned_steps)
-        ids.append(landed(align_run(a, b, learned, max_examples=max_examples, store=store, source="app",
-                                    label="demo: learned matching", progress=progress,
-                                    data_source=data_source).run_id))
+        ids.append(part("learned", lambda: align_run(a, b, learned, max_examples=max_examples, store=store,
+                                                     source="app", label="demo: learned matching", progress=progress,
+                                                     data_source=data_source).run_id))
         return ids
 
-    settings = {"data": data_spec, "learned_steps": learned_steps, "max_examples": max_examples}
     return answered(store, reuse, "demo-seeds", [a, b], settings, compute)

@@ -15,6 +15,7 @@ from job_support import wait_for_job
 from streamlit.testing.v1 import AppTest
 
 from symalign.cli import main
+from symalign.jobs.queue import JobQueue
 from symalign.runs import RunStore
 from symalign.zoo import resolve_zoo
 
@@ -34,8 +35,8 @@ def page(name: str, timeout: float = 120) -> AppTest:
 
 
 def downloads(at: AppTest) -> list:
-    """The page's own download buttons (every figure also has its "download as HTML")."""
-    return [d for d in at.get("download_button") if not d.key.endswith("-html")]
+    """The page's own download buttons (every figure also has its HTML, SVG and PDF downloads)."""
+    return [d for d in at.get("download_button") if not d.key.endswith(("-html", "-svg", "-pdf"))]
 
 
 def clean(at: AppTest) -> AppTest:
@@ -113,7 +114,13 @@ def test_mismatched_models_get_one_message(home):
     at = clean(page("align").run())
     at.selectbox(key="align-a").set_value("zoo:vit-digits/0")
     at.selectbox(key="align-b").set_value("zoo:gpt-shakespeare/0").run()
-    assert "different architectures" in clean(at).error[0].value
+    (error,) = clean(at).error
+    assert "different architectures" in error.value
+    # the form stays (issue #43: it vanished), its Align button disabled with the reason
+    assert at.button(key="align-go").disabled and "different architectures" in at.button(key="align-go").help
+    assert at.selectbox(key="align-method").value == "weight"
+    at.selectbox(key="align-b").set_value("zoo:vit-digits/1").run()
+    assert not clean(at).error and not at.button(key="align-go").disabled
 
 
 @pytest.mark.slow
@@ -258,6 +265,14 @@ def test_guided_demo_plants_a_symmetry_and_removes_it(home):
     at.number_input(key="demo-steps-vit-digits").set_value(20)
     at.button(key="demo-run").click().run()
     clean(at)
+    queue = JobQueue(home / "runs.sqlite")
+    (job,) = queue.list()  # part 2 runs as a job: it survives a closed tab
+    job_id = job.id
+    other = clean(page("home").run())  # another tab (a reload) opened while it runs picks it up
+    if queue.get(job_id).state == "running":  # (20 steps can end before; test_browser closes a tab for real)
+        assert other.session_state["demo-job"] == job_id
+    assert wait_for_job(home, job_id).state == "done"
+    at = clean(at.run())  # the panel sees the job done and shows its runs
     assert not at.error, [e.value for e in at.error]
     m = {x.label: x.value for x in at.metric}
     assert float(m["max |Δ logit| between A and T(A)"]) < 1e-4
@@ -266,6 +281,13 @@ def test_guided_demo_plants_a_symmetry_and_removes_it(home):
     # the λ slider: the model halfway classifies one digit on each path, its probabilities shown
     shown = [x.value for x in at.markdown if "%" in x.value and "**" in x.value]
     assert len(shown) == 2, [x.value for x in at.markdown]
+    # asked again (another visitor, the same seeded demo): answered from the history, nothing recomputed
+    again = clean(page("home", timeout=300).run())
+    assert "demo-job" not in again.session_state  # a finished demo is not another visitor's to resume
+    again.number_input(key="demo-steps-vit-digits").set_value(20)
+    again.button(key="demo-run").click().run()
+    assert wait_for_job(home, again.session_state["demo-job"]).runs == wait_for_job(home, job_id).runs
+    assert len(RunStore(home / "runs.sqlite").list(state="done")) == 3
 
 
 def _zip(entries: dict[str, bytes]) -> bytes:
@@ -407,6 +429,13 @@ def test_a_background_job_from_the_align_page_finishes_while_the_user_is_elsewhe
     job_id = at.session_state["align-last-job"]
     queue = JobQueue(home / "runs.sqlite")
     assert queue.get(job_id).state in ("queued", "running")
+    reloaded = page("align")  # the same browser reloads (the session id is the browser's): it follows the job
+    reloaded.session_state["symalign-session"] = at.session_state["symalign-session"]
+    reloaded = clean(reloaded.run())
+    stranger = clean(page("align").run())  # another visitor does not
+    if queue.get(job_id).state in ("queued", "running"):
+        assert reloaded.session_state["align-last-job"] == job_id
+    assert "align-last-job" not in stranger.session_state
     for name in ("runs", "compare", "models"):  # the user wanders off; the page scripts end, the job does not
         clean(page(name).run())
     job = wait_for_job(queue, job_id)
@@ -646,11 +675,11 @@ def test_the_lambda_slider_shows_the_model_at_work_on_both_paths(home, tmp_path)
     at = clean(page("interpolation").run())
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert any(s.get("type") == "line" and s.get("x0") == 0.5 for s in spec["layout"]["shapes"])
-    codes = [c.value for c in at.code]
+    codes = [c.value for c in at.code if not c.value.startswith("http")]  # not the page's link
     assert len(codes) == 2 and codes[0] != codes[1] and all(c.startswith("ROMEO:") for c in codes)
     at.slider(key="interp-lambda").set_value(0.0)
     at = clean(at.run())
-    codes = [c.value for c in at.code]
+    codes = [c.value for c in at.code if not c.value.startswith("http")]
     assert len(codes) == 2 and codes[0] == codes[1]  # both paths start at model A
 
 
@@ -663,3 +692,26 @@ def test_the_projector_view_reaches_every_page_figure(home):
     plain = clean(page("symmetries").run())
     assert "size" not in json.loads(plain.get("plotly_chart")[0].proto.spec)["layout"].get("font", {})
     assert any(b.label == "download as HTML" for b in at.get("download_button"))
+
+
+def test_a_compare_link_opens_the_same_runs_and_filters_in_a_fresh_session(home):
+    """Issue #43: every page state has a permalink. Compare with two of three runs picked and a filter
+    set puts both in the address; opening that address in a new session shows the same two runs."""
+    for b in ("zoo:vit-digits/1", "zoo:vit-digits/2"):
+        assert main(["barrier", "zoo:vit-digits/0", b, "--max-examples", "32", "--points", "3"]) == 0
+    assert main(["barrier", "zoo:vit-digits/1", "zoo:vit-digits/2", "--max-examples", "32", "--points", "3"]) == 0
+    runs = RunStore(home / "runs.sqlite").list()
+    at = clean(page("compare").run())
+    assert len(at.multiselect(key="compare-runs").value) == 3
+    at.text_input(key="compare-model").set_value("vit-digits/0").run()
+    picked = [r.id for r in runs if r.model_a == "zoo:vit-digits/0"][:1]
+    at.multiselect(key="compare-runs").set_value(picked).run()
+    (link,) = [c.value for c in clean(at).code if c.value.startswith("http")]
+    assert "/compare?" in link and f"runs={picked[0]}" in link and "model=vit-digits%2F0" in link
+    fresh = page("compare")
+    for key, value in dict(at.query_params).items():
+        fresh.query_params[key] = value
+    fresh = clean(fresh.run())
+    assert fresh.text_input(key="compare-model").value == "vit-digits/0"
+    assert fresh.multiselect(key="compare-runs").value == picked
+    assert len(fresh.dataframe[0].value) == 1  # the table holds the linked run alone

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from browser_support import chromium, require_chromium, served_app
@@ -84,6 +85,17 @@ def test_a_run_link_opens_that_run_and_an_unknown_path_gives_home(tmp_path):
         assert_app_navigation(page)
         page.get_by_role("heading", name=f"vanilla [{older[-6:]}]").wait_for(timeout=30_000)
         assert page.get_by_role("heading", name=f"vanilla [{ids[1][-6:]}]").count() == 0
+        assert page.get_by_text(f"/runs?run={older}").count() >= 1  # the link shown with its copy button
+        # the run's figure downloads as SVG and PDF files (issue #43), drawn when clicked
+        for fmt, start in (("SVG", b"<svg"), ("PDF", b"%PDF")):
+            with page.expect_download(timeout=60_000) as download:
+                page.get_by_role("button", name=fmt, exact=True).first.click()
+            path = download.value.path()
+            assert Path(path).read_bytes().startswith(start), fmt
+        # a Compare link with one run picked opens that run alone in another browser
+        compare = browser.new_context(viewport={"width": 1400, "height": 1400}).new_page()
+        compare.goto(f"{url}/compare?runs={older}")
+        compare.get_by_text("1 runs over 1 model pairs").first.wait_for(timeout=60_000)
         lost = browser.new_context().new_page()
         lost.goto(f"{url}/no-such-page")
         lost.get_by_text("Guided demo", exact=True).wait_for(timeout=60_000)

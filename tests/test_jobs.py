@@ -204,3 +204,49 @@ def test_a_merge_job_records_the_merge_the_foreground_computes(queue):
     here = merge_models([load_model(m) for m in request["models"]], "weight", "average", "digits", max_examples=128)
     assert run.kind == "merge" and run.metrics["merged"]["loss"] == pytest.approx(here.report["merged"]["loss"],
                                                                                   abs=1e-6)
+
+
+class _CutOff(Exception):
+    pass
+
+
+def test_a_demo_cut_off_after_its_first_part_finishes_it_without_recomputing(queue):
+    """Issue #43: a closed tab stopped the demo, and asking again recomputed its finished parts (the
+    history then held "no alignment" twice). Each part is now answered on its own."""
+    from symalign.demo import seeds_demo
+
+    store = RunStore(queue.path)
+    landed = []
+
+    def cut_after_first(run_id):
+        landed.append(run_id)
+        raise _CutOff()
+
+    with pytest.raises(_CutOff):
+        seeds_demo("zoo:vit-digits/0", "zoo:vit-digits/1", "digits", store, learned_steps=5, max_examples=64,
+                   reuse=True, on_run=cut_after_first)
+    ids = seeds_demo("zoo:vit-digits/0", "zoo:vit-digits/1", "digits", store, learned_steps=5, max_examples=64,
+                     reuse=True)
+    assert ids[0] == landed[0] and len(set(ids)) == 3
+    assert sorted(r.id for r in store.list(state="done")) == sorted(ids)  # each part once in the history
+
+
+def test_a_demo_job_lists_each_run_as_it_lands_and_an_identical_request_finds_it(queue):
+    request = {"recipe": "vit-digits", "data": "digits", "steps": 5}
+    job_id = queue.submit("demo", request, owner="browser-1")
+    assert queue.find("demo", request).id == job_id  # a second click joins it instead of queueing another
+    assert queue.find("demo", {**request, "steps": 6}) is None
+    seen = []
+    ensure_worker(queue, idle_exit=5)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        job = queue.get(job_id)
+        seen.append(len(job.runs))
+        if job.state in ("done", "failed"):
+            break
+        time.sleep(0.1)
+    assert job.state == "done", job.error
+    assert len(job.runs) == 3 and any(0 < n < 3 for n in seen)  # runs appeared before the job ended
+    assert queue.find("demo") is None and queue.find("demo", states=("done",)).id == job_id
+    labels = [RunStore(queue.path).get(r).label for r in job.runs]
+    assert labels == ["demo: no alignment", "demo: weight matching", "demo: learned matching"]

@@ -3,8 +3,12 @@ data untouched; the export settings say what the camera button saves."""
 
 from __future__ import annotations
 
+import os
+
+import pytest
+
 from symalign.plots import curves_figure
-from symalign.plots.presentation import export_config, projector
+from symalign.plots.presentation import export_config, projector, static_export_missing
 
 
 def curve(barrier: float) -> dict:
@@ -38,3 +42,27 @@ def test_progress_says_elapsed_time_and_what_is_left():
     assert timing(12.0, 1, 100) == "12 s"  # too early to say
     assert timing(10.0, 25, 100) == "10 s, about 30 s left"
     assert timing(40.0, 100, 100) == "40 s"
+
+
+@pytest.mark.slow
+def test_a_figure_is_written_as_svg_and_pdf_files_with_its_data():
+    """The SVG and PDF downloads under every figure (issue #43): real vector files, drawn by kaleido
+    through the installed Chromium (CI installs it; without it the buttons are disabled with why)."""
+    missing = static_export_missing()
+    if missing:
+        if os.environ.get("SYMALIGN_REQUIRE_BROWSER") == "1":
+            raise AssertionError(missing)
+        pytest.skip(missing)
+    fig = curves_figure([("no alignment", curve(1.2)), ("weight matching", curve(0.1))], methods=["none", "weight"])
+    svg = fig.to_image(format="svg").decode()
+    assert svg.startswith("<svg") and "weight matching" in svg and "nats" in svg
+    pdf = fig.to_image(format="pdf")
+    assert pdf.startswith(b"%PDF") and len(pdf) > 2000
+
+
+def test_static_export_says_what_is_missing(monkeypatch):
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.delenv("BROWSER_PATH", raising=False)
+    assert "Chromium" in static_export_missing()

@@ -104,7 +104,22 @@ def sweep_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     return [result.run_id]
 
 
+def demo_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
+    """Part 2 of Home's guided demo (two zoo seeds: vanilla, weight, learned). A job, so the demo goes
+    on when its tab closes or reloads and the page picks it up on return; each run is added to the
+    job as it lands (the page shows it at once), and a part asked before is reused, not recomputed."""
+    from symalign.demo import seeds_demo
+    from symalign.device import polite_threads
+
+    recipe = request["recipe"]
+    with polite_threads():  # the threads the load leaves free: a demo beside other work (docs/app.md)
+        ids = seeds_demo(f"zoo:{recipe}/0", f"zoo:{recipe}/1", request["data"], store,
+                         learned_steps=request.get("steps"), progress=progress, reuse=True,
+                         on_run=getattr(progress, "landed", None))
+    return [i for i in ids if i]
+
+
 JOB_KINDS: dict[str, Callable[[dict, RunStore, Progress], list[str]]] = {
     "barrier": barrier_job, "align": align_job, "align-many": align_many_job, "simplex": simplex_job,
     "sweep": sweep_job, "train": train_job, "merge": merge_job,
-    "transport": transport_job}
+    "transport": transport_job, "demo": demo_job}

@@ -127,9 +127,28 @@ class JobQueue:
             return bool(db.execute("SELECT cancel FROM jobs WHERE id=?", (job_id,)).fetchone()["cancel"])
 
     def add_run(self, job_id: str, run_id: str) -> None:
+        """List a run on the job (once: a run reported as it lands is not added again at the end)."""
         with self._connect() as db:
             runs = json.loads(db.execute("SELECT runs FROM jobs WHERE id=?", (job_id,)).fetchone()["runs"])
-            db.execute("UPDATE jobs SET runs=? WHERE id=?", (json.dumps(runs + [run_id]), job_id))
+            if run_id not in runs:
+                db.execute("UPDATE jobs SET runs=? WHERE id=?", (json.dumps(runs + [run_id]), job_id))
+
+    def find(self, kind: str, request: dict | None = None, since: float = 0.0,
+             states: tuple[str, ...] = ("queued", "running"), owner: str | None = None) -> Job | None:
+        """The newest job of `kind` in `states` created after `since` (with `request`: that exact request;
+        with `owner`: that visitor's): how a page finds work it (or a tab before it) started, and how a
+        repeated request joins it."""
+        self.reap()
+        marks = ", ".join("?" * len(states))
+        with self._connect() as db:
+            rows = db.execute(f"SELECT * FROM jobs WHERE kind=? AND created>=? AND state IN ({marks}) "
+                              "ORDER BY created DESC", (kind, since, *states)).fetchall()
+        wanted = None if request is None else json.loads(json.dumps(request))
+        for row in rows:
+            job = self._job(row)
+            if (wanted is None or job.request == wanted) and (owner is None or job.owner == owner):
+                return job
+        return None
 
     def end(self, job_id: str, state: str, error: str | None = None) -> None:
         if state not in FINAL:

@@ -28,6 +28,11 @@ class JobProgress:
         if self.queue.progress(self.job_id, label, int(done), int(total)):
             raise JobCancelled()
 
+    def landed(self, run_id: str | None) -> None:
+        """A run the job finished: listed on the job at once, so a page following it can show it."""
+        if run_id:
+            self.queue.add_run(self.job_id, run_id)
+
 
 def run_job(queue: JobQueue, job: Job) -> str:
     """Run one claimed job to its final state; returns that state."""

@@ -19,12 +19,20 @@ def view_settings() -> None:
 
 
 def show_figure(fig, key: str) -> None:
-    """Draw a figure as the view settings ask, with an HTML download under it."""
-    from symalign.plots.presentation import export_config, projector
+    """Draw a figure as the view settings ask, with downloads under it: HTML (interactive), SVG and PDF
+    (vector, for a paper; drawn by kaleido through an installed Chrome or Chromium, when clicked)."""
+    from symalign.plots.presentation import export_config, projector, static_export_missing
 
     if st.session_state.get(PROJECTOR):
         fig = projector(fig)
     st.plotly_chart(fig, key=key, config=export_config(st.session_state.get(FORMAT, "png"), f"symalign-{key}"))
-    st.download_button("download as HTML", lambda: fig.to_html(include_plotlyjs=True), file_name=f"symalign-{key}.html",
-                       mime="text/html", key=f"{key}-html", type="tertiary", on_click="ignore",
-                       help="the figure as one self-contained, interactive HTML file (made when clicked)")
+    html, svg, pdf, _ = st.columns([1, 1, 1, 3])
+    html.download_button("download as HTML", lambda: fig.to_html(include_plotlyjs=True),
+                         file_name=f"symalign-{key}.html", mime="text/html", key=f"{key}-html", type="tertiary",
+                         on_click="ignore", help="the figure as one self-contained, interactive HTML file")
+    missing = static_export_missing()
+    for column, fmt, mime in ((svg, "svg", "image/svg+xml"), (pdf, "pdf", "application/pdf")):
+        column.download_button(fmt.upper(), lambda f=fmt: fig.to_image(format=f),
+                               file_name=f"symalign-{key}.{fmt}", mime=mime, key=f"{key}-{fmt}", type="tertiary",
+                               on_click="ignore", disabled=missing is not None,
+                               help=missing or f"the figure as a vector {fmt.upper()} file (made when clicked)")

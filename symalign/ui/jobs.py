@@ -31,6 +31,26 @@ def submit_job(kind: str, request: dict, label: str = "") -> str:
     return job_id
 
 
+def submit_or_join(kind: str, request: dict, label: str = "") -> str:
+    """The id of a job doing exactly this request: one already queued or running (a second click,
+    another tab, another visitor) is joined rather than repeated; else a new one is submitted."""
+    running = job_queue().find(kind, request)
+    return running.id if running is not None else submit_job(kind, request, label)
+
+
+def resume_job(kinds: tuple[str, ...], on_done_key: str) -> None:
+    """On a page opened anew (a reload, another tab of this browser), pick up this visitor's newest job
+    of `kinds` still under way, so `follow_job` shows it again (issue #43: a session is the browser's)."""
+    from symalign.ui.session import session_id
+
+    if f"{on_done_key}-job" in st.session_state or on_done_key in st.session_state:
+        return
+    queue, me = job_queue(), session_id()
+    found = [job for job in (queue.find(kind, owner=me) for kind in kinds) if job is not None]
+    if found:
+        st.session_state[f"{on_done_key}-job"] = max(found, key=lambda job: job.created).id
+
+
 def _age(job: Job) -> str:
     end = job.finished or time.time()
     start = job.started or job.created

@@ -14,15 +14,24 @@ from symalign.ui.state import run_store
 
 def run_filters(key: str) -> list[Run]:
     """Filter widgets (model, method, state) over the whole history; newest first."""
+    from symalign.ui.permalink import initial
+
     runs = run_store().list()
     c1, c2, c3 = st.columns(3)
-    model = c1.text_input("model contains", key=f"{key}-model")
-    methods = sorted({r.method for r in runs})
-    method = c2.selectbox("method", ["any"] + methods, key=f"{key}-method")
-    state = c3.selectbox("state", ["any", "done", "running", "failed", "interrupted"], key=f"{key}-state")
+    model = c1.text_input("model contains", initial(f"{key}-model", "model", ""), key=f"{key}-model")
+    methods = ["any"] + sorted({r.method for r in runs})
+    states = ["any", "done", "running", "failed", "interrupted"]
+    method = c2.selectbox("method", methods, key=f"{key}-method",
+                          index=_index(methods, initial(f"{key}-method", "method")))
+    state = c3.selectbox("state", states, key=f"{key}-state", index=_index(states, initial(f"{key}-state", "state")))
+    st.session_state[f"{key}-filters"] = {"model": model, "method": method, "state": state}  # for the page's link
     return [r for r in runs
             if (not model or any(model in m for m in r.all_models))
             and (method == "any" or r.method == method) and (state == "any" or r.state == state)]
+
+
+def _index(choices: list[str], value: str | None) -> int:
+    return choices.index(value) if value in choices else 0
 
 
 def pick_runs_with_curves(runs: list[Run], key: str, default: int = 3) -> list[Run]:
@@ -32,7 +41,10 @@ def pick_runs_with_curves(runs: list[Run], key: str, default: int = 3) -> list[R
                 "models on Align, or run `symalign barrier A B` / `symalign align ... --barrier`.")
         return []
     labels = {r.id: f"{run_label(r)} · {r.model_a} ↔ {r.model_b}" for r in with_curves}
-    chosen = st.multiselect("runs", list(labels), default=list(labels)[:default], key=key,
+    from symalign.ui.permalink import initial_list
+
+    linked = initial_list(key, "runs", list(labels))
+    chosen = st.multiselect("runs", list(labels), default=linked if linked else list(labels)[:default], key=key,
                             format_func=labels.get)
     return [r for r in with_curves if r.id in chosen]
 

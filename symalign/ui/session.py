@@ -22,16 +22,31 @@ from symalign.workspace import available_models, home
 
 SESSION_KEY = "symalign-session"
 AUTH_KEY = "symalign-authenticated"
+XSRF_COOKIE = "_streamlit_xsrf"
 
 
 def access() -> Access:
     return Access.from_environment()
 
 
+def browser_id() -> str | None:
+    """An id of this browser (not of its connection): a hash of Streamlit's XSRF cookie, which the
+    server sets once and the browser sends with every page load, so a reload or a new tab is the same
+    visitor. None where there is no cookie (XSRF protection off, a test harness)."""
+    import hashlib
+
+    try:
+        cookie = st.context.cookies.get(XSRF_COOKIE)
+    except Exception:  # no browser behind this script run (bare mode, AppTest)
+        return None
+    return hashlib.sha256(f"symalign:{cookie}".encode()).hexdigest()[:32] if cookie else None
+
+
 def session_id() -> str:
-    """This browser session's id (a reload is a new session): the owner of what it starts."""
+    """This visitor's id, the owner of what they start: the browser's (a reload or another tab keeps
+    it: issue #43), else a new one per connection."""
     if SESSION_KEY not in st.session_state:
-        st.session_state[SESSION_KEY] = new_session_id()
+        st.session_state[SESSION_KEY] = browser_id() or new_session_id()
     return st.session_state[SESSION_KEY]
 
 

@@ -1,0 +1,40 @@
+"""Permalinks: a page's state in its URL, so a result can be shared and opened again as it was
+(issue #43). The page reads its starting state from the query string, writes it back as it
+changes (the address bar is always the link), and shows the link with a copy button."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode, urlsplit
+
+import streamlit as st
+
+
+def initial(key: str, param: str, default=None):
+    """A widget's starting value from the URL's `param` the first time the page runs in a session."""
+    if key not in st.session_state and param in st.query_params:
+        return st.query_params[param]
+    return default
+
+
+def initial_list(key: str, param: str, choices: list[str]) -> list[str] | None:
+    """A multiselect's starting values from a comma-separated `param` (those still among `choices`)."""
+    if key in st.session_state or param not in st.query_params:
+        return None
+    wanted = [v for v in st.query_params[param].split(",") if v]
+    return [v for v in wanted if v in choices]
+
+
+def permalink(page: str, params: dict[str, str]) -> str:
+    """The address that opens `page` with `params` on this server (as the browser reached it)."""
+    parts = urlsplit(st.context.url or "http://localhost:8501")
+    query = urlencode({k: v for k, v in params.items() if v not in (None, "", "any")})
+    return f"{parts.scheme}://{parts.netloc}/{page}" + (f"?{query}" if query else "")
+
+
+def show_permalink(page: str, params: dict[str, str]) -> None:
+    """Put the state in the address bar and show the link with a copy button (st.code has one)."""
+    kept = {k: v for k, v in params.items() if v not in (None, "", "any")}
+    if dict(st.query_params) != kept:
+        st.query_params.from_dict(kept)
+    st.caption("Link to this view (copy it with the button on the right):")
+    st.code(permalink(page, params), language=None)
