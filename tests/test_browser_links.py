@@ -100,3 +100,44 @@ def test_a_run_link_opens_that_run_and_an_unknown_path_gives_home(tmp_path):
         lost.goto(f"{url}/no-such-page")
         lost.get_by_text("Guided demo", exact=True).wait_for(timeout=60_000)
         assert_app_navigation(lost)
+
+
+def test_dragging_the_lambda_slider_moves_the_marker_and_the_model_at_work(tmp_path):
+    """Issue #43, in a real browser: the λ slider on Interpolation moves the dashed marker on the
+    curves and changes the model-at-λ panel; at λ = 0 both paths are model A, and the panel shows
+    model A's own continuation of the prompt (computed here by the package)."""
+    from symalign.landscape.at_lambda import at_work
+    from symalign.models import canonicalize, load_model
+    from symalign.ui.at_lambda import PROMPTS
+
+    with served_app(tmp_path) as (url, _, home), chromium() as browser:
+        env = dict(os.environ, SYMALIGN_HOME=str(home))
+        subprocess.run([sys.executable, "-m", "symalign.cli", "align", "zoo:gpt-shakespeare/0", "zoo:gpt-shakespeare/1",
+                        "--classes", "all", "--barrier", "--points", "5", "--max-examples", "16"], env=env, check=True,
+                       capture_output=True)
+        page = browser.new_context(viewport={"width": 1400, "height": 1600}).new_page()
+        page.goto(f"{url}/interpolation")
+        panel = page.locator('[data-testid="stCode"]')
+        panel.first.wait_for(timeout=120_000)
+
+        def marker_x() -> float:  # the dashed vertical line's position in plotly's own layout
+            return page.evaluate("() => document.querySelector('.js-plotly-plot').layout.shapes[0].x0")
+
+        def texts() -> list[str]:
+            return [t.strip() for t in panel.all_inner_texts() if t.strip().startswith("ROMEO")]
+
+        assert marker_x() == 0.5
+        halfway = texts()
+        assert len(halfway) == 2 and halfway[0] != halfway[1]  # the unaligned and the aligned model differ
+        thumb = page.get_by_role("slider").first
+        thumb.focus()
+        thumb.press("Home")  # drag to λ = 0 with the keyboard
+        page.wait_for_function("() => document.querySelector('.js-plotly-plot').layout.shapes[0].x0 === 0",
+                               timeout=60_000)
+        page.wait_for_function("(before) => { const t = [...document.querySelectorAll('[data-testid=\"stCode\"]')]"
+                               ".map(e => e.innerText.trim()).filter(s => s.startsWith('ROMEO'));"
+                               " return t.length === 2 && t[0] === t[1] && t[0] !== before; }",
+                               arg=halfway[0], timeout=120_000)
+        at_zero = texts()
+        own = at_work(canonicalize(load_model("zoo:gpt-shakespeare/0")), PROMPTS["causal-lm"]).shown
+        assert at_zero[0] == at_zero[1] == own.strip()
