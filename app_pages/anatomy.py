@@ -31,6 +31,9 @@ VIEWS = {
     "Learned vs weight matching": "Start from weight matching's transform and switch one group (the residual map, "
                                   "a block's attention, a block's MLP) to what learned matching found. The group whose "
                                   "switch alone closes most of the gap is where learning's correction matters.",
+    "Against width": "The same recipe trained at several widths, two seeds each, aligned at each width. Narrow "
+                     "models keep more of their barrier after alignment; as they widen, alignment closes more of "
+                     "it: linear mode connectivity after alignment emerges with width.",
 }
 
 st.title("Where the barrier lives")
@@ -38,13 +41,18 @@ st.caption("After alignment a barrier often remains. These views say where: in w
            "and in which transform.")
 
 with user_errors():
+    view = st.radio("view", list(VIEWS), horizontal=True, key="anatomy-view")
+    st.markdown(VIEWS[view])
+    if view == "Against width":
+        from symalign.ui.runs import show_width_sweeps
+
+        show_width_sweeps()
+        st.stop()
     left, right = st.columns(2)
     with left:
         ref_a = model_picker("model A", key="anatomy-a", default_ref="zoo:gpt-shakespeare/0")
     with right:
         ref_b = model_picker("model B", key="anatomy-b", default_ref="zoo:gpt-shakespeare/1")
-    view = st.radio("view", list(VIEWS), horizontal=True, key="anatomy-view")
-    st.markdown(VIEWS[view])
     a, b = cached_model(ref_a), cached_model(ref_b)
     check_pair(a, b)
     cols = st.columns(3)

@@ -126,6 +126,13 @@ def test_a_sweep_over_widths_prints_and_writes_the_barrier_against_width(width_s
     drawn = [t for t in chart["data"] if t.get("xaxis", "x") == "x" and t["name"] == "weight (all)"]
     assert drawn[0]["y"] == pytest.approx(table[table["row"] == "weight (all)"].sort_values("width")["barrier"])
 
+    anatomy = AppTest.from_file(str(ROOT / "app_pages" / "anatomy.py"), default_timeout=120).run()
+    anatomy.radio(key="anatomy-view").set_value("Against width").run()  # the "Where the barrier lives" page
+    assert not anatomy.exception and not anatomy.error
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in anatomy.get("plotly_chart")]
+    assert any("against width" in t for t in titles)
+    assert any("agrees" in c.value for c in anatomy.caption)
+
 
 def test_the_report_replaces_its_width_section_in_place(tmp_path):
     sys.path.insert(0, str(ROOT / "benchmarks"))

@@ -30,7 +30,8 @@ def add_sweep(sub) -> None:
     p.add_argument("--steps", type=int, default=None, help="learned/soft rows: most optimisation steps")
     p.add_argument("--split", default=None, choices=("eval", "train"),
                    help="measure every cell on this split (default: the file's, else eval)")
-    p.add_argument("--out", default=None, help="write cells.csv, cells.parquet and summary.csv here")
+    p.add_argument("--out", default=None, help="write cells.csv, cells.parquet and summary.csv here (and widths.csv "
+                   "for a sweep over a width family)")
     p.add_argument("--no-record", action="store_true",
                    help="do not record (nor reuse) runs in the run history")
     p.add_argument("--json", action="store_true")
@@ -75,7 +76,8 @@ def cmd_sweep(args) -> None:
     for _, row in failed.iterrows():
         print(f"failed: {row['row']}, {row['a']} ↔ {row['b']}, seed {row['seed']}: {row['error']}")
     if result.out:
-        print(f"wrote {result.out}/cells.csv, cells.parquet and summary.csv")
+        widths_file = " and widths.csv" if (result.out / "widths.csv").is_file() else ""
+        print(f"wrote {result.out}/cells.csv, cells.parquet, summary.csv{widths_file}")
     if result.run_id:
         print(f"recorded as run {result.run_id}")
 

@@ -136,19 +136,37 @@ def barrier_colour(value: float, top: float) -> str:
     return f"background-color: rgba({int(60 + 180 * t)}, {int(170 - 110 * t)}, 90, 0.35)"
 
 
-def _show_widths(cells, run: Run) -> None:
+def _show_widths(cells, run: Run) -> bool:
     """A sweep over a width family: the barrier and the share closed against width (issue #44)."""
     from symalign.plots.width import width_figure
-    from symalign.sweeps.widths import width_table
+    from symalign.sweeps.widths import width_claim, width_table
 
     table = width_table(cells) if not cells.empty else None
     if table is None or table.empty:
-        return
+        return False
     methods = dict(zip(cells["row"], cells["method"]))
     st.markdown("**The barrier against width.** Each point is the seed pair at one width; the right panel is the "
                 "share of that width's vanilla barrier each alignment removes. The literature finds that linear "
                 "mode connectivity after alignment emerges as models widen: the share should rise with width.")
-    show_figure(width_figure(table.to_dict(orient="records"), methods), key=f"sweep-widths-{run.id}")
+    show_figure(width_figure(table.to_dict(orient="records"), methods, f"{run.label}: the barrier against width"),
+                key=f"sweep-widths-{run.id}")
+    st.caption(width_claim(table))
+    return True
+
+
+def show_width_sweeps() -> None:
+    """The newest finished sweep over each width family in the history, or how to run one."""
+    import pandas as pd
+
+    shown = set()
+    for run in run_store().list(kind="sweep", state="done"):
+        cells = pd.DataFrame(run.metrics.get("cells", []))
+        family = run.label.removeprefix("width ") if run.label.startswith("width ") else run.label
+        if family not in shown and _show_widths(cells, run):
+            shown.add(family)
+    if not shown:
+        st.info("No sweep over widths yet. Run the grid `width` on Ablations (vit-digits: about 4 minutes on 2 CPU "
+                "cores), or `symalign sweep --preset width --family vit-digits` (or gpt-shakespeare) in a shell.")
 
 
 def show_sweep(run: Run) -> None:
