@@ -21,8 +21,8 @@ LAYERS = [
     {"match", "anatomy"},
     {"merge", "train", "workspace"},
     {"runs"},
-    {"sweeps"},
-    {"demo", "jobs"},
+    {"sweeps", "demo"},
+    {"jobs"},  # a job may run the guided demo (symalign.jobs.kinds.demo_job)
     {"ui"},
     {"cli"},
 ]
