@@ -3,6 +3,8 @@
 import streamlit as st
 
 from symalign.data import learned_defaults
+from symalign.runs.durations import demo_estimate  # the run database only: no torch on the first paint
+from symalign.runs.store import RunStore
 from symalign.train.recipes import DEMO_DATA
 from symalign.ui.figures import show_figure
 from symalign.ui.widgets import user_errors
@@ -35,7 +37,14 @@ recipe = left.selectbox("zoo recipe", list(DEMO_DATA), key="demo-recipe",
 steps = right.number_input("learned matching steps", 10, 20_000, learned_defaults(DEMO_DATA[recipe])["steps"], step=50,
                            key=f"demo-steps-{recipe}",
                            help="the learned matcher's optimisation steps; the default is the CLI's for this data "
-                                "(600 for images: ~25 s for vit-digits on 2 CPU cores; 300 for text: ~1 min)")
+                                "(600 for images, 300 for text); the demo's time grows with them")
+
+_before = demo_estimate(RunStore(), recipe, int(steps))
+if _before:
+    st.caption(f"On this machine the demo's second part took about {sum(_before.values()):.0f} s last time ("
+               + ", ".join(f"{label.removeprefix('demo: ')} {seconds:.0f} s" for label, seconds in _before.items())
+               + f", the learned part at {int(steps)} steps); the first part takes a few seconds. Asked again with "
+               "the same settings, it is shown from the run history at once.")
 
 if st.button("Run the guided demo", type="primary", key="demo-run"):
     from symalign.ui.jobs import submit_or_join

@@ -285,6 +285,8 @@ def test_guided_demo_plants_a_symmetry_and_removes_it(home):
     again = clean(page("home", timeout=300).run())
     assert "demo-job" not in again.session_state  # a finished demo is not another visitor's to resume
     again.number_input(key="demo-steps-vit-digits").set_value(20)
+    again = clean(again.run())
+    assert any("took about" in c.value for c in again.caption)  # the estimate, from what the demo took here
     again.button(key="demo-run").click().run()
     assert wait_for_job(home, again.session_state["demo-job"]).runs == wait_for_job(home, job_id).runs
     assert len(RunStore(home / "runs.sqlite").list(state="done")) == 3

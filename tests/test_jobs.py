@@ -229,6 +229,15 @@ def test_a_demo_cut_off_after_its_first_part_finishes_it_without_recomputing(que
                      reuse=True)
     assert ids[0] == landed[0] and len(set(ids)) == 3
     assert sorted(r.id for r in store.list(state="done")) == sorted(ids)  # each part once in the history
+    # the estimate Home gives before the next demo and counts down from: what each part took here
+    from symalign.runs.durations import DEMO_PARTS, demo_estimate
+
+    took = {store.get(i).label: store.get(i).finished - store.get(i).created for i in ids}
+    estimate = demo_estimate(store, "vit-digits", 10)
+    assert list(estimate) == list(DEMO_PARTS)
+    assert estimate["demo: no alignment"] == pytest.approx(took["demo: no alignment"]) and took["demo: no alignment"] > 0
+    assert estimate["demo: learned matching"] == pytest.approx(2 * took["demo: learned matching"])  # 10 vs 5 steps
+    assert demo_estimate(store, "gpt-shakespeare", 10) is None  # never run here: no number is made up
 
 
 def test_a_demo_job_lists_each_run_as_it_lands_and_an_identical_request_finds_it(queue):

@@ -45,7 +45,12 @@ def _landed(runs: list[str]) -> None:
 def follow_demo(job_id: str) -> None:
     """A live panel for the demo job: part k of 3, its phase, elapsed time and time left, and each
     finished part's barrier. When the job ends its runs go to session_state["demo-runs"]."""
+    from symalign.runs.durations import demo_estimate
+    from symalign.runs.store import RunStore
     from symalign.ui.widgets import timing
+
+    first = JobQueue().get(job_id)
+    estimate = demo_estimate(RunStore(), first.request["recipe"], int(first.request.get("steps") or 0))
 
     @st.fragment(run_every=REFRESH_SECONDS)
     def panel() -> None:
@@ -62,10 +67,13 @@ def follow_demo(job_id: str) -> None:
         st.markdown(f"**2 · two real seeds ({job.request['recipe']}): part {min(len(job.runs) + 1, 3)} of 3, "
                     f"{PARTS[min(len(job.runs), 2)]}** — it goes on if you close or reload this tab")
         phase = job.phase or "waiting for the worker to start"
-        name = phase.split(" · ")[0]
+        part = PARTS[min(len(job.runs), 2)]
         clock = st.session_state.setdefault(f"demo-clock-{job_id}", {})
-        began = clock.setdefault(name, time.time())  # each part's clock starts when this page first sees it
-        text = f"{phase}: {job.done}/{job.total} · {timing(time.time() - began, job.done, job.total)}"
+        began = clock.setdefault(part, time.time())  # each part's clock starts when this page first sees it
+        elapsed = time.time() - began
+        text = f"{phase}: {job.done}/{job.total} · {timing(elapsed, job.done, job.total)}"
+        if "left" not in text and estimate and f"demo: {part}" in estimate:  # before its own rate: last time's
+            text += f", about {max(0.0, estimate[f'demo: {part}'] - elapsed):.0f} s left (as last time)"
         st.progress(job.fraction, text=text if job.total else phase)
         if job.runs:
             _landed(job.runs)
