@@ -49,7 +49,7 @@ def test_shipped_model_loads_plainly_and_reproduces_its_manifest(entry):
             else AutoModelForSequenceClassification if architecture.endswith("SequenceClassification")
             else AutoModelForMaskedLM if architecture.endswith("MaskedLM") else AutoModelForCausalLM)
     plain = auto.from_pretrained(str(folder))
-    assert sum(p.numel() for p in plain.parameters()) > 10_000
+    assert sum(p.numel() for p in plain.parameters()) > 5_000  # the narrowest, vit-digits-w16, has 9,466
     metrics = evaluate(load_model(f"zoo:{entry['recipe']}/{entry['seed']}"), load_data(entry["data"]))
     assert metrics.loss == pytest.approx(entry["eval_loss"], rel=1e-4)
     assert metrics.accuracy == pytest.approx(entry["eval_accuracy"], abs=1e-4)
