@@ -85,7 +85,8 @@ def test_a_run_link_opens_that_run_and_an_unknown_path_gives_home(tmp_path):
         assert_app_navigation(page)
         page.get_by_role("heading", name=f"vanilla [{older[-6:]}]").wait_for(timeout=30_000)
         assert page.get_by_role("heading", name=f"vanilla [{ids[1][-6:]}]").count() == 0
-        assert page.get_by_text(f"/runs?run={older}").count() >= 1  # the link shown with its copy button
+        link = page.locator('[data-testid="stCode"]').filter(has_text=f"/runs?run={older}")  # shown, with a copy button
+        link.first.wait_for(timeout=30_000)
         # the run's figure downloads as SVG and PDF files (issue #43), drawn when clicked
         for fmt, start in (("SVG", b"<svg"), ("PDF", b"%PDF")):
             with page.expect_download(timeout=60_000) as download:
@@ -113,8 +114,8 @@ def test_dragging_the_lambda_slider_moves_the_marker_and_the_model_at_work(tmp_p
     with served_app(tmp_path) as (url, _, home), chromium() as browser:
         env = dict(os.environ, SYMALIGN_HOME=str(home))
         subprocess.run([sys.executable, "-m", "symalign.cli", "align", "zoo:gpt-shakespeare/0", "zoo:gpt-shakespeare/1",
-                        "--classes", "all", "--barrier", "--points", "5", "--max-examples", "16"], env=env, check=True,
-                       capture_output=True)
+                        "--classes", "all", "--barrier", "--out",
+                        str(tmp_path / "aligned")], env=env, check=True, capture_output=True)
         page = browser.new_context(viewport={"width": 1400, "height": 1600}).new_page()
         page.goto(f"{url}/interpolation")
         panel = page.locator('[data-testid="stCode"]')
@@ -126,6 +127,8 @@ def test_dragging_the_lambda_slider_moves_the_marker_and_the_model_at_work(tmp_p
         def texts() -> list[str]:
             return [t.strip() for t in panel.all_inner_texts() if t.strip().startswith("ROMEO")]
 
+        page.wait_for_function("() => [...document.querySelectorAll('[data-testid=\"stCode\"]')]"
+                               ".filter(e => e.innerText.trim().startsWith('ROMEO')).length === 2", timeout=120_000)
         assert marker_x() == 0.5
         halfway = texts()
         assert len(halfway) == 2 and halfway[0] != halfway[1]  # the unaligned and the aligned model differ
