@@ -182,15 +182,21 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
     home, out = tmp_path / "home", tmp_path / "docs" / "results.md"
     command = [sys.executable, "benchmarks/results_report.py", "--families", "vit-digits", "--executor", "serial",
                "--points", "3", "--max-examples", "48", "--steps", "3", "--out", str(out),
-               "--ablations", "layer-subsets", "vit-digits:lambda-sampling", "gpt-shakespeare:wm-iterations"]
+               "--ablations", "layer-subsets", "vit-digits:lambda-sampling", "gpt-shakespeare:wm-iterations",
+               "--widths", "vit-digits"]
     env = dict(os.environ, SYMALIGN_HOME=str(home))
     subprocess.run(command, cwd=root, env=env, check=True, capture_output=True, text=True)
     report = out.read_text()
     assert (out.parent / "results" / "vit-digits.html").is_file()
+    assert (out.parent / "results" / "vit-digits-width.html").is_file()  # the barrier against width (issue #44)
+    width = report[report.index("## The barrier against width"):]
+    assert "| width | vanilla | weight (all) | learned (all) |" in width and "Ainsworth" in width
+    assert [line.split(" |")[0] for line in width.splitlines() if line[:3] in ("| 1", "| 3", "| 6")] == \
+        ["| 16", "| 32", "| 64", "| 128"]
     assert "Quick check, not the numbers to quote" in report and "## vit-digits" in report
     assert report.count("**") >= 2 * 5  # the quick-check line and four claim paragraphs, bold-led
     for claim in ("Learned matching closes the barrier", "The ordering vanilla > activation", "Rotations beat",
-                  "The residual stream matters"):
+                  "Which symmetry matters most"):
         assert claim in report
     store = RunStore(home / "runs.sqlite")
     for preset in ("table1", "components"):

@@ -85,8 +85,9 @@ def width_claim(table: pd.DataFrame) -> str:
         return ""
     verdicts, parts = [], []
     for row, mine in table[table["row"] != VANILLA].groupby("row", sort=False):
-        closed = mine.sort_values("width")["closed"].tolist()
-        widths = sorted(mine["width"].tolist())
+        ordered = mine.sort_values("width")
+        closed, barriers = ordered["closed"].tolist(), ordered["barrier"].tolist()
+        widths = ordered["width"].tolist()
         if len(closed) < 2 or any(math.isnan(c) for c in closed):
             continue
         steps = [b >= a - 0.005 for a, b in zip(closed, closed[1:])]  # half a point: the seed-to-seed noise floor
@@ -94,9 +95,12 @@ def width_claim(table: pd.DataFrame) -> str:
         verdicts.append(rises)
         how = "rising at every step" if all(steps) else f"rising at {sum(steps)} of {len(steps)} steps"
         parts.append(f"{row} closes {100 * closed[0]:.1f}% at width {widths[0]} and {100 * closed[-1]:.1f}% at "
-                     f"width {widths[-1]} ({how})")
+                     f"width {widths[-1]} ({how}; the barrier it leaves {barriers[0]:.3f} → {barriers[-1]:.3f})")
     if not parts:
         return ""
     who, what = LITERATURE
     verdict = ("agrees" if all(verdicts) else "agrees in part" if any(verdicts) else "does not agree")
-    return f"{who}: {what}. Here {'; '.join(parts)}. The zoo {verdict}."
+    vanilla = table[table["row"] == VANILLA].sort_values("width")["barrier"].tolist()
+    scale = (f" The vanilla barrier itself goes {vanilla[0]:.3f} → {vanilla[-1]:.3f}, so the share closed, not the "
+             "barrier left, is what compares widths.") if len(vanilla) > 1 else ""
+    return f"{who}: {what}. Here {'; '.join(parts)}.{scale} The zoo {verdict} (share closed, one seed pair a width)."
