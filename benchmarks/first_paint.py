@@ -50,9 +50,8 @@ def one_bare() -> float:
     """A bare Streamlit page (a title and a button) from a cold server, in the same browser: the
     baseline Home is measured against (issue #43: within 2x of it)."""
     import subprocess
-    import urllib.request
 
-    from browser_support import free_port
+    from browser_support import free_port, wait_healthy
 
     with tempfile.TemporaryDirectory() as folder, chromium() as browser:
         script = Path(folder) / "bare.py"
@@ -63,13 +62,8 @@ def one_bare() -> float:
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=folder)
         try:
             url = f"http://127.0.0.1:{port}"
-            deadline = time.time() + 60
-            while time.time() < deadline:
-                try:
-                    if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                        break
-                except OSError:
-                    time.sleep(0.3)
+            if not wait_healthy(url, 60):
+                raise RuntimeError("the bare Streamlit page did not start")
             page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
             start = time.perf_counter()
             page.goto(url)

@@ -35,6 +35,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_healthy(url: str, seconds: float) -> bool:
+    """Whether a Streamlit server at `url` answers its health check within `seconds`."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                return True
+        except OSError:
+            time.sleep(0.3)
+    return False
+
+
 @contextmanager
 def served_app(folder: Path, *options: str) -> Iterator[tuple[str, subprocess.Popen, Path]]:
     """A fresh `symalign app` server (with `options`, e.g. --share): (url, process, data folder)."""
@@ -44,14 +56,7 @@ def served_app(folder: Path, *options: str) -> Iterator[tuple[str, subprocess.Po
     server = subprocess.Popen([sys.executable, "-m", "symalign.cli", "app", "--headless", "--port", str(port),
                                *options], cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
+    if not wait_healthy(url, 90):
         server.kill()
         raise RuntimeError("the app did not start: " + (folder / "streamlit.log").read_text()[-2000:])
     try:
