@@ -2,7 +2,7 @@
 
     python benchmarks/results_report.py [--families vit-digits gpt-shakespeare] [--executor auto]
                                         [--ablations lambda-sampling layer-subsets ...]
-                                        [--widths vit-digits gpt-shakespeare [--only-widths]]
+                                        [--widths vit-digits gpt-shakespeare] [--anatomy] [--only-sections]
                                         [--out docs/results.md] [--points N --max-examples N --steps N]
 
 Runs the `table1` and `components` sweeps for each family (cells already in the run history are
@@ -15,7 +15,8 @@ its table (loss barrier mean ± std and ± standard error with n, accuracy barri
 with mean ± std bars; a preset already swept (`symalign sweep --preset NAME --family RECIPE`)
 is read from the run history. `--widths FAMILY ...` adds the barrier against width (the `width`
 preset on the width family, symalign.train.recipes.WIDTHS) with the literature's claim; with
-`--only-widths` only that section of the existing report is rewritten.
+`--only-sections` only the sections asked for are rewritten in the existing report. `--anatomy`
+adds where the barrier lives (benchmarks/anatomy_section.py).
 
 `--points`, `--max-examples` and `--steps` shrink the sweeps for a quick check that the report
 regenerates (the test suite does this); such a report says so at its top and is not the one to quote."""
@@ -28,6 +29,7 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 import torch
+from anatomy_section import anatomy_section
 
 from symalign.runs import RunStore
 from symalign.sweeps import PRESETS, preset_grid, run_sweep
@@ -196,11 +198,13 @@ def swept(preset: str, family: str, overrides: dict, executor: str, store: RunSt
 
 
 def with_section(report: str, section: str) -> str:
-    """The report with its width section replaced by `section` (appended when it has none)."""
-    start = report.find(WIDTH_HEADING)
+    """The report with the section of `section`'s heading (its first line) replaced by it (appended when
+    the report has none)."""
+    heading = section.split("\n", 1)[0]
+    start = report.find(heading)
     if start < 0:
         return report.rstrip("\n") + "\n\n" + section
-    end = report.find("\n## ", start + len(WIDTH_HEADING))
+    end = report.find("\n## ", start + len(heading))
     return report[:start] + section + (report[end:] if end >= 0 else "")
 
 
@@ -212,8 +216,10 @@ def main() -> None:
                         help="one-option presets to add a section for (FAMILY:PRESET: for that family only)")
     parser.add_argument("--widths", nargs="*", default=[], metavar="FAMILY",
                         help="add the barrier against width for these families (vit-digits, gpt-shakespeare)")
-    parser.add_argument("--only-widths", action="store_true",
-                        help="rewrite only the width section of the existing report (the other sweeps are not run)")
+    parser.add_argument("--anatomy", action="store_true",
+                        help="add where the barrier lives (attribution, correlations, swaps, the soft path unrounded)")
+    parser.add_argument("--only-sections", action="store_true",
+                        help="rewrite only the sections asked for (--widths, --anatomy) in the existing report")
     parser.add_argument("--out", default="docs/results.md")
     parser.add_argument("--points", type=int, help="λ points per curve (default: the sweep's, 21)")
     parser.add_argument("--max-examples", type=int, help="evaluation examples per curve (default: all)")
@@ -229,9 +235,13 @@ def main() -> None:
     (out.parent / "results").mkdir(parents=True, exist_ok=True)
     store = RunStore()
     widths = width_section(args.widths, overrides, args.executor, store, out.parent / "results") if args.widths else []
-    if args.only_widths:
-        out.write_text(with_section(out.read_text() if out.is_file() else "", "\n".join(widths)))
-        print(f"wrote the width section of {out}")
+    anatomy = anatomy_section(args.steps, args.max_examples or 64) if args.anatomy else []
+    if args.only_sections:
+        report = out.read_text() if out.is_file() else ""
+        for section in (widths, anatomy):
+            report = with_section(report, "\n".join(section)) if section else report
+        out.write_text(report)
+        print(f"wrote the width{' and anatomy' * bool(anatomy)} section(s) of {out}")
         return
     sections = []
     for family in args.families:
@@ -269,7 +279,7 @@ def main() -> None:
               "are about orderings and whether a barrier closes, which is what the paragraphs check.", ""]
     if overrides:
         header[2:2] = [f"**Quick check, not the numbers to quote**: sweeps shrunk to {overrides}.", ""]
-    out.write_text("\n".join(header + sections + (["\n".join(widths)] if widths else [])))
+    out.write_text("\n".join(header + sections + ["\n".join(part) for part in (widths, anatomy) if part]))
     print(f"wrote {out}")
 
 

@@ -144,3 +144,53 @@ def test_dragging_the_lambda_slider_moves_the_marker_and_the_model_at_work(tmp_p
         at_zero = texts()
         own = at_work(canonicalize(load_model("zoo:gpt-shakespeare/0")), PROMPTS["causal-lm"]).shown
         assert at_zero[0] == at_zero[1] == own.strip()
+
+
+def test_the_page_bugs_a_browser_found_stay_fixed(tmp_path):
+    """Issue #43's list, in chromium at 1600×1000: Compare draws one bar per run even when two runs
+    share a label (and the value is the run's, not a sum); Align opens on the demo's pair, keeps its
+    form on a mismatched pair with the error beside the pickers and Align disabled, and draws a
+    refused class as a disabled box; Models' picker offers only what it accepts; Run history shows
+    the barrier columns in view."""
+    with served_app(tmp_path) as (url, _, home), chromium() as browser:
+        env = dict(os.environ, SYMALIGN_HOME=str(home))
+        for _ in range(2):  # two identical runs with one label ("vanilla"), as two demos made
+            subprocess.run([sys.executable, "-m", "symalign.cli", "barrier", "zoo:vit-digits/0", "zoo:vit-digits/1",
+                            "--points", "3", "--max-examples", "32"], env=env, check=True, capture_output=True)
+        from symalign.runs import RunStore
+
+        barrier = RunStore(home / "runs.sqlite").list()[0].metrics["barrier"]
+        page = browser.new_context(viewport={"width": 1600, "height": 1000}).new_page()
+        page.goto(f"{url}/compare")
+        page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+        bars = page.evaluate("() => document.querySelector('.js-plotly-plot').data"
+                             ".filter(t => t.type === 'bar').map(t => t.y)")
+        heights = [y for trace in bars for y in trace]
+        assert len(bars[0]) == 2 and max(heights) == pytest.approx(barrier, rel=1e-6)  # not 2 × the barrier
+
+        page.goto(f"{url}/align")
+        page.get_by_text("Symmetries to use").first.wait_for(timeout=60_000)
+        pickers = page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]')
+        model_a, model_b = (pickers.nth(i).locator("input") for i in (0, 1))
+        assert (model_a.input_value(), model_b.input_value()) == ("zoo:vit-digits/0", "zoo:vit-digits/1")
+        assert page.locator('[data-testid="stCheckbox"] input[disabled]').count() > 0  # refused classes
+        model_b.click()
+        page.get_by_role("option").filter(has_text="zoo:gpt-shakespeare/0").first.click()
+        page.get_by_text("different architectures").first.wait_for(timeout=60_000)
+        assert page.get_by_text("Symmetries to use").count() >= 1  # the form stays
+        assert page.get_by_role("button", name="Align", exact=True).is_disabled()
+
+        page.goto(f"{url}/models")
+        page.get_by_text("The shipped zoo").first.wait_for(timeout=60_000)
+        page.get_by_role("tab", name="Upload").first.click()
+        accept = page.locator('input[type="file"]').first.get_attribute("accept") or ""
+        assert ".zip" in accept and ".safetensors" in accept
+        assert not any(ext in accept for ext in (".bin", ".pt", ".pkl", ".ckpt"))
+
+        page.goto(f"{url}/runs")
+        page.get_by_text("Run history").first.wait_for(timeout=60_000)
+        header = page.locator('[data-testid="stDataFrame"]').first
+        header.wait_for(timeout=60_000)
+        box = header.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 1600
+        page.get_by_text("barrier").first.wait_for(timeout=30_000)

@@ -183,13 +183,17 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
     command = [sys.executable, "benchmarks/results_report.py", "--families", "vit-digits", "--executor", "serial",
                "--points", "3", "--max-examples", "48", "--steps", "3", "--out", str(out),
                "--ablations", "layer-subsets", "vit-digits:lambda-sampling", "gpt-shakespeare:wm-iterations",
-               "--widths", "vit-digits"]
+               "--widths", "vit-digits", "--anatomy"]
     env = dict(os.environ, SYMALIGN_HOME=str(home))
     subprocess.run(command, cwd=root, env=env, check=True, capture_output=True, text=True)
     report = out.read_text()
     assert (out.parent / "results" / "vit-digits.html").is_file()
     assert (out.parent / "results" / "vit-digits-width.html").is_file()  # the barrier against width (issue #44)
-    width = report[report.index("## The barrier against width"):]
+    anatomy = report[report.index("## Where the barrier lives"):]  # the four views, each with its numbers
+    for view in ("**By parameter group.**", "**Feature correlations.**", "**Learned vs weight matching.**",
+                 "**The soft path unrounded**"):
+        assert view in anatomy
+    width = report[report.index("## The barrier against width"):report.index("## Where the barrier lives")]
     assert "| width | vanilla | weight (all) | learned (all) |" in width and "Ainsworth" in width
     assert [line.split(" |")[0] for line in width.splitlines() if line[:3] in ("| 1", "| 3", "| 6")] == \
         ["| 16", "| 32", "| 64", "| 128"]

@@ -1,0 +1,61 @@
+"""The report's "Where the barrier lives" section (issue #44): the four views of `symalign attribute`,
+`symalign correlations`, `symalign attribute --swap` and `--method soft --no-round` on the zoo, each
+with its numbers and two sentences for a student. Used by results_report.py (`--anatomy`)."""
+
+from __future__ import annotations
+
+from symalign.data import load_data
+from symalign.landscape.attribution import attribute
+from symalign.landscape.swaps import swap_barriers
+from symalign.match.align import align
+from symalign.match.config import AlignConfig
+from symalign.match.correlations import feature_correlations
+from symalign.models import canonicalize, load_model
+
+HEADING = "## Where the barrier lives"
+
+
+def _pair(recipe: str):
+    return canonicalize(load_model(f"zoo:{recipe}/0")), canonicalize(load_model(f"zoo:{recipe}/1"))
+
+
+def anatomy_section(steps: int | None = None, max_examples: int = 64) -> list[str]:
+    """The section's lines; `steps` shortens the learned and soft runs (a quick check)."""
+    a, b = _pair("gpt-shakespeare")
+    text = load_data("shakespeare")
+    weight = align(a, b, AlignConfig(method="weight", preset="all"))
+    whole, groups = attribute(a, canonicalize(weight.aligned), text, points=7, max_examples=max_examples)
+    top = sorted(groups, key=lambda g: -g.mean)[:3]
+    lines = [HEADING, "", "After alignment a barrier often remains; these views say where (`symalign attribute`, "
+             "`symalign correlations`, `symalign attribute --swap`, `--method soft --no-round`; the app's page "
+             "of the same name). gpt-shakespeare 0 ↔ 1 unless said.", "",
+             "**By parameter group.** Move one group of parameters halfway with the rest at A (or at B): the group "
+             "whose move alone raises the loss most holds the barrier. After weight matching (barrier "
+             f"{whole:.3f} on {max_examples} windows, 7 points): "
+             + ", ".join(f"{g.group} +{g.mean:.2f}" for g in top) + ".", ""]
+    activation = align(a, b, AlignConfig(method="activation", preset="all", data="shakespeare"))
+    report = feature_correlations(a, b, activation.aligned, text, max_examples=128)
+    rows = ", ".join(f"block {r.layer} {r.kind} {r.before:.2f} → {r.after:.2f}" for r in report.layers)
+    heads = ", ".join(f"block {h.layer} {h.within_after:.2f} vs {h.across_after:.2f}" for h in report.heads)
+    lines += ["**Feature correlations.** Unit i of A against unit i of B on data, before and after activation "
+              "matching: before, they have nothing to do with each other (≈ 0); after, they rise as far as the two "
+              f"trainings learned the same features. Mean matched correlation: {rows}. Head outputs after matching, "
+              f"mean |corr| inside the head blocks vs across them: {heads}.", ""]
+    learned = align(a, b, AlignConfig(method="learned", preset="all", data="shakespeare", steps=steps))
+    w, lb, swaps = swap_barriers(a, b, learned.start, learned.transform, text, points=7, max_examples=max_examples)
+    best = sorted(swaps, key=lambda s: -s.closed)[:3]
+    lines += ["**Learned vs weight matching.** Start from weight matching's transform and switch one group to what "
+              "learned matching found: the group whose switch alone closes most of the gap carries learning's "
+              f"correction. Weight {w:.3f}, learned {lb:.3f}; alone: "
+              + ", ".join(f"{s.group} {s.barrier:.3f} ({100 * s.closed:.0f}% of the gain)" for s in best) + ".", ""]
+    va, vb = _pair("vit-digits")
+    soft = align(va, vb, AlignConfig(method="soft", preset="all", data="digits", steps=steps or 40, round=False))
+    u = (soft.learned_summary.unrounded if soft.learned_summary else None) or {}
+    if u:
+        lines += ["**The soft path unrounded** (vit-digits 0 ↔ 1, Theus et al. App. C.2). Keep soft matching's "
+                  "doubly-stochastic maps to the end: the path's midpoint is lower, but its end is no longer B. "
+                  f"Midpoint loss {u['midpoint_loss']:.3f} unrounded against {u['rounded_midpoint_loss']:.3f} "
+                  f"rounded; the soft end's loss {u['endpoint_loss']:.4f} against B's {u['b_loss']:.5f}, its "
+                  f"weights {100 * u['endpoint_distance']:.0f}% of B's norm away ({steps or 40} steps, on the check "
+                  "batch).", ""]
+    return lines
