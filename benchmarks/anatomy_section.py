@@ -49,8 +49,9 @@ def anatomy_section(steps: int | None = None, max_examples: int = 64) -> list[st
               f"correction. Weight {w:.3f}, learned {lb:.3f}; alone: "
               + ", ".join(f"{s.group} {s.barrier:.3f} ({100 * s.closed:.0f}% of the gain)" for s in best) + ".", ""]
     va, vb = _pair("vit-digits")
-    soft = align(va, vb, AlignConfig(method="soft", preset="all", data="digits", steps=steps or 40, round=False))
-    u = (soft.learned_summary.unrounded if soft.learned_summary else None) or {}
+    soft = align(va, vb, AlignConfig.from_options({"round": False, "steps": steps or 40}, method="soft",
+                                                  preset="all", data="digits"))
+    u = (soft.report.learned_summary.unrounded if soft.report.learned_summary else None) or {}
     if u:
         lines += ["**The soft path unrounded** (vit-digits 0 ↔ 1, Theus et al. App. C.2). Keep soft matching's "
                   "doubly-stochastic maps to the end: the path's midpoint is lower, but its end is no longer B. "
