@@ -127,4 +127,4 @@ def test_bad_barrier_input_is_one_line(argv, message, capsys):
 def test_zoo_list(capsys):
     assert main(["zoo", "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert len(listed) == len(ENTRIES) == 27 and all(Path(zoo_dir() / e["path"]).is_dir() for e in listed)
+    assert len(listed) == len(ENTRIES) == 27 + 12 and all(Path(zoo_dir() / e["path"]).is_dir() for e in listed)
