@@ -58,7 +58,7 @@ def seeds_demo(a: TransformerModel | str, b: TransformerModel | str, data_spec: 
                on_run: Callable[[str | None], None] | None = None) -> list[str | None]:
     """Vanilla, weight matching (all classes) and learned matching between two seeds, as runs; the
     learned run uses the same defaults as `symalign align --method learned` (the data's steps).
-    `reuse`: the same demo asked before (or at the same time) is answered with its runs.
+    `reuse`: each part asked before (or at the same time) is answered with its run.
     `on_run(run_id)`: called as each of the three lands, so a page can show it before the next ends."""
 
     def landed(run_id: str | None) -> str | None:
@@ -66,25 +66,23 @@ def seeds_demo(a: TransformerModel | str, b: TransformerModel | str, data_spec: 
             on_run(run_id)
         return run_id
 
-    settings = {"data": data_spec, "learned_steps": learned_steps, "max_examples": max_examples}
+    measured = {"data": data_spec, "max_examples": max_examples}  # what every part's numbers depend on
 
-    def part(what: str, compute: Callable[[], str | None]) -> str | None:
-        # each part is answered on its own, so a demo cut off half-way (a closed tab, a stopped
-        # worker) is finished, not recomputed, when it is asked again
+    def part(what: str, settings: dict, compute: Callable[[], str | None]) -> str | None:
+        # each part is answered on its own, keyed by what it depends on: a demo cut off half-way (a closed
+        # tab, a stopped worker) is finished, not recomputed, and other learned steps redo only that part
         return landed(answered(store, reuse, f"demo-seeds: {what}", [a, b], settings, lambda: [compute()])[0])
 
-    def compute() -> list[str | None]:
-        ids = [part("none", lambda: barrier_run(a, b, data=data_spec, max_examples=max_examples, store=store,
-                                                source="app", label="demo: no alignment", progress=progress,
-                                                data_source=data_source)[0])]
-        weight = AlignConfig(method="weight", classes=FULL_CLASSES)
-        ids.append(part("weight", lambda: align_run(a, b, weight, max_examples=max_examples, store=store, source="app",
-                                                    label="demo: weight matching", progress=progress,
-                                                    data_source=data_source).run_id))
-        learned = AlignConfig(method="learned", classes=FULL_CLASSES, data=data_spec, steps=learned_steps)
-        ids.append(part("learned", lambda: align_run(a, b, learned, max_examples=max_examples, store=store,
-                                                     source="app", label="demo: learned matching", progress=progress,
-                                                     data_source=data_source).run_id))
-        return ids
-
-    return answered(store, reuse, "demo-seeds", [a, b], settings, compute)
+    ids = [part("none", measured, lambda: barrier_run(a, b, data=data_spec, max_examples=max_examples, store=store,
+                                                      source="app", label="demo: no alignment", progress=progress,
+                                                      data_source=data_source)[0])]
+    weight = AlignConfig(method="weight", classes=FULL_CLASSES)
+    ids.append(part("weight", measured, lambda: align_run(a, b, weight, max_examples=max_examples, store=store,
+                                                          source="app", label="demo: weight matching",
+                                                          progress=progress, data_source=data_source).run_id))
+    learned = AlignConfig(method="learned", classes=FULL_CLASSES, data=data_spec, steps=learned_steps)
+    ids.append(part("learned", {**measured, "learned_steps": learned_steps},
+                    lambda: align_run(a, b, learned, max_examples=max_examples, store=store, source="app",
+                                      label="demo: learned matching", progress=progress,
+                                      data_source=data_source).run_id))
+    return ids

@@ -229,6 +229,11 @@ def test_a_demo_cut_off_after_its_first_part_finishes_it_without_recomputing(que
                      reuse=True)
     assert ids[0] == landed[0] and len(set(ids)) == 3
     assert sorted(r.id for r in store.list(state="done")) == sorted(ids)  # each part once in the history
+    more = seeds_demo("zoo:vit-digits/0", "zoo:vit-digits/1", "digits", store, learned_steps=6, max_examples=64,
+                      reuse=True)  # other learned steps: only the learned part depends on them
+    assert more[:2] == ids[:2] and more[2] not in ids
+    assert len(store.list(state="done")) == 4
+    store.delete(more[2])
     # the estimate Home gives before the next demo and counts down from: what each part took here
     from symalign.runs.durations import DEMO_PARTS, demo_estimate
 
