@@ -8,29 +8,29 @@ paint."""
 
 from __future__ import annotations
 
-from symalign.runs.store import RunStore
+from symalign.runs.store import Run, RunStore
 
 DEMO_PARTS = ("demo: no alignment", "demo: weight matching", "demo: learned matching")
 
 
-def last_durations(store: RunStore, labels: tuple[str, ...], model_a: str, model_b: str) -> dict[str, float]:
-    """Seconds the newest finished run of each label took for this pair (labels never run are absent)."""
-    found: dict[str, float] = {}
+def last_runs(store: RunStore, labels: tuple[str, ...], model_a: str, model_b: str) -> dict[str, Run]:
+    """The newest finished run of each label for this pair (labels never run are absent)."""
+    found: dict[str, Run] = {}
     for run in store.list(model=model_a):  # newest first
         if (run.label in labels and run.label not in found and run.model_a == model_a and run.model_b == model_b
                 and run.state == "done" and run.finished):
-            found[run.label] = run.finished - run.created
+            found[run.label] = run
     return found
 
 
 def demo_estimate(store: RunStore, recipe: str, steps: int) -> dict[str, float] | None:
     """Seconds each part of the guided demo will take, from its last computation here, the learned part
     scaled to `steps` (its time is its steps); None until the demo has run once on this machine."""
-    found = last_durations(store, DEMO_PARTS, f"zoo:{recipe}/0", f"zoo:{recipe}/1")
+    found = last_runs(store, DEMO_PARTS, f"zoo:{recipe}/0", f"zoo:{recipe}/1")
     if len(found) < len(DEMO_PARTS):
         return None
-    learned = next(r for r in store.list(model=f"zoo:{recipe}/0") if r.label == DEMO_PARTS[-1] and r.state == "done")
-    before = (learned.settings.get("config") or {}).get("steps")
+    seconds = {label: found[label].finished - found[label].created for label in DEMO_PARTS}
+    before = (found[DEMO_PARTS[-1]].settings.get("config") or {}).get("steps")
     if before:
-        found[DEMO_PARTS[-1]] *= steps / before
-    return {label: found[label] for label in DEMO_PARTS}
+        seconds[DEMO_PARTS[-1]] *= steps / before
+    return seconds
