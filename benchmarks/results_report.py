@@ -161,7 +161,7 @@ def ablation_section(family: str, preset: str, summary: list[dict], folder: Path
 def width_section(families: list[str], overrides: dict, executor: str, store: RunStore, folder: Path) -> list[str]:
     """The barrier against width (`width` preset) for each family: a table, a chart and the literature's claim."""
     from symalign.plots.width import width_figure
-    from symalign.sweeps.widths import width_claim, width_table
+    from symalign.sweeps.widths import width_claim, width_table, width_text
 
     lines = [WIDTH_HEADING, "", "Seeds 0 ↔ 1 of each family at each width (`symalign sweep --preset width --family "
              "RECIPE`; the recipes are the zoo's with only the width changed, the MLP kept in ratio). The share "
@@ -169,19 +169,11 @@ def width_section(families: list[str], overrides: dict, executor: str, store: Ru
     for family in families:
         cells = swept("width", family, overrides, executor, store, cells=True)
         table = width_table(cells)
-        rows = list(dict.fromkeys(table["row"]))
         chart_path = folder / f"{family}-width.html"
         width_figure(table.to_dict(orient="records"), dict(zip(cells["row"], cells["method"])),
                      f"{family}: the barrier against width").write_html(chart_path, include_plotlyjs="cdn")
-        lines += [f"### {family} ([chart](results/{chart_path.name}))", "",
-                  "| width | " + " | ".join(rows) + " |", "|---|" + "---|" * len(rows)]
-        for width, at in table.groupby("width", sort=True):
-            by = {r["row"]: r for r in at.to_dict(orient="records")}
-            lines.append(f"| {width} | " + " | ".join(
-                "–" if r not in by else f"{by[r]['barrier']:.3f}" + ("" if r == "vanilla" else
-                                                                      f" ({100 * by[r]['closed']:.1f}%)")
-                for r in rows) + " |")
-        lines += ["", width_claim(table), ""]
+        lines += [f"### {family} ([chart](results/{chart_path.name}))", "", width_text(table, 3, markdown=True), "",
+                  width_claim(table), ""]
     return lines
 
 

@@ -52,13 +52,16 @@ def width_table(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(lines, columns=columns)
 
 
-def width_text(table: pd.DataFrame) -> str:
-    """The table as the CLI prints it: a line per width, a column per row, the share closed beside."""
+def width_text(table: pd.DataFrame, digits: int = 4, markdown: bool = False) -> str:
+    """The table as text: a line per width, a column per row, each aligned row's share closed beside its
+    barrier; as the CLI prints it, or (`markdown`) as the report's table."""
     if table.empty:
         return ""
     rows = list(dict.fromkeys(table["row"]))
-    head = "width | " + " | ".join(f"{r}" + ("" if r == VANILLA else " (closed)") for r in rows)
-    lines = [head]
+    if markdown:
+        lines = ["| width | " + " | ".join(rows) + " |", "|---|" + "---|" * len(rows)]
+    else:
+        lines = ["width | " + " | ".join(r + ("" if r == VANILLA else " (closed)") for r in rows)]
     for width, at_width in table.groupby("width", sort=True):
         by_row = {r["row"]: r for r in at_width.to_dict(orient="records")}
         cells = []
@@ -68,8 +71,8 @@ def width_text(table: pd.DataFrame) -> str:
                 cells.append("–")
                 continue
             closed = "" if r == VANILLA or math.isnan(line["closed"]) else f" ({100 * line['closed']:.1f}%)"
-            cells.append(f"{line['barrier']:.4f}{closed}")
-        lines.append(f"{width} | " + " | ".join(cells))
+            cells.append(f"{line['barrier']:.{digits}f}{closed}")
+        lines.append(f"| {width} | " + " | ".join(cells) + " |" if markdown else f"{width} | " + " | ".join(cells))
     return "\n".join(lines)
 
 
