@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 from symalign.cli.common import Bar, add_dtype_flag, add_model_output_flags, print_json, store_for
-from symalign.merge.rules import ALIGNS, merge_rules
+from symalign.merge.rules import ALIGNS, MERGE_ALIGNS, OT_SOLVERS, merge_rules
 
 
 def add_merge(sub) -> None:
     p = sub.add_parser("merge", help="merge two or more models (aligned into the first's basis) into one")
     add_dtype_flag(p)
     p.add_argument("models", nargs="+", metavar="MODEL")
-    p.add_argument("--align", default="weight", choices=ALIGNS,
-                   help="how the models are brought into the first's basis first (all classes); none: as they are")
+    p.add_argument("--align", default="weight", choices=MERGE_ALIGNS,
+                   help="how the models are brought into the first's basis first (all classes); none: as they are; "
+                        "ot-acts / ot-wts: optimal-transport fusion (Imfeld et al.) on activations / weights")
+    p.add_argument("--ot-solver", default="emd", choices=OT_SOLVERS,
+                   help="OT fusion's plans: emd (exact; equal widths give permutations) or sinkhorn (soft)")
+    p.add_argument("--ot-reg", type=float, default=None,
+                   help="Sinkhorn's strength on the max-normalised cost (default: Imfeld et al.'s 0.08 for ot-acts, "
+                        "0.06 for ot-wts)")
     p.add_argument("--how", default="average", choices=tuple(merge_rules()),
                    help="the merge rule: " + "; ".join(_describe(n, r) for n, r in merge_rules().items()))
     p.add_argument("--base", default=None, metavar="M",
@@ -62,16 +68,20 @@ def cmd_merge(args) -> None:
         run = merge_run(args.models, args.align, args.how, data, examples=args.examples, max_examples=args.max_examples,
                         seed=args.seed, out=Path(args.out), store=store_for(args), source="cli",
                         progress=bar.phases, dtype=args.dtype, device=args.device, base=args.base,
-                        parameters=parse_params(args.param), export_inputs=args.export_inputs)
+                        parameters=parse_params(args.param), export_inputs=args.export_inputs,
+                        ot={"solver": args.ot_solver, "reg": args.ot_reg} if args.align.startswith("ot-") else None)
     out, report = run.out, run.result.report
     if args.json:
         print_json({"inputs": report["inputs"], "merged": report["merged"], "out": str(out), "align": args.align,
+                     **({"carried": report["carried"], "ot": report["ot"]} if "ot" in report else {}),
                      "how": args.how, "parameters": report["parameters"], "base": report["base"], "data": data,
                      "run": run.run_id})
         return
     print(f"wrote {out}: {len(args.models)} models merged ({args.how}, aligned by {args.align}), evaluated on {data}")
     for row in report["inputs"]:
         print(f"  {row['model']}: loss {row['loss']:.4f}, accuracy {row['accuracy']:.3f}")
+    for row in report.get("carried", []):
+        print(f"  {row['model']} as carried by the plans: loss {row['loss']:.4f}, accuracy {row['accuracy']:.3f}")
     print(f"  merged: loss {report['merged']['loss']:.4f}, accuracy {report['merged']['accuracy']:.3f}")
     if args.export_inputs:
         print(f"  inputs as merged: {out / 'inputs'}" + (f"; rebuild with: mergekit-yaml {out / 'mergekit.yml'} DIR"

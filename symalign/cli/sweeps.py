@@ -14,7 +14,8 @@ def add_sweep(sub) -> None:
     p.add_argument("file", nargs="?", help="a sweep file (.toml, .yaml or .json; see docs/sweeps.md)")
     from symalign.sweeps.grid import PRESETS
 
-    p.add_argument("--preset", help=f"a named grid (docs/sweeps.md): {', '.join(PRESETS)}")
+    p.add_argument("--preset", help=f"a named grid (docs/sweeps.md): {', '.join(PRESETS)}; or peers (merged models: "
+                                    "averaging, OT fusion, weight and learned matching + averaging)")
     p.add_argument("--family", help="with --preset: the zoo recipe whose seeds 0, 1, 2 make the pairs (with "
                    "--preset width: seeds 0 and 1 of the recipe at each of its widths)")
     p.add_argument("--seeds", type=int, nargs="+", default=None, help="matcher seeds for learned/soft rows")
@@ -47,6 +48,8 @@ def cmd_sweep(args) -> None:
         raise SymalignError("sweep takes a sweep file or --preset NAME --family RECIPE (one of the two)")
     if args.file and args.family:
         raise SymalignError("--family goes with --preset; a sweep file names its own models")
+    if args.preset == "peers":
+        return peers(args)
     grid = read_grid(args.file) if args.file else preset_grid(args.preset, args.family or "", args.seeds)
     for key in OPTION_KEYS:
         if getattr(args, key) is not None:
@@ -80,6 +83,37 @@ def cmd_sweep(args) -> None:
         print(f"wrote {result.out}/cells.csv, cells.parquet, summary.csv{widths_file}")
     if result.run_id:
         print(f"recorded as run {result.run_id}")
+
+
+def peers(args) -> None:
+    """`--preset peers`: one merged model per method on each seed pair (symalign.sweeps.peers). --seeds picks
+    the zoo seeds that make the pairs (default 0 1 2); nothing is recorded (a merge run per cell would be
+    21 checkpoints on disk)."""
+    from pathlib import Path
+
+    from symalign.sweeps.peers import peers_cells, peers_summary, peers_text
+
+    def progress(done: int, total: int, row: dict) -> None:
+        print(f"[{done}/{total}] {row['method']}, {row['a']} ↔ {row['b']}: merged loss {row['loss']:.4f}, "
+              f"accuracy {row['accuracy']:.3f} ({row['seconds']:.1f} s)", file=sys.stderr, flush=True)
+
+    cells = peers_cells(args.family or "", args.seeds, steps=args.steps, max_examples=args.max_examples,
+                        progress=progress)
+    summary = peers_summary(cells)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        cells.to_csv(out / "peers-cells.csv", index=False)
+        summary.to_csv(out / "peers.csv", index=False)
+    if args.json:
+        print_json({"cells": cells.to_dict(orient="records"), "summary": summary.to_dict(orient="records"),
+                    "out": args.out})
+        return
+    print(f"peers {args.family}: merged models on {cells[['a', 'b']].drop_duplicates().shape[0]} seed pairs "
+          "(mean ± std over the pairs)")
+    print(peers_text(summary, cells))
+    if args.out:
+        print(f"wrote {args.out}/peers.csv and peers-cells.csv")
 
 
 COMMANDS = (add_sweep,)

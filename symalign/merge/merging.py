@@ -6,7 +6,9 @@ Merge rules are registered in symalign.merge.rules; the built-in ones:
   training data (Matena & Raffel), ε-floored so a weight no model is sure of falls back to the mean;
 - `regmean`: per linear map, W = (Σ W_i G_i)(Σ G_i)⁻¹ with G_i the Gram matrix of model i's inputs
   to that map (Jin et al.), everything else averaged (see symalign.merge.regmean).
-`--align none` merges the canonical forms as they are (for contrast). The merged model is exported
+`--align none` merges the canonical forms as they are (for contrast); `--align ot-acts|ot-wts` carries
+the others onto the first by optimal-transport plans instead (symalign.merge.ot_fusion: the field's
+OT-fusion baselines; soft plans are not function-preserving, so the inputs are reported as they were). The merged model is exported
 as a standard Hugging Face checkpoint (canonical config), with merge.json."""
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator, Metrics
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
-from symalign.merge.rule import ALIGNS, MergeInputs, install_hint
+from symalign.merge.rule import MERGE_ALIGNS, OT_ALIGNS, MergeInputs, install_hint
 from symalign.merge.rules import merge_rule
 from symalign.models import canonicalize, save_model
 from symalign.models.compat import check_compatible
@@ -65,11 +67,25 @@ class MergeResult:
 
 
 def aligned_members(models: list[TransformerModel], how_align: str, data_spec: str | None,
-                    seed: int = 0, progress: Progress | None = None, device: str = "cpu") -> list[TransformerModel]:
-    """Every model in the first one's basis (canonical forms; each the same function as before)."""
+                    seed: int = 0, progress: Progress | None = None, device: str = "cpu",
+                    ot=None, max_examples: int | None = 256, steps: int | None = None) -> list[TransformerModel]:
+    """Every model in the first one's basis (canonical forms; each the same function as before, except
+    under OT fusion's soft plans: `ot` holds their solver, symalign.merge.ot_fusion.OTSettings).
+    `steps`: the learned matcher's most steps (None: the data's default)."""
+    if how_align in OT_ALIGNS:
+        from symalign.merge.ot_fusion import fuse_members
+
+        data = load_data(data_spec) if data_spec else None
+        with_progress = phase(progress, "transport")
+        if with_progress:
+            with_progress(0, 1)
+        members = fuse_members(models, how_align, data, ot, max_examples, pick_device(device))
+        if with_progress:
+            with_progress(1, 1)
+        return members
     if how_align == "none":
         return [canonicalize(m) for m in models]
-    config = AlignConfig(method=how_align, preset="all", data=data_spec, seed=seed, device=device)
+    config = AlignConfig(method=how_align, preset="all", data=data_spec, seed=seed, device=device, steps=steps)
     if len(models) == 2:
         result = align(models[0], models[1], config, progress=phase(progress, "align"))
         return [canonicalize(models[0]), result.aligned]
@@ -119,26 +135,29 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
                  data_spec: str | None = None, examples: int = 64, max_examples: int | None = None, seed: int = 0,
                  progress: Progress | None = None, members: list[TransformerModel] | None = None,
                  device: str = "cpu", base: TransformerModel | None = None, parameters: dict | None = None,
-                 keep_members: bool = False) -> MergeResult:
+                 keep_members: bool = False, ot=None) -> MergeResult:
     """Align, combine, and evaluate the inputs and the merged model on the data's evaluation split
     (on `device`: cpu, cuda, mps or auto). `members`: the models already aligned by `aligned_members`
     (several merge rules, one alignment). `base`: the model the others were fine-tuned from, for the
     rules that need one (it comes first: the others are aligned into its basis). `parameters`: the
-    rule's (e.g. t, weight, density), over its defaults."""
+    rule's (e.g. t, weight, density), over its defaults. `ot`: OT fusion's solver (OTSettings)."""
     if base is not None:
         models = [base] + list(models)
     if len(models) < 2:
         raise SymalignError(f"merge needs at least two models (got {len(models)})")
-    if how_align not in ALIGNS:
-        raise SymalignError(f"unknown --align {how_align!r}; choose {', '.join(ALIGNS)}")
+    if how_align not in MERGE_ALIGNS:
+        raise SymalignError(f"unknown --align {how_align!r}; choose {', '.join(MERGE_ALIGNS)}")
     check_rule(how, len(models), base is not None, parameters)
     rule = merge_rule(how)
+    if how_align in OT_ALIGNS and rule.base != "none":
+        raise SymalignError(f"--how {how} merges task vectors from a base, which OT fusion's soft plans do not "
+                            "carry; use --align weight or learned with it")
     for other in models[1:]:
         check_compatible(models[0], other)
     data = load_data(data_spec) if data_spec else None
-    if data is None and (rule.needs_data or how_align == "learned"):
+    if data is None and (rule.needs_data or how_align in ("learned", "ot-acts")):
         raise SymalignError(f"--how {how} --align {how_align} needs data (--data SPEC)")
-    members = members or aligned_members(models, how_align, data_spec, seed, progress, device)
+    members = members or aligned_members(models, how_align, data_spec, seed, progress, device, ot)
     # keeps the first model's source, so its tokenizer files travel with the exported checkpoint
     has_base = base is not None or rule.base == "first"
     merged = members[0].with_tensors(combine(members, how, data, examples, seed, progress, device, parameters,
@@ -146,6 +165,8 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
     report = {"align": how_align, "how": how, "models": [m.source for m in models], "data": data_spec,
               "examples": examples if rule.needs_data else None, "parameters": rule.fill(parameters),
               "base": models[0].source if has_base else None}
+    if how_align in OT_ALIGNS:
+        report["ot"] = _ot_json(ot, how_align)
     if data is not None:
         evaluator = Evaluator(members[0], data, max_examples, pick_device(device))
 
@@ -153,7 +174,19 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
             m: Metrics = evaluator(evaluator.hf_params(model))
             return {"loss": m.loss, "accuracy": m.accuracy}
 
-        report["inputs"] = [{"model": src.source, **metrics(m)} for src, m in zip(models, members)]
+        # a soft plan changes a carried model's function: the inputs are measured as they were given
+        inputs = [canonicalize(m) for m in models] if how_align in OT_ALIGNS else members
+        report["inputs"] = [{"model": src.source, **metrics(m)} for src, m in zip(models, inputs)]
+        if how_align in OT_ALIGNS:  # and what the plans made of them (equal to the inputs when plans are hard)
+            report["carried"] = [{"model": src.source, **metrics(m)} for src, m in zip(models[1:], members[1:])]
         report["merged"] = metrics(merged)
     return MergeResult(merged, report, members if keep_members else None)
 
+
+
+def _ot_json(ot, how_align: str) -> dict:
+    """The OT solver as recorded (Imfeld et al.'s Sinkhorn strength for the method when none is given)."""
+    from symalign.merge.ot_fusion import DEFAULT_REG, OTSettings
+
+    ot = ot or OTSettings()
+    return {"solver": ot.solver, "reg": (ot.reg or DEFAULT_REG[how_align]) if ot.solver == "sinkhorn" else None}

@@ -20,6 +20,11 @@ from symalign.registry import Registry, resolve
 # How models are brought into one basis before they are merged or a task vector is carried
 # (`--align` of merge and transport): kept here, free of torch, so the CLI offers it without loading it.
 ALIGNS = ("none", "weight", "learned")
+# Optimal-transport fusion (symalign.merge.ot_fusion): soft plans, so for merging only (never transport,
+# whose task vector must stay in a function-preserving basis).
+OT_ALIGNS = ("ot-acts", "ot-wts")
+MERGE_ALIGNS = ALIGNS + OT_ALIGNS
+OT_SOLVERS = ("emd", "sinkhorn")
 
 
 @dataclass

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from symalign.merge.rule import (  # noqa: F401  (the registry's API, re-exported beside the catalog)
     ALIGNS,
+    MERGE_ALIGNS,
+    OT_ALIGNS,
+    OT_SOLVERS,
     MergeInputs,
     MergeRule,
     install_hint,

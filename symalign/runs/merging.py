@@ -30,38 +30,49 @@ def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "aver
               examples: int = 64, max_examples: int | None = None, seed: int = 0, out: str | Path | None = None,
               store: RunStore | None = None, source: str = "api", label: str = "",
               progress: PhaseProgress | None = None, dtype: str = "auto", device: str = "auto",
-              base: ModelLike | None = None, parameters: dict | None = None, export_inputs: bool = False) -> MergeRun:
+              base: ModelLike | None = None, parameters: dict | None = None, export_inputs: bool = False,
+              ot: dict | None = None) -> MergeRun:
     """Merge models (symalign.merge), save the checkpoint and record a `merge` run with the inputs'
     and merged model's evaluation metrics. Without `out`, the checkpoint goes to runs/<id>. `base`:
     for the rules that need one (it leads: the others are aligned into its basis); `parameters`: the
-    rule's; `export_inputs`: also write the aligned inputs and a mergekit.yml (MergeResult.export_inputs)."""
+    rule's; `export_inputs`: also write the aligned inputs and a mergekit.yml (MergeResult.export_inputs);
+    `ot`: OT fusion's {"solver", "reg"} for `how_align` ot-acts / ot-wts."""
     from symalign.merge.merging import check_rule, merge_models
+    from symalign.merge.ot_fusion import OTSettings
 
     refs = ([base] if base is not None else []) + list(refs)
     if len(refs) < 2:
         raise SymalignError(f"merge needs at least two models (got {len(refs)})")
     check_rule(how, len(refs), base is not None, parameters)  # before any model loads
+    ot_settings = OTSettings(**(ot or {}))
+    ot_settings.check()
     models = [model_of(m) for m in refs]
     for other in models[1:]:
         check_compatible(models[0], other)
+    if how_align.startswith("ot-"):
+        from symalign.merge.ot_fusion import check_fusable
+
+        check_fusable(models[0])
     spec = data or default_data_spec(models[0])
     names = [reference(m) for m in refs]
     export_dtype(models[0], dtype)  # an unknown dtype is refused before any work
     settings = MergeSettings(how_align, how, spec, examples, max_examples, seed, owns_artifacts=out is None,
                              dtype=dtype,
-                             device=device, base=names[0] if base is not None else None, parameters=parameters or {})
+                             device=device, base=names[0] if base is not None else None, parameters=parameters or {},
+                             ot={k: v for k, v in (ot or {}).items() if v is not None})
     with recorded(store, "merge", names[0], names[1], how_align, settings, source, label, names) as run:
         result = merge_models(models[1:] if base is not None else models, how_align, how, spec, examples=examples,
                               max_examples=max_examples, seed=seed, progress=progress, device=device,
                               base=models[0] if base is not None else None, parameters=parameters,
-                              keep_members=export_inputs)
+                              keep_members=export_inputs, ot=ot_settings)
         out = run.folder(out)
         saved = result.save(out, dtype)
         if export_inputs:
             result.export_inputs(saved)
         run.finish({"how": how, "align": how_align, "parameters": result.report["parameters"],
                     "base": result.report["base"], "inputs": result.report["inputs"],
-                    "merged": result.report["merged"]}, saved)
+                    "merged": result.report["merged"],
+                    **{k: result.report[k] for k in ("carried", "ot") if k in result.report}}, saved)
     return MergeRun(run.id, result, saved)
 
 

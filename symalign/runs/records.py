@@ -99,6 +99,7 @@ class MergeSettings(Settings):
     device: str = "auto"
     base: str | None = None
     parameters: dict = field(default_factory=dict)
+    ot: dict = field(default_factory=dict)  # OT fusion's plan solver ({"solver", "reg"}), for --align ot-*
 
 
 @dataclass(frozen=True)

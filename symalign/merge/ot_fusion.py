@@ -1,0 +1,239 @@
+"""Optimal-transport fusion, the field's baseline (Singh & Jaggi 2020; Imfeld et al. 2024 for
+transformers; Zhang et al.'s OT-ACTS and OT-WTS): B's units are carried onto A's by transport plans
+and the two are then merged (averaged), so a merge rule sees them in one basis.
+
+Why it is not a matcher: a transport plan is a soft correspondence. With exact EMD between equal
+widths and uniform marginals the plan is a permutation divided by n (OT then reduces to a
+permutation matcher, and identical models fuse to themselves); with Sinkhorn it is a blur, and B
+carried by it is no longer B's function. So OT lives here, as a way to *merge*, and its transported
+B is measured as what it is.
+
+How, in symalign's spaces (the symmetry spec names every unit a plan acts on):
+- plans: POT's `ot.emd` or `ot.sinkhorn`, uniform marginals, ground metric the Euclidean distance
+  between unit features normalised by its maximum (Imfeld et al.'s defaults: `norm: max`);
+- a plan T (A's units × B's) acts on B as M = T / T·1 (each A unit the barycentre of the B units it
+  receives): on an output axis M·W, on an input axis W·Mᵀ, on a LayerNorm gain M·γ;
+- `ot-acts`: unit features are standardised activations on the data (residual: every hidden state,
+  as Imfeld et al.'s shared residual plan; MLP: the down projection's inputs; inside heads: q and k
+  together for QK, the head outputs for VO);
+- `ot-wts`: one pass in layer order, each space's features are the weights that touch it with the
+  spaces before it already carried (the residual first, from the embedding and head rows alone);
+- heads are matched whole first (exact: a permutation, by the activation or circuit similarity
+  symalign's matchers use), then the dimensions inside each matched head are transported.
+Differences from Imfeld et al.'s code, said so that a comparison is fair: one residual plan for the
+whole stream (theirs propagates a plan through each residual addition, `resid_policy: mean`), heads
+kept whole (theirs transports the concatenated heads' dimensions) and no PCA of activations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from symalign.errors import SymalignError
+from symalign.match.activation import _heads_two_stage, collect
+from symalign.match.heads import head_cost
+from symalign.match.solvers import assignment, slices
+from symalign.match.weight import boundary_tensors
+from symalign.merge.rule import OT_ALIGNS
+from symalign.merge.rule import OT_SOLVERS as SOLVERS
+from symalign.models import canonicalize, spec_of
+from symalign.models.family import TransformerModel
+from symalign.symmetry.groups import GroupElement, Permutation, _along
+from symalign.symmetry.spec import SymmetrySpec
+from symalign.symmetry.transform import Transform, apply_unchecked
+
+DEFAULT_REG = {"ot-acts": 0.08, "ot-wts": 0.06}  # Imfeld et al.'s tuned Sinkhorn strengths (their ViT config)
+
+
+@dataclass(frozen=True)
+class OTSettings:
+    """How plans are solved: exact EMD (default: equal widths give permutations) or entropic Sinkhorn
+    with strength `reg` relative to the max-normalised ground metric (None: Imfeld et al.'s value)."""
+
+    solver: str = "emd"
+    reg: float | None = None
+
+    def check(self) -> None:
+        if self.solver not in SOLVERS:
+            raise SymalignError(f"unknown OT solver {self.solver!r}; choose {' or '.join(SOLVERS)}")
+        if self.reg is not None and not self.reg > 0:
+            raise SymalignError(f"the Sinkhorn strength must be positive (got {self.reg:g})")
+
+
+@dataclass
+class Transport(GroupElement):
+    """A barycentric map M (rows: A's units; each row a distribution over B's), optionally one per
+    head. Unlike a group element it acts the same way on every axis (a soft plan has no inverse to
+    give input axes, and OT fusion carries inputs by the plan itself, as for a permutation)."""
+
+    matrix: torch.Tensor
+    kind: str = "transport"
+
+    @property
+    def size(self) -> int:
+        return int(self.matrix.shape[-1])
+
+    @property
+    def batch(self) -> int | None:
+        return int(self.matrix.shape[0]) if self.matrix.dim() == 3 else None
+
+    def dense(self) -> torch.Tensor:
+        return self.matrix.to(torch.float64)
+
+    def act(self, t, axis, variance, batch_axis=None):
+        return _along(t, axis, self.matrix.to(t.device), batch_axis)
+
+    def select(self, index):
+        return Transport(self.matrix[index])
+
+    def tensors(self):
+        return {"matrix": self.matrix}
+
+
+def plan(cost: torch.Tensor, settings: OTSettings, reg: float) -> torch.Tensor:
+    """The transport plan [n_a, n_b] between uniform marginals for a ground cost (POT)."""
+    import ot
+
+    c = cost.detach().cpu().double().numpy()
+    c = c / max(float(c.max()), 1e-12)
+    n_a, n_b = c.shape
+    a, b = np.full(n_a, 1.0 / n_a), np.full(n_b, 1.0 / n_b)
+    if settings.solver == "emd":
+        t = ot.emd(a, b, c)
+    else:
+        t = ot.sinkhorn(a, b, c, settings.reg or reg, numItermax=10_000, stopThr=1e-10)
+    if not np.isfinite(t).all():
+        raise SymalignError(f"the Sinkhorn plan did not converge (reg {settings.reg or reg:g}); raise --ot-reg")
+    return torch.as_tensor(t)
+
+
+def barycentric(t: torch.Tensor) -> torch.Tensor:
+    """M = T / T·1: A's unit i as the weighted mean of the B units its row sends it."""
+    return t / t.sum(1, keepdim=True).clamp_min(1e-300)
+
+
+def distances(fa: torch.Tensor, fb: torch.Tensor) -> torch.Tensor:
+    """Euclidean distances between the rows of fa [n, d] and fb [m, d]."""
+    return torch.cdist(fa.double(), fb.double())
+
+
+def standardised(x: torch.Tensor) -> torch.Tensor:
+    """[rows, n] activations -> [n, rows] unit features: centred, unit variance (Imfeld et al.'s
+    `center`, `std`), so a unit's scale does not decide whom it is paired with."""
+    return ((x - x.mean(0)) / x.std(0).clamp_min(1e-8)).T
+
+
+def _space_plan(fa: torch.Tensor, fb: torch.Tensor, settings: OTSettings, reg: float) -> Transport:
+    return Transport(barycentric(plan(distances(fa, fb), settings, reg)))
+
+
+def _head_plans(fa: torch.Tensor, fb: torch.Tensor, settings: OTSettings, reg: float) -> Transport:
+    """One plan per head: fa, fb [H, n, d] features of each head's units."""
+    return Transport(torch.stack([barycentric(plan(distances(x, y), settings, reg)) for x, y in zip(fa, fb)]))
+
+
+def check_fusable(model: TransformerModel, spec: SymmetrySpec | None = None) -> None:
+    """OT fusion mixes dimensions inside a head and treats heads one to one: refuse what breaks either
+    (before any work: `spec` defaults to the family's canonical spec, read from the config alone)."""
+    spec = spec or model.family.spec(model.config, canonical=True)
+    if model.dims.kv_heads != model.dims.n_head:
+        raise SymalignError(f"OT fusion does not support grouped-query attention ({model.family.name}: "
+                            f"{model.dims.kv_heads} key/value heads for {model.dims.n_head} query heads); "
+                            "use --align weight or learned")
+    if any("orthogonal" in s.refusals for s in spec.spaces_of_kind("qk")):
+        raise SymalignError(f"OT fusion mixes the dimensions inside a head, which {model.family.name}'s rotary "
+                            "position embeddings do not allow; use --align weight or learned")
+
+
+def fuse_members(models: list[TransformerModel], how_align: str, data=None, settings: OTSettings | None = None,
+                 max_examples: int | None = 256, device: torch.device | str = "cpu") -> list[TransformerModel]:
+    """Every model carried into the first one's units by OT plans (canonical forms; the first
+    unchanged): what a merge rule then combines. `data` is needed for `ot-acts`."""
+    settings = settings or OTSettings()
+    settings.check()
+    if how_align not in OT_ALIGNS:
+        raise SymalignError(f"unknown OT alignment {how_align!r}; choose {', '.join(OT_ALIGNS)}")
+    first = canonicalize(models[0])
+    spec = spec_of(first)
+    check_fusable(first, spec)
+    if how_align == "ot-acts" and data is None:
+        raise SymalignError("--align ot-acts needs data (--data SPEC): its plans compare activations")
+    reg = DEFAULT_REG[how_align]
+    acts_a = collect(first, data, max_examples, device) if how_align == "ot-acts" else None
+    out = [first]
+    for model in models[1:]:
+        other = canonicalize(model)
+        if how_align == "ot-acts":
+            transform = acts_plans(first, other, spec, collect(other, data, max_examples, device), acts_a,
+                                   settings, reg)
+            tensors = apply_unchecked(other.tensors, spec, transform)
+        else:
+            tensors = weight_plans(first.tensors, dict(other.tensors), spec, boundary_tensors(first),
+                                   first.dims.n_layer, settings, reg)
+        out.append(other.with_tensors(tensors))
+    return out
+
+
+def acts_plans(a: TransformerModel, b: TransformerModel, spec: SymmetrySpec, acts_b: dict, acts_a: dict,
+               settings: OTSettings, reg: float) -> Transform:
+    """OT-ACTS: each space's plan from standardised activations (none depends on another space's plan,
+    as for activation matching), heads paired whole first."""
+    out = Transform()
+    streams = sorted(k for k in acts_a if k.startswith("residual."))
+    if "residual" in spec.spaces:
+        out["residual"] = _space_plan(torch.cat([standardised(acts_a[k]) for k in streams], 1),
+                                      torch.cat([standardised(acts_b[k]) for k in streams], 1), settings, reg)
+    for i in range(a.dims.n_layer):
+        p = f"layer.{i}."
+        if p + "mlp" in spec.spaces:
+            out[p + "mlp"] = _space_plan(standardised(acts_a[p + "mlp"]), standardised(acts_b[p + "mlp"]),
+                                         settings, reg)
+        order = _heads_two_stage(acts_a[p + "heads"], acts_b[p + "heads"])
+        out[p + "heads"] = Permutation(order)
+
+        def per_head(x: torch.Tensor) -> torch.Tensor:  # [rows, H, dh] -> [H, dh, rows]
+            return torch.stack([standardised(x[:, h]) for h in range(x.shape[1])])
+
+        qk_a = torch.cat([per_head(acts_a[p + "q"]), per_head(acts_a[p + "k"])], 2)
+        qk_b = torch.cat([per_head(acts_b[p + "q"][:, order]), per_head(acts_b[p + "k"][:, order])], 2)
+        out[p + "qk"] = _head_plans(qk_a, qk_b, settings, reg)
+        out[p + "vo"] = _head_plans(per_head(acts_a[p + "heads"]), per_head(acts_b[p + "heads"][:, order]),
+                                    settings, reg)
+    return out
+
+
+def _features(a: dict, b: dict, spec: SymmetrySpec, space: str, names: list[str] | None = None):
+    """Each unit's weights along every tensor axis of `space` (the others as carried so far), joined:
+    [n, rest] for a space, [H, n, rest] for one batched by heads."""
+    pairs = [(ua, ub) for (ua, ub), (name, _, _) in zip(slices(a, b, spec, space), spec.axes_of(space))
+             if names is None or name in names]
+    if not pairs:
+        return None, None
+    return torch.cat([u for u, _ in pairs], -1), torch.cat([u for _, u in pairs], -1)
+
+
+def weight_plans(a: dict, b: dict, spec: SymmetrySpec, boundary: list[str], n_layer: int,
+                 settings: OTSettings, reg: float) -> dict:
+    """OT-WTS: one pass, residual first (from the embedding and head rows, whose other axes correspond
+    across models), then each layer's MLP, heads (paired whole by their circuits), QK and VO, each
+    solved on B as carried by the plans before it. Returns B's carried tensors."""
+    def carry(space: str, element: GroupElement) -> None:
+        touched = {name for name, _, _ in spec.axes_of(space)}
+        b.update(apply_unchecked({n: b[n] for n in touched}, spec, Transform({space: element})))
+
+    if "residual" in spec.spaces:
+        fa, fb = _features(a, b, spec, "residual", boundary)
+        if fa is not None:
+            carry("residual", _space_plan(fa, fb, settings, reg))
+    for i in range(n_layer):
+        p = f"layer.{i}."
+        if p + "mlp" in spec.spaces:
+            carry(p + "mlp", _space_plan(*_features(a, b, spec, p + "mlp"), settings, reg))
+        if p + "heads" in spec.spaces:
+            carry(p + "heads", Permutation(assignment(head_cost(a, b, i, "circuit"))))
+        for kind in ("qk", "vo"):
+            if p + kind in spec.spaces:
+                carry(p + kind, _head_plans(*_features(a, b, spec, p + kind), settings, reg))
+    return b
