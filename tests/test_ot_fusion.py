@@ -16,8 +16,8 @@ from symalign.match.config import CLASS_PRESETS
 from symalign.merge import merge_models
 from symalign.merge.ot_fusion import OTSettings, barycentric, plan
 from symalign.models import canonicalize, load_model, outputs, random_inputs, spec_of, transformed
-from symalign.symmetry.random import random_transform
 from symalign.sweeps.peers import PEERS, peers_cells, peers_summary, peers_text
+from symalign.symmetry.random import random_transform
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@ Merge rules are registered in symalign.merge.rules; the built-in ones:
   to that map (Jin et al.), everything else averaged (see symalign.merge.regmean).
 `--align none` merges the canonical forms as they are (for contrast); `--align ot-acts|ot-wts` carries
 the others onto the first by optimal-transport plans instead (symalign.merge.ot_fusion: the field's
-OT-fusion baselines; soft plans are not function-preserving, so the inputs are reported as they were). The merged model is exported
-as a standard Hugging Face checkpoint (canonical config), with merge.json."""
+OT-fusion baselines; soft plans are not function-preserving, so the inputs are reported as they were).
+The merged model is exported as a standard Hugging Face checkpoint (canonical config), with merge.json."""
 
 from __future__ import annotations
 
