@@ -1,7 +1,8 @@
 """Trainable group elements: latent parameters projected onto a symmetry group in the forward pass.
 
 - orthogonal: G = G₀ · exp(S − Sᵀ) (on the residual, inside the complement of 1, so Q·1 = 1);
-- invertible: G = G₀ · (I + M); rescale: a = a₀ · e^s;
+- invertible: G = G₀ · (I + M); rescale: a = a₀ · e^s; orthogonal+rescale: G = G₀ · exp(S − Sᵀ) · e^s
+  (the skew latent and the log-scale share one tensor, [..., n, n + 1], so snapshots hold both);
 - rotary: G = G₀ · R(e^{s + iθ}) with a log-modulus s and an angle θ per frequency pair (and
   exp(S − Sᵀ) on the dimensions a partial RoPE leaves alone);
 - permutation: latent Z (initialised at the one-hot P₀); the forward uses the assignment
@@ -44,12 +45,14 @@ class LatentElement(torch.nn.Module):
         # G₀ is read by the continuous classes only; a permutation's latent starts at G₀ itself, and a
         # GPT-2-small MLP's 3072 × 3072 float64 copy per layer would cost 7 bytes per parameter for nothing
         self.g0 = torch.nn.Parameter(m, requires_grad=False) if cls in ("orthogonal", "invertible", "rescale",
-                                                                        "rotary") else None
+                                                                        "rotary", "orthogonal+rescale") else None
         if cls == "orthogonal":
             n = m.shape[-1] - 1 if residual else m.shape[-1]
             self.p = torch.nn.Parameter(torch.zeros(*m.shape[:-2], n, n, dtype=torch.float64))
             if residual:
                 self.register_buffer("basis", ones_complement_basis(m.shape[-1]).clone())
+        elif cls == "orthogonal+rescale":  # [..., n, n]: the skew latent; [..., 0, n]: the log-scale
+            self.p = torch.nn.Parameter(torch.zeros(*m.shape[:-1], m.shape[-1] + 1, dtype=torch.float64))
         elif cls == "invertible":
             self.p = torch.nn.Parameter(torch.zeros_like(m))
         elif cls == "rescale":
@@ -105,6 +108,10 @@ class LatentElement(torch.nn.Module):
                 one = torch.ones(1, 1, dtype=torch.float64, device=r.device)
                 r = self.basis @ torch.block_diag(one, r) @ self.basis.T
             return Dense(self.g0 @ r, "orthogonal")
+        if self.cls == "orthogonal+rescale":
+            n = self.g0.shape[-1]
+            r = torch.linalg.matrix_exp(_skew(self.p[..., :n]))
+            return Dense(self.g0 @ r * torch.exp(self.p[..., :1, n:]), "orthogonal+rescale")
         if self.cls == "invertible":
             eye = torch.eye(self.g0.shape[-1], dtype=torch.float64, device=self.g0.device)
             return Dense(self.g0 @ (eye + self.p), "invertible")

@@ -129,6 +129,10 @@ def solve(cls: str, a: Tensors, b: Tensors, spec: SymmetrySpec, space: str,
         return Dense(m if batched else m[0], "rotary")
     if c is None:
         c = correlation(a, b, spec, space)
+    if cls == "orthogonal+rescale":  # Procrustes, then the scale that best fits after it (Zhang et al.)
+        g = procrustes(c)
+        g = rotation_scale(a, b, spec, space, g)[:, None, None] * g
+        return Dense(g if batched else g[0], cls)
     if cls == "perm" and not batched:
         return Permutation(assignment(c[0]))
     if cls == "perm":
@@ -230,3 +234,28 @@ def _rescale(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str) -> torch.Te
 
     s = torch.sqrt(norm(CO, 0) * norm(CONTRA, 1) / (norm(CO, 1) * norm(CONTRA, 0)).clamp_min(1e-12))
     return s[:, None, None] * torch.eye(sp.size, dtype=torch.float64, device=s.device)
+
+
+def rotation_scale(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str, g: torch.Tensor) -> torch.Tensor:
+    """Per head, the scalar s > 0 minimising ‖A_co − s·G·B_co‖² + ‖A_contra − G·B_contra/s‖² once the
+    rotation G is fixed (Zhang et al.'s rescaling after rotation; their code takes the best real root of
+    the same quartic): with q = ‖B_co‖², p = ⟨A_co, G·B_co⟩, k = ‖B_contra‖², r = ⟨A_contra, G·B_contra⟩
+    (G keeps norms), the stationary points are the roots of q·s⁴ − p·s³ + r·s − k = 0. 1 when none is positive."""
+    sums = {}
+    for variance in (CO, CONTRA):
+        norm = inner = 0.0
+        for ua, ub in slices(a, b, spec, space, (variance,)):
+            ua, ub = _batched(ua), _batched(ub)
+            norm = norm + (ub ** 2).sum((-2, -1))
+            inner = inner + (ua * (g.to(ub.dtype) @ ub)).sum((-2, -1))
+        sums[variance] = (norm, inner)
+    (q, p), (k, r) = sums[CO], sums[CONTRA]
+    count = g.shape[0]
+    out = torch.ones(count, dtype=torch.float64, device=g.device)
+    for h in range(count):
+        qh, ph, kh, rh = (float(x[h]) if torch.is_tensor(x) else float(x) for x in (q, p, k, r))
+        roots = np.roots([qh, -ph, 0.0, rh, -kh])
+        positive = [float(z.real) for z in roots if abs(z.imag) < 1e-9 and z.real > 0]
+        if positive:
+            out[h] = min(positive, key=lambda s: qh * s * s - 2 * ph * s + kh / (s * s) - 2 * rh / s)
+    return out

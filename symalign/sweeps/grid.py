@@ -46,7 +46,10 @@ PRESETS: dict[str, list[tuple]] = {
 # The per-component ablation: from all classes, switch each component kind off in turn.
 PRESETS["components"] = [("all classes", "weight", "all")] + [
     (f"all but {kind}", "weight", {k: c for k, c in CLASS_PRESETS["all"].items() if k != kind})
-    for kind in CLASS_PRESETS["all"]]
+    for kind in CLASS_PRESETS["all"]] + [
+    # Zhang et al.'s rescaling as an add-on to their rotations: the same row with and without it
+    ("all classes, QK and VO rotations + rescaling", "weight",
+     {**CLASS_PRESETS["all"], "qk": "orthogonal+rescale", "vo": "orthogonal+rescale"})]
 # The papers' ablations of one option each (issue #41): a row per value, on any family.
 PRESETS["lambda-sampling"] = [(f"learned (all), λ {v}", "learned", "all", {"lambdas": v}) for v in LAMBDA_SAMPLERS]
 PRESETS["wm-iterations"] = [(f"weight (all), {n} sweep{'s' * (n > 1)}", "weight", "all", {"max_sweeps": n})
@@ -62,7 +65,8 @@ PRESETS["learned-start"] = [(f"learned (all) from {v}", "learned", "all", {"star
 PRESET_HELP = {
     "quick": "vanilla, weight (permutations), weight (all) — no learning, about a minute",
     "table1": "Theus et al.'s rows — vanilla, activation, weight and learned (permutations / all)",
-    "components": "weight matching with all classes, then each component kind switched off (Zhang et al. Fig. 3)",
+    "components": "weight matching with all classes, then each component kind switched off (Zhang et al. Fig. 3), "
+                  "and with Zhang et al.'s rescaling added to the QK and VO rotations",
     "lambda-sampling": "learned matching with each distribution of λ per step (Theus et al. Fig. 5)",
     "wm-iterations": "weight matching stopped after 1, 2, 3, 5, 10 sweeps (Theus et al. Fig. 6)",
     "head-strategies": "activation matching, heads two-stage or left in place (Verma & Elbayad Table 1)",

@@ -107,6 +107,8 @@ def _join_kind(a: str, b: str) -> str:
         return "orthogonal"
     if a == b == "rescale":
         return "rescale"
+    if {a, b} <= {"perm", "orthogonal", "rescale", "orthogonal+rescale"}:  # a rotation times a scalar per head
+        return "orthogonal+rescale"
     if {a, b} <= {"rotary", "rescale"}:
         return "rotary"
     return "invertible"
@@ -277,6 +279,6 @@ def element_from_tensors(kind: str, tensors: dict[str, torch.Tensor]) -> GroupEl
         return Permutation(tensors["perm"].long())
     if kind == "scaled_perm":
         return ScaledPermutation(tensors["perm"].long(), tensors["scale"].double())
-    if kind in ("orthogonal", "invertible", "rescale", "rotary"):
+    if kind in ("orthogonal", "invertible", "rescale", "rotary", "orthogonal+rescale"):
         return Dense(tensors["matrix"].double(), kind)
     raise ValueError(f"unknown group element kind {kind!r}")

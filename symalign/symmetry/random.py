@@ -59,6 +59,9 @@ def random_element(space: Space, cls: str, generator: torch.Generator) -> GroupE
         m, kind = rotary_matrix(radius * torch.cos(angle), radius * torch.sin(angle), free), "rotary"
     elif cls == "orthogonal":
         m, kind = random_orthogonal(n, generator, stack), "orthogonal"
+    elif cls == "orthogonal+rescale":
+        a = torch.exp(torch.empty(stack, dtype=torch.float64).uniform_(-1.0, 1.0, generator=generator))
+        m, kind = a[:, None, None] * random_orthogonal(n, generator, stack), cls
     elif cls == "rescale":
         a = torch.exp(torch.empty(stack, dtype=torch.float64).uniform_(-1.0, 1.0, generator=generator))
         m, kind = a[:, None, None] * torch.eye(n, dtype=torch.float64), "rescale"

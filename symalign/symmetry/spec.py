@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 
 from symalign.errors import InadmissibleError
 
-CLASSES: tuple[str, ...] = ("perm", "scaled_perm", "orthogonal", "invertible", "rescale", "rotary")
+# `orthogonal+rescale`: a rotation times a positive scalar per head (Zhang et al.'s rescaling as an add-on to
+# their rotations: q·s and k/s, or v·s and o/s, keep every head's function).
+ROTATE_RESCALE = "orthogonal+rescale"
+CLASSES: tuple[str, ...] = ("perm", "scaled_perm", "orthogonal", "invertible", "rescale", "rotary", ROTATE_RESCALE)
 # When a preset asks for a class a component refuses (e.g. `all` asks for orthogonal QK maps, which
 # RoPE refuses), the widest class it admits stands in: the first admissible one in this order from the
 # class asked for on (under RoPE, `full`'s invertible QK maps become rotary ones).
@@ -130,8 +133,8 @@ def refusals_for(kind: str, *, activation: str, canonical: bool, norm: str = "la
         if gated:
             rotate = (f"a gated unit multiplies {activation}(gate) by up elementwise: only permutations (gate and up "
                       "rows with the down column) keep the function; mixing units changes it")
-        out = {"orthogonal": rotate, "invertible": rotate, "rotary": rotate,
-               "rescale": "rescaling is a within-head attention symmetry; for MLP units use scaled_perm"}
+        within = "rescaling is a within-head attention symmetry; for MLP units use scaled_perm"
+        out = {"orthogonal": rotate, "invertible": rotate, "rotary": rotate, "rescale": within, ROTATE_RESCALE: within}
         if gated:
             out["scaled_perm"] = (f"{activation} is not positively homogeneous, so a gate row cannot be rescaled "
                                   "(a scaled permutation scales gate and up rows alike)")
@@ -156,7 +159,7 @@ def refusals_for(kind: str, *, activation: str, canonical: bool, norm: str = "la
                       "only maps that commute with every such rotation keep the function, i.e. a 2×2 rotation and "
                       "scale per pair there and any orthogonal map on the unrotated rest (class rotary), or a scalar "
                       "per head (rescale); a general QK map mixes rotated with unrotated dimensions")
-        return {c: reason for c in ("perm", "scaled_perm", "orthogonal", "invertible")}
+        return {c: reason for c in ("perm", "scaled_perm", "orthogonal", "invertible", ROTATE_RESCALE)}
     if kind == "vo":
         return {}
     if kind == "residual":
@@ -171,7 +174,7 @@ def refusals_for(kind: str, *, activation: str, canonical: bool, norm: str = "la
                 "LayerNorm divides every token by its norm across the residual, so only maps that keep norms "
                 "and the all-ones direction pass through it: permutations, and orthogonal maps in canonical form"
             )
-        out = {c: norm_reason for c in ("scaled_perm", "invertible", "rescale", "rotary")}
+        out = {c: norm_reason for c in ("scaled_perm", "invertible", "rescale", "rotary", ROTATE_RESCALE)}
         if not canonical:
             absorbed = "RMSNorm gains are" if norm == "rmsnorm" else "LayerNorm γ and β are"
             what = ("(gains folded into the next layers)" if norm == "rmsnorm"

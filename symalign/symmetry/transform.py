@@ -124,6 +124,10 @@ def _check_dense(name: str, element: Dense, space, atol: float) -> None:
     eye = torch.eye(m.shape[-1], dtype=m.dtype).expand_as(m)
     if element.kind == "orthogonal" and (m @ m.mT - eye).abs().max() > atol:
         raise InadmissibleError(f"{name}: the 'orthogonal' element is not orthogonal")
+    if element.kind == "orthogonal+rescale":
+        gram = m @ m.mT  # s²·I for a rotation times a scalar s
+        if (gram - gram[..., :1, :1] * eye).abs().max() > atol * max(1.0, float(gram.abs().max())):
+            raise InadmissibleError(f"{name}: an 'orthogonal+rescale' element must be a rotation times a scalar")
     if element.kind == "rescale" and (m - m[..., :1, :1] * eye).abs().max() > atol:
         raise InadmissibleError(f"{name}: a rescaling must be a multiple of the identity")
     if element.kind == "rotary":

@@ -17,7 +17,8 @@ from symalign.workspace import home
 KIND_LABELS = {"mlp": "MLP units", "heads": "attention heads", "qk": "inside heads: QK",
                "vo": "inside heads: VO", "residual": "residual stream"}
 CLASS_LABELS = {"perm": "permutation", "scaled_perm": "scaled permutation", "orthogonal": "orthogonal",
-                "invertible": "invertible", "rescale": "QK rescaling", "rotary": "rotary (per frequency pair)"}
+                "invertible": "invertible", "rescale": "QK rescaling", "rotary": "rotary (per frequency pair)",
+                "orthogonal+rescale": "orthogonal + rescaling"}
 PRESETS = CLASS_PRESETS
 
 
