@@ -13,10 +13,10 @@ from symalign.match.align import align
 from symalign.match.config import CLASS_PRESETS, AlignConfig
 from symalign.match.solvers import correlation, procrustes, rotation_scale
 from symalign.models import canonicalize, load_model, outputs, random_inputs, spec_of, transformed
+from symalign.sweeps.grid import preset_grid
 from symalign.symmetry.groups import Dense
 from symalign.symmetry.random import random_transform
 from symalign.symmetry.transform import Transform, validate
-from symalign.sweeps.grid import preset_grid
 
 WITH = {**CLASS_PRESETS["all"], "qk": "orthogonal+rescale", "vo": "orthogonal+rescale"}
 
@@ -44,7 +44,7 @@ def test_the_scale_is_the_least_squares_optimum_after_the_rotation(vit):
         g = procrustes(correlation(a, b, spec, space))
         s = rotation_scale(a, b, spec, space, g)
 
-        def objective(scale: torch.Tensor) -> torch.Tensor:
+        def objective(scale: torch.Tensor, g=g, space=space) -> torch.Tensor:
             m = Dense(scale[:, None, None] * g, "orthogonal+rescale")
             moved = transformed(aligned, Transform({space: m})).tensors
             names = {n for n, _, _ in spec.axes_of(space)}
