@@ -20,6 +20,10 @@ from symalign.ui.widgets import StreamlitProgress, data_field, model_picker, use
 
 ALIGN_TEXT = {"weight": "weight matching (all classes)", "learned": "learned matching (all classes)",
               "none": "none (as they are)"}
+# Merging also offers the field's optimal-transport fusion (soft plans, so never for transport's task vectors).
+MERGE_ALIGN_TEXT = {**ALIGN_TEXT, "ot-acts": "OT fusion on activations (OT-ACTS, Imfeld et al.)",
+                    "ot-wts": "OT fusion on weights (OT-WTS, Imfeld et al.)"}
+OT_SOLVER_TEXT = {"emd": "exact (EMD): equal widths give permutations", "sinkhorn": "Sinkhorn (soft plans)"}
 
 
 def own_data(ref: str) -> str:
@@ -51,7 +55,7 @@ def merge_section() -> None:
         st.info("Pick the models to merge (or type directory paths).")
         return
     c1, c2, c3 = st.columns(3)
-    how_align = c1.selectbox("alignment", list(ALIGN_TEXT), key="merge-align", format_func=ALIGN_TEXT.get)
+    how_align = c1.selectbox("alignment", list(MERGE_ALIGN_TEXT), key="merge-align", format_func=MERGE_ALIGN_TEXT.get)
     rules = {n: r for n, r in merge_rules().items() if r.available}  # mergekit's methods appear with mergekit
     how = c2.selectbox("merge rule", list(rules), key="merge-how", format_func=lambda n: rules[n].label)
     data = data_field(c3, "data (statistics and evaluation)", own_data(refs[0]), key=f"merge-data:{refs[0]}")
@@ -67,6 +71,7 @@ def merge_section() -> None:
             low, high = rule.bounds.get(name, (-1e6, 1e6))
             parameters[name] = float(col.number_input(name, float(low), float(high), float(default),
                                                       key=f"merge-param:{how}:{name}"))
+    ot = ot_settings(how_align)
     o1, o2 = st.columns(2)
     examples = o1.number_input("training examples for Fisher / RegMean statistics", 1, 100_000, 64,
                                key="merge-examples")
@@ -79,14 +84,14 @@ def merge_section() -> None:
         st.session_state.pop("merge-last", None)
         if background:
             request = {"models": refs, "align": how_align, "how": how, "data": data, "examples": int(examples),
-                       "max_examples": int(max_examples) or None, "base": base, "parameters": parameters}
+                       "max_examples": int(max_examples) or None, "base": base, "parameters": parameters, "ot": ot}
             st.session_state["merge-last-job"] = submit_job("merge", request, label=f"merge ({how}, {how_align})")
         else:
             with heavy_work("the merge"):
                 bar = StreamlitProgress("merging…")
                 run = merge_run(refs, how_align, how, data, examples=int(examples),
                                 max_examples=int(max_examples) or None, store=run_store(), source="app", progress=bar,
-                                base=base, parameters=parameters)
+                                base=base, parameters=parameters, ot=ot)
                 bar.done()
             st.session_state["merge-last"] = [run.run_id]
     resume_job(("merge",), "merge-last")  # this browser's job still under way, after a reload
@@ -96,9 +101,28 @@ def merge_section() -> None:
         run = run_store().get(st.session_state["merge-last"][0])
         st.subheader(run_label(run))
         rows = [{"model": r["model"], "loss": r["loss"], "accuracy": r["accuracy"]} for r in run.metrics["inputs"]]
+        rows += [{"model": f"{r['model']} as carried by the OT plans", "loss": r["loss"], "accuracy": r["accuracy"]}
+                 for r in run.metrics.get("carried", [])]
         rows.append({"model": "merged", **run.metrics["merged"]})
         st.dataframe(pd.DataFrame(rows), hide_index=True, key="merge-table")
         download(run, "merged", "merge-download")
+
+
+def ot_settings(how_align: str) -> dict | None:
+    """OT fusion's solver and Sinkhorn strength (None for the other alignments)."""
+    if not how_align.startswith("ot-"):
+        return None
+    s1, s2 = st.columns(2)
+    solver = s1.selectbox("transport plans", list(OT_SOLVER_TEXT), key="merge-ot-solver",
+                          format_func=OT_SOLVER_TEXT.get)
+    reg = None
+    if solver == "sinkhorn":
+        reg = float(s2.number_input("Sinkhorn strength (on the max-normalised cost)", 0.001, 10.0,
+                                    0.08 if how_align == "ot-acts" else 0.06, format="%.3f",
+                                    key=f"merge-ot-reg:{how_align}"))
+    st.caption("Soft plans blur B's units into A's: B as carried is no longer B's function (the table shows both), "
+               "and the fused model is what the comparison is about (Sweeps: `--preset peers`).")
+    return {"solver": solver, "reg": reg}
 
 
 def transport_section() -> None:

@@ -556,6 +556,22 @@ def test_merge_page_offers_mergekit_methods_with_their_parameters(home):
     assert run.settings["parameters"] == {"t": 0.3}
 
 
+def test_merge_page_fuses_by_optimal_transport_and_shows_what_the_plans_did_to_b(home):
+    at = clean(page("merge").run())
+    assert "ot-acts" not in at.selectbox(key="transport-align").options  # soft plans never carry task vectors
+    at.selectbox(key="merge-align").set_value("ot-acts").run()
+    at.selectbox(key="merge-ot-solver").set_value("sinkhorn").run()
+    at.number_input(key="merge-max-examples").set_value(128)
+    at.button(key="merge-go").click().run()
+    assert not clean(at).error, [e.value for e in at.error]
+    (run,) = RunStore(home / "runs.sqlite").list(kind="merge")
+    assert run.settings["align"] == "ot-acts" and run.settings["ot"] == {"solver": "sinkhorn", "reg": 0.08}
+    table = at.dataframe[0].value
+    carried = table[table["model"].str.endswith("as carried by the OT plans")]
+    assert len(carried) == 1 and carried["loss"].iloc[0] == pytest.approx(run.metrics["carried"][0]["loss"])
+    assert table["loss"].iloc[-1] == pytest.approx(run.metrics["merged"]["loss"])
+
+
 def test_transport_tab_carries_the_zoo_fine_tune_and_records_the_run(home):
     at = clean(page("merge").run())
     at.text_input(key="transport-alpha").set_value("0,1")

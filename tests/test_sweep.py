@@ -154,7 +154,11 @@ def test_presets_cover_the_table_and_the_component_ablation():
     assert len(learned) == 2 * 3 * 2 and len(cells) == 4 * 3 + len(learned)  # seeds only where a seed matters
     components = preset_grid("components", "gpt-shakespeare")
     off = {r.name: {k for k, v in r.class_dict.items() if v == "none"} for r in components.rows}
-    assert off["all classes"] == set() and off["all but residual"] == {"residual"} and len(off) == 6
+    assert off["all classes"] == set() and off["all but residual"] == {"residual"} and len(off) == 7
+    rescaled = components.rows[-1].class_dict  # the same classes with Zhang et al.'s rescaling added to the rotations
+    assert {k: v for k, v in rescaled.items() if k not in ("qk", "vo")} == {
+        k: v for k, v in components.rows[0].class_dict.items() if k not in ("qk", "vo")}
+    assert rescaled["qk"] == rescaled["vo"] == "orthogonal+rescale"
 
 
 def test_yaml_and_json_sweep_files_read_like_toml(tmp_path):

@@ -68,7 +68,7 @@ def merge_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     run = merge_run(request["models"], request.get("align", "weight"), request.get("how", "average"),
                     request.get("data"), examples=request.get("examples", 64), max_examples=request.get("max_examples"),
                     store=store, source="app", label=request.get("label", ""), progress=progress,
-                    base=request.get("base"), parameters=request.get("parameters"))
+                    base=request.get("base"), parameters=request.get("parameters"), ot=request.get("ot"))
     return [run.run_id]
 
 
