@@ -3,6 +3,7 @@
     python benchmarks/results_report.py [--families vit-digits gpt-shakespeare] [--executor auto]
                                         [--ablations lambda-sampling layer-subsets ...]
                                         [--widths vit-digits gpt-shakespeare] [--anatomy] [--only-sections]
+                                        [--field vit-digits gpt-shakespeare]
                                         [--out docs/results.md] [--points N --max-examples N --steps N]
 
 Runs the `table1` and `components` sweeps for each family (cells already in the run history are
@@ -16,7 +17,9 @@ with mean ± std bars; a preset already swept (`symalign sweep --preset NAME --f
 is read from the run history. `--widths FAMILY ...` adds the barrier against width (the `width`
 preset on the width family, symalign.train.recipes.WIDTHS) with the literature's claim; with
 `--only-sections` only the sections asked for are rewritten in the existing report. `--anatomy`
-adds where the barrier lives (benchmarks/anatomy_section.py).
+adds where the barrier lives (benchmarks/anatomy_section.py). `--field FAMILY ...` adds the field side by
+side (benchmarks/field_section.py: the `peers` merged-model table per family, every row of Theus et
+al.'s Table 1 for every data set, the other papers' tables beside the zoo).
 
 `--points`, `--max-examples` and `--steps` shrink the sweeps for a quick check that the report
 regenerates (the test suite does this); such a report says so at its top and is not the one to quote."""
@@ -30,6 +33,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 import torch
 from anatomy_section import anatomy_section
+from field_section import field_section
 
 from symalign.runs import RunStore
 from symalign.sweeps import PRESETS, preset_grid, run_sweep
@@ -210,8 +214,12 @@ def main() -> None:
                         help="add the barrier against width for these families (vit-digits, gpt-shakespeare)")
     parser.add_argument("--anatomy", action="store_true",
                         help="add where the barrier lives (attribution, correlations, swaps, the soft path unrounded)")
+    parser.add_argument("--field", nargs="*", default=[], metavar="FAMILY",
+                        help="add the field side by side: merged models by every peer method, Theus et al.'s full "
+                             "Table 1, the other papers' tables")
     parser.add_argument("--only-sections", action="store_true",
-                        help="rewrite only the sections asked for (--widths, --anatomy) in the existing report")
+                        help="rewrite only the sections asked for (--widths, --anatomy, --field) in the existing "
+                             "report")
     parser.add_argument("--out", default="docs/results.md")
     parser.add_argument("--points", type=int, help="λ points per curve (default: the sweep's, 21)")
     parser.add_argument("--max-examples", type=int, help="evaluation examples per curve (default: all)")
@@ -230,10 +238,12 @@ def main() -> None:
     anatomy = anatomy_section(args.steps, args.max_examples or 64) if args.anatomy else []
     if args.only_sections:
         report = out.read_text() if out.is_file() else ""
-        for section in (widths, anatomy):
+        field = field_section(args.field, report, args.steps, args.max_examples) if args.field else []
+        for section in (widths, anatomy, field):
             report = with_section(report, "\n".join(section)) if section else report
         out.write_text(report)
-        print(f"wrote the width{' and anatomy' * bool(anatomy)} section(s) of {out}")
+        print(f"wrote the {', '.join(n for n, s in (('width', widths), ('anatomy', anatomy), ('field', field)) if s)} "
+              f"section(s) of {out}")
         return
     sections = []
     for family in args.families:
@@ -271,7 +281,8 @@ def main() -> None:
               "are about orderings and whether a barrier closes, which is what the paragraphs check.", ""]
     if overrides:
         header[2:2] = [f"**Quick check, not the numbers to quote**: sweeps shrunk to {overrides}.", ""]
-    out.write_text("\n".join(header + sections + ["\n".join(part) for part in (widths, anatomy) if part]))
+    field = field_section(args.field, "\n".join(sections), args.steps, args.max_examples) if args.field else []
+    out.write_text("\n".join(header + sections + ["\n".join(part) for part in (widths, anatomy, field) if part]))
     print(f"wrote {out}")
 
 

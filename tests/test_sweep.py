@@ -187,7 +187,7 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
     command = [sys.executable, "benchmarks/results_report.py", "--families", "vit-digits", "--executor", "serial",
                "--points", "3", "--max-examples", "48", "--steps", "3", "--out", str(out),
                "--ablations", "layer-subsets", "vit-digits:lambda-sampling", "gpt-shakespeare:wm-iterations",
-               "--widths", "vit-digits", "--anatomy"]
+               "--widths", "vit-digits", "--anatomy", "--field", "vit-digits"]
     env = dict(os.environ, SYMALIGN_HOME=str(home))
     subprocess.run(command, cwd=root, env=env, check=True, capture_output=True, text=True)
     report = out.read_text()
@@ -197,6 +197,15 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
     for view in ("**By parameter group.**", "**Feature correlations.**", "**Learned vs weight matching.**",
                  "**The soft path unrounded**"):
         assert view in anatomy
+    field = report[report.index("## The field side by side"):]  # issue #45: peers and every Table 1 row
+    from symalign.sweeps.peers import PEERS
+
+    for peer in PEERS:
+        assert re.search(rf"^\| {re.escape(peer.name)} \| [\d.]+ ± [\d.]+ \| [\d.]+% ± [\d.]+% \|$", field, re.M), peer
+    zoo_row = re.search(r"^\| learned \(permutations\) \| ([\d.]+ ± [\d.]+) \|", report, re.M).group(1)
+    theus = next(line for line in field.splitlines() if line.startswith("| learned (permutations) |"))
+    assert f"| 0.45 / {zoo_row} |" in theus  # the paper's value beside the family table's own
+    assert theus.count("– / not run") == 3  # CIFAR-100, Tiny ImageNet, BookCorpus
     width = report[report.index("## The barrier against width"):report.index("## Where the barrier lives")]
     assert "| width | vanilla | weight (all) | learned (all) |" in width and "Ainsworth" in width
     assert [line.split(" |")[0] for line in width.splitlines() if line[:3] in ("| 1", "| 3", "| 6")] == \
