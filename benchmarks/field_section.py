@@ -56,9 +56,9 @@ def theus_table(zoo: dict[str, dict[str, str]]) -> list[str]:
             mine = "not run" if family is None else zoo.get(family, {}).get(row, "not in this report")
             cells.append(f"{'–' if paper is None else f'{paper:.2f}'} / {mine}")
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
-    return lines + ["", "Each cell: Theus et al.'s value / the zoo's mean ± std (vit-digits under CIFAR-10, gpt-shakespeare "
-                        "under Tiny Shakespeare). –: the paper's value is not transcribed in this repository (nor any "
-                        "std the paper gives); not run: needs the paper's model and data."]
+    return lines + ["", "Each cell: Theus et al.'s value / the zoo's mean ± std (vit-digits under CIFAR-10, "
+                        "gpt-shakespeare under Tiny Shakespeare). –: the paper's value is not transcribed in this "
+                        "repository (nor any std the paper gives); not run: needs the paper's model and data."]
 
 
 def peers_claim(summary) -> str:
