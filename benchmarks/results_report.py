@@ -93,7 +93,7 @@ def claims(family: str, table: dict, components: dict) -> list[str]:
                f"permutations only, {weight:.2f} with the orthogonal classes added; learned: {perms_l:.2f} and "
                f"{learned:.2f}. The zoo {verdict}.")
     rises = {name.removeprefix("all but "): row["mean"] - components["all classes"]["mean"]
-             for name, row in components.items() if name != "all classes"}
+             for name, row in components.items() if name.startswith("all but ")}
     top = max(rises, key=rises.get)
     out.append("**Which symmetry matters most (the per-component ablation, Zhang et al. Fig. 3).** Switching one "
                f"component kind off in weight matching (all classes: {components['all classes']['mean']:.2f}) raises "
@@ -103,6 +103,18 @@ def claims(family: str, table: dict, components: dict) -> list[str]:
                   f": {top} matters more here than the residual (residual {rises['residual']:+.2f}).")
                + " (Verma & Elbayad's Table 2 is a different question, activation matching's residual strategy on "
                "masked LM, where no residual permutation was best: see the residual-strategies section.)")
+    rescaled = next((row for name, row in components.items() if "rescaling" in name), None)
+    if rescaled is not None:
+        plain = components["all classes"]
+        lower = rescaled["mean"] < plain["mean"]
+        within = abs(rescaled["mean"] - plain["mean"]) <= max(rescaled["std"], plain["std"])
+        verdict = "agrees" if lower and not within else "agrees in direction only" if lower else "does not agree"
+        out.append("**Rescaling on top of rotations (Zhang et al.).** Weight matching with the QK and VO rotations "
+                   f"alone leaves {fmt(plain)}; with their per-head rescaling added ({fmt(rescaled)}) the barrier is "
+                   + ("lower" if lower else "not lower")
+                   + (", by less than the spread between seed pairs." if within else ", beyond the spread between "
+                      "seed pairs.")
+                   + f" The zoo {verdict} that rescaling helps.")
     return out
 
 
