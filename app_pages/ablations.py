@@ -3,6 +3,7 @@
 import streamlit as st
 
 from symalign.match.matchers import matcher
+from symalign.runs.durations import estimate_text, last_run, took
 from symalign.sweeps import PRESETS, preset_grid, run_sweep
 from symalign.sweeps.grid import PRESET_HELP, Grid
 from symalign.ui.jobs import follow_job, resume_job, submit_job
@@ -41,7 +42,8 @@ with user_errors():
     st.caption(f"{len(grid.cells())} cells: {len(grid.rows)} rows × {len(grid.pairs)} pairs"
                + (f" (stochastic rows × {len(grid.seeds)} seeds)"
                   if any(matcher(r.method).stochastic for r in grid.rows) else "")
-               + ".")
+               + ". Time: " + estimate_text(took(last_run(run_store(), "sweep", settings={"name": grid.name})),
+                                            "about 20 s for vit-digits `quick`, minutes with learned rows"))
     background = st.checkbox("run in the background", True, key="ablations-background",
                              help="a job in a worker process: the grid goes on when you leave this page (see Jobs); "
                                   "off: it runs in this page (keep the tab open)")
@@ -67,7 +69,7 @@ if "ablations-last-job" in st.session_state:
 with user_errors():
     sweeps = [r for r in run_store().list(kind="sweep") if r.state == "done"]
     if not sweeps:
-        st.info("No grids yet: pick a family and a grid and run it (vit-digits `quick`: about 20 s on 2 CPU cores).")
+        st.info("No grids yet: pick a family and a grid and run it (vit-digits `quick` is the quickest).")
         st.stop()
     labels = {r.id: f"{r.label or r.method} · {r.metrics.get('executed', 0)} executed, "
                     f"{r.metrics.get('reused', 0)} reused [{r.id[-6:]}]" for r in sweeps}

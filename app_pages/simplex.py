@@ -8,6 +8,7 @@ from symalign.errors import SymalignError
 from symalign.match.config import AlignConfig
 from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
+from symalign.runs.durations import estimate_text, simplex_estimate
 from symalign.runs.many import simplex_run
 from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.runs import show_simplex, simplex_runs
@@ -67,6 +68,8 @@ with user_errors():
     background = st.checkbox("run in the background", key="simplex-background",
                              help="a job in a worker process: it goes on when you leave this page (see Jobs)")
     clicked = st.button("Compute the surfaces", type="primary", key="simplex-go", disabled=not methods)
+    st.caption("Time: " + estimate_text(simplex_estimate(run_store(), refs[0], tuple(methods)),
+                                        "about 40 s for none, weight and learned on vit-digits"))
     configs = [AlignConfig(method=method, classes=classes, data=data or data_default, device=device, seed=int(seed),
                            steps=int(steps), alpha=float(alpha)) for method in methods]
     if clicked and background:
@@ -97,8 +100,8 @@ if "simplex-last-job" in st.session_state:
 with user_errors():
     recorded = simplex_runs(run_store().list(kind="simplex"))
     if not recorded:
-        st.info("No simplex runs yet: pick three models and compute the surfaces (vit-digits: about 40 s for all "
-                "three methods on 2 CPU cores), or run `symalign simplex A B C --method learned --classes all`.")
+        st.info("No simplex runs yet: pick three models and compute the surfaces, or run `symalign simplex A B C "
+                "--method learned --classes all`.")
         st.stop()
     labels = {r.id: f"{r.method} · {' · '.join(r.all_models)} · r={r.metrics['resolution']} [{r.id[-6:]}]"
               for r in recorded}

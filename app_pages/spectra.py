@@ -6,6 +6,7 @@ import streamlit as st
 
 from symalign.match.config import CLASS_PRESETS, AlignConfig
 from symalign.match.matchers import matchers
+from symalign.runs.durations import estimate_text, learned_estimate
 from symalign.runs.execute import align_run, spectrum_run
 from symalign.runs.table import run_label
 from symalign.ui.runs import show_spectrum
@@ -41,10 +42,12 @@ with user_errors():
     if not runs:
         st.info("No learned alignment with orthogonal maps yet. Run one on Align (method learned, preset all), or "
                 "here on two zoo seeds.")
-        if st.button("Run learned matching on zoo:vit-digits/0 and /1 (about 15 s)", key="spectra-quick"):
+        pair, steps = ("zoo:vit-digits/0", "zoo:vit-digits/1"), 600  # the digits' default steps, said outright
+        when = estimate_text(learned_estimate(store, *pair, steps), "about 40 s")
+        if st.button(f"Run learned matching on zoo:vit-digits/0 and /1 ({when})", key="spectra-quick"):
             with heavy_work("learned matching"):
                 bar = StreamlitProgress("learning…")
-                config = AlignConfig(method="learned", classes=CLASS_PRESETS["all"], data="digits")
+                config = AlignConfig(method="learned", classes=CLASS_PRESETS["all"], data="digits", steps=steps)
                 align_run("zoo:vit-digits/0", "zoo:vit-digits/1", config, store=store, source="app", progress=bar,
                           data_source=cached_data("digits"))
                 bar.done()

@@ -10,6 +10,9 @@ transcribed says so."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+import pandas as pd
 
 from symalign.sweeps.peers import peers_cells, peers_summary, peers_text
 
@@ -87,10 +90,12 @@ def field_section(families: list[str], report: str, steps: int | None = None,
              "What the field's own baselines and tables show beside the zoo, measured on the same pairs. Merged "
              "models are compared where a barrier is not defined: OT fusion's soft plans change B's function, so "
              "the straight path between A and B is not what it merges (docs/merging.md).", ""]
-    for family in families:
-        cells = peers_cells(family, steps=steps, max_examples=max_examples,
-                            progress=lambda d, t, r: print(f"[{d}/{t}] peers {r['method']} {r['a']} ↔ {r['b']}: "
-                                                           f"{r['loss']:.4f}", flush=True))
+    for entry in families:
+        family, _, folder = entry.partition("=")  # FAMILY=DIR: that `sweep --preset peers --out DIR`'s cells
+        cells = pd.read_csv(Path(folder) / "peers-cells.csv") if folder else peers_cells(
+            family, steps=steps, max_examples=max_examples,
+            progress=lambda d, t, r: print(f"[{d}/{t}] peers {r['method']} {r['a']} ↔ {r['b']}: {r['loss']:.4f}",
+                                           flush=True))
         summary = peers_summary(cells)
         lines += [f"### Merged models: {family} (`symalign sweep --preset peers --family {family}`)", "",
                   "Loss and accuracy of the merged model on the pair's evaluation split, mean ± std over the seed "

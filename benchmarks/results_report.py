@@ -226,9 +226,10 @@ def main() -> None:
                         help="add the barrier against width for these families (vit-digits, gpt-shakespeare)")
     parser.add_argument("--anatomy", action="store_true",
                         help="add where the barrier lives (attribution, correlations, swaps, the soft path unrounded)")
-    parser.add_argument("--field", nargs="*", default=[], metavar="FAMILY",
+    parser.add_argument("--field", nargs="*", default=[], metavar="FAMILY[=DIR]",
                         help="add the field side by side: merged models by every peer method, Theus et al.'s full "
-                             "Table 1, the other papers' tables")
+                             "Table 1, the other papers' tables (FAMILY=DIR: read the peers cells that "
+                             "`symalign sweep --preset peers --family FAMILY --out DIR` wrote instead of recomputing)")
     parser.add_argument("--only-sections", action="store_true",
                         help="rewrite only the sections asked for (--widths, --anatomy, --field) in the existing "
                              "report")

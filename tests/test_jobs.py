@@ -244,6 +244,17 @@ def test_a_demo_cut_off_after_its_first_part_finishes_it_without_recomputing(que
     assert estimate["demo: no alignment"] == pytest.approx(took["demo: no alignment"])
     assert estimate["demo: learned matching"] == pytest.approx(2 * took["demo: learned matching"])  # 10 vs 5 steps
     assert demo_estimate(store, "gpt-shakespeare", 10) is None  # never run here: no number is made up
+    # the other pages' estimates (Spectra's learned run, Ablations' grid, Simplex) come from the same history
+    from symalign.runs.durations import estimate_text, last_run, learned_estimate, simplex_estimate
+
+    pair = ("zoo:vit-digits/0", "zoo:vit-digits/1")
+    assert learned_estimate(store, *pair, 10) == pytest.approx(2 * took["demo: learned matching"])
+    assert last_run(store, "barrier", model_a=pair[0], model_b=pair[1]).id == ids[0]  # the demo's vanilla part
+    assert last_run(store, "align", method="weight", model_a=pair[0], model_b=pair[1]).id == ids[1]
+    assert last_run(store, "align", method="weight", model_a=pair[1]) is None  # not that pair's order
+    assert simplex_estimate(store, pair[0], ("none",)) is None
+    assert estimate_text(None, "about 40 s") == "typically about 40 s on 2 CPU cores; not yet run here"
+    assert estimate_text(took["demo: no alignment"], "x").endswith(" s here last time")
 
 
 def test_a_demo_job_lists_each_run_as_it_lands_and_an_identical_request_finds_it(queue):

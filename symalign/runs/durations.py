@@ -34,3 +34,46 @@ def demo_estimate(store: RunStore, recipe: str, steps: int) -> dict[str, float] 
     if before:
         seconds[DEMO_PARTS[-1]] *= steps / before
     return seconds
+
+
+def last_run(store: RunStore, kind: str, *, method: str | None = None, model_a: str | None = None,
+             model_b: str | None = None, settings: dict | None = None) -> Run | None:
+    """The newest finished run of `kind` here (of `method`, on the pair, with these top-level settings):
+    the run whose duration a page quotes before it starts the same work again."""
+    for run in store.list(kind=kind, method=method, model=model_a):  # newest first
+        if run.state != "done" or not run.finished:
+            continue
+        if model_a is not None and run.model_a != model_a or model_b is not None and run.model_b != model_b:
+            continue
+        if all(run.settings.get(k) == v for k, v in (settings or {}).items()):
+            return run
+    return None
+
+
+def took(run: Run | None, scale: float = 1.0) -> float | None:
+    """A run's duration here in seconds (`scale`: e.g. the steps asked over the steps it ran)."""
+    return None if run is None else (run.finished - run.created) * scale
+
+
+def estimate_text(seconds: float | None, typical: str) -> str:
+    """What a page says before a run: the time the same work took here last, else the typical figure,
+    said to be one (never a number passed off as measured here)."""
+    if seconds is None:
+        return f"typically {typical} on 2 CPU cores; not yet run here"
+    return f"{seconds:.0f} s here last time" if seconds < 90 else f"{seconds / 60:.1f} min here last time"
+
+
+def learned_estimate(store: RunStore, model_a: str, model_b: str, steps: int) -> float | None:
+    """A learned alignment of this pair at `steps`, from the newest one here (its time is its steps)."""
+    run = last_run(store, "align", method="learned", model_a=model_a, model_b=model_b)
+    if run is None:
+        return None
+    before = (run.settings.get("config") or {}).get("steps")
+    return took(run, steps / before) if before else None  # a run at the data's default: its steps unknown here
+
+
+def simplex_estimate(store: RunStore, model: str, methods: tuple[str, ...]) -> float | None:
+    """Simplex surfaces for `methods` on models led by `model`: the newest run of each, summed (None
+    unless every method ran here)."""
+    runs = [last_run(store, "simplex", method=m, model_a=model) for m in methods]
+    return None if any(r is None for r in runs) else sum(took(r) for r in runs)
