@@ -214,9 +214,9 @@ def test_ablations_page_runs_a_grid_and_shows_the_matrix(home):
     at = clean(at.run())
     at = clean(at.button(key="ablations-go").click().run())
     (sweep,) = RunStore(home / "runs.sqlite").list(kind="sweep")
-    assert sweep.metrics["executed"] == 18 and sweep.source == "app"
+    assert sweep.metrics["executed"] == 21 and sweep.source == "app"  # 7 rows (the rescaling one included) × 3 pairs
     summary = at.dataframe[0].value
-    assert summary["row"].tolist()[0] == "all classes" and len(summary) == 6
+    assert summary["row"].tolist()[0] == "all classes" and len(summary) == 7
     runs = RunStore(home / "runs.sqlite").list(kind="align")
     for row, mean, rise in zip(summary["row"], summary["mean"], summary["rise over all classes"]):
         mine = [r.metrics["barrier"] for r in runs if r.label.endswith(f": {row}")]
@@ -228,7 +228,7 @@ def test_ablations_page_runs_a_grid_and_shows_the_matrix(home):
     assert job.state == "done", job.error
     again = clean(at.run())
     latest = RunStore(home / "runs.sqlite").list(kind="sweep")[0]
-    assert (latest.metrics["executed"], latest.metrics["reused"]) == (0, 18)
+    assert (latest.metrics["executed"], latest.metrics["reused"]) == (0, 21)
     assert again.dataframe[0].value["mean"].tolist() == pytest.approx(summary["mean"].tolist())
 
 
