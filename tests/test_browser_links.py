@@ -173,7 +173,9 @@ def test_the_page_bugs_a_browser_found_stay_fixed(tmp_path):
         pickers = page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]')
         model_a, model_b = (pickers.nth(i).locator("input") for i in (0, 1))
         assert (model_a.input_value(), model_b.input_value()) == ("zoo:vit-digits/0", "zoo:vit-digits/1")
-        assert page.locator('[data-testid="stCheckbox"] input[disabled]').count() > 0  # refused classes
+        refused = page.locator('[data-testid="stCheckbox"] input[disabled]')  # refused classes
+        refused.first.wait_for(state="attached", timeout=60_000)  # the grid renders after the heading
+        assert refused.count() > 0
         model_b.click()
         page.get_by_role("option").filter(has_text="zoo:gpt-shakespeare/0").first.click()
         page.get_by_text("different architectures").first.wait_for(timeout=60_000)

@@ -40,7 +40,7 @@ from symalign.merge.rule import OT_ALIGNS
 from symalign.merge.rule import OT_SOLVERS as SOLVERS
 from symalign.models import canonicalize, spec_of
 from symalign.models.family import TransformerModel
-from symalign.symmetry.groups import GroupElement, Permutation, _along
+from symalign.symmetry.groups import Dense, GroupElement, Permutation, _along
 from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform, apply_unchecked
 
@@ -62,8 +62,8 @@ class OTSettings:
             raise SymalignError(f"the Sinkhorn strength must be positive (got {self.reg:g})")
 
 
-@dataclass
-class Transport(GroupElement):
+@dataclass(frozen=True)
+class Transport(Dense):
     """A barycentric map M (rows: A's units; each row a distribution over B's), optionally one per
     head. Unlike a group element it acts the same way on every axis (a soft plan has no inverse to
     give input axes, and OT fusion carries inputs by the plan itself, as for a permutation)."""
@@ -71,25 +71,14 @@ class Transport(GroupElement):
     matrix: torch.Tensor
     kind: str = "transport"
 
-    @property
-    def size(self) -> int:
-        return int(self.matrix.shape[-1])
-
-    @property
-    def batch(self) -> int | None:
-        return int(self.matrix.shape[0]) if self.matrix.dim() == 3 else None
-
-    def dense(self) -> torch.Tensor:
-        return self.matrix.to(torch.float64)
-
     def act(self, t, axis, variance, batch_axis=None):
         return _along(t, axis, self.matrix.to(t.device), batch_axis)
 
+    def inverse(self):
+        raise TypeError("a transport plan has no inverse")
+
     def select(self, index):
         return Transport(self.matrix[index])
-
-    def tensors(self):
-        return {"matrix": self.matrix}
 
 
 def plan(cost: torch.Tensor, settings: OTSettings, reg: float) -> torch.Tensor:
