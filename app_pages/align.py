@@ -117,7 +117,7 @@ with user_errors():
                        "interpolation points (method options) make it shorter.")
         except SymalignError:
             pass  # the data does not fit: the run says so in one line
-    background = st.checkbox("run in the background", key="align-background",
+    background = st.checkbox("run in the background", True, key="align-background",
                              help="a job in a worker process: it goes on when you leave this page (see Jobs)")
     clicked = st.button("Align", type="primary", key="align-go", disabled=mismatch is not None,
                         help=f"not this pair: {mismatch}" if mismatch else None)

@@ -76,7 +76,7 @@ def merge_section() -> None:
     examples = o1.number_input("training examples for Fisher / RegMean statistics", 1, 100_000, 64,
                                key="merge-examples")
     max_examples = o2.number_input("evaluation examples (0 = all)", 0, 1_000_000, 0, key="merge-max-examples")
-    background = st.checkbox("run in the background", key="merge-background",
+    background = st.checkbox("run in the background", True, key="merge-background",
                              help="a job in a worker process: it goes on when you leave this page (see Jobs)")
     if st.button("Merge", type="primary", key="merge-go"):
         if not data:
@@ -143,7 +143,7 @@ def transport_section() -> None:
     alphas = o2.text_input("α values", "0,0.5,1,1.5,2", key="transport-alpha")
     data_task = data_field(o3, "fine-tune task data", own_data(ref_ft), key=f"transport-task:{ref_ft}")
     data_base = data_field(o4, "original task data", own_data(ref_a), key=f"transport-base:{ref_a}")
-    background = st.checkbox("run in the background", key="transport-background",
+    background = st.checkbox("run in the background", True, key="transport-background",
                              help="a job in a worker process: it goes on when you leave this page (see Jobs)")
     if st.button("Transport", type="primary", key="transport-go"):
         values = parse_alphas(alphas)

@@ -85,7 +85,7 @@ with train_tab:
         c1, c2 = st.columns(2)
         seed = c1.number_input("seed", 0, 10_000, 3, key="train-seed")
         steps = c2.number_input("steps", 1, 100_000, RECIPES[recipe].steps, key="train-steps")
-        background = st.checkbox("train in the background", key="train-background",
+        background = st.checkbox("train in the background", True, key="train-background",
                                  help="a job in a worker process: it goes on when you leave this page (see Jobs)")
         if st.button("Train", key="train-go", type="primary"):
             out = models_dir() / f"{recipe}-seed{seed}-{steps}steps"

@@ -65,7 +65,7 @@ with user_errors():
                                 help="mixing weights per step ~ Dirichlet(α·1); 1 = uniform over the simplex")
         seed = o3.number_input("seed", 0, 1_000_000, 0, key="simplex-seed")
 
-    background = st.checkbox("run in the background", key="simplex-background",
+    background = st.checkbox("run in the background", True, key="simplex-background",
                              help="a job in a worker process: it goes on when you leave this page (see Jobs)")
     clicked = st.button("Compute the surfaces", type="primary", key="simplex-go", disabled=not methods)
     st.caption("Time: " + estimate_text(simplex_estimate(run_store(), refs[0], tuple(methods)),

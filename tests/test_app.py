@@ -128,6 +128,7 @@ def test_weight_matching_run_completes_and_its_barrier_appears_everywhere(home):
     at = pick_vit_pair(clean(page("align").run()))
     at.button(key="preset:all").click().run()  # perms + within-head and residual rotations
     at.number_input(key="align-max-examples").set_value(200)
+    at.checkbox(key="align-background").uncheck()  # in this script run (the default is a job)
     at.button(key="align-go").click().run()
     clean(at)
     assert not at.error, [e.value for e in at.error]
@@ -158,6 +159,7 @@ def test_models_of_different_widths_are_embedded_and_aligned(home):
     assert not at.error and any("different widths" in i.value for i in at.info)
     at.button(key="preset:all").click().run()
     at.number_input(key="align-max-examples").set_value(100)
+    at.checkbox(key="align-background").uncheck()  # in this script run (the default is a job)
     at.button(key="align-go").click().run()
     clean(at)
     assert not at.error, [e.value for e in at.error]
@@ -306,6 +308,7 @@ def test_training_a_cpu_recipe_in_the_app_adds_a_usable_model(home):
     at = clean(page("models").run())
     at.selectbox(key="train-recipe").set_value("vit-digits")
     at.number_input(key="train-steps").set_value(5)
+    at.checkbox(key="train-background").uncheck()  # in this script run (the default is a job)
     at.button(key="train-go").click().run()
     assert not clean(at).error and "trained vit-digits-seed3-5steps" in at.success[0].value
     at = clean(page("models").run())
@@ -342,6 +345,7 @@ def test_three_model_align_run_aligns_into_one_basis(home):
     assert "activation" not in at.selectbox(key="align-method").options  # universe alignment: none/weight/learned/soft
     at.button(key="preset:all").click().run()
     at.number_input(key="align-max-examples").set_value(100)
+    at.checkbox(key="align-background").uncheck()  # in this script run (the default is a job)
     at.button(key="align-go").click().run()
     assert not clean(at).error, [e.value for e in at.error]
     metrics = {m.label: float(m.value) for m in at.metric}
@@ -361,6 +365,7 @@ def test_simplex_page_computes_surfaces_on_one_colour_scale(home):
     at.multiselect(key="simplex-methods").set_value(["none", "weight"])
     at.slider(key="simplex-resolution").set_value(3)
     at.number_input(key="simplex-max-examples").set_value(64)
+    at.checkbox(key="simplex-background").uncheck()  # in this script run (the default is a job)
     at.button(key="simplex-go").click().run()
     assert not clean(at).error, [e.value for e in at.error]
     runs = RunStore(home / "runs.sqlite").list(kind="simplex")
@@ -524,6 +529,7 @@ def test_merge_page_merges_records_the_run_and_offers_the_zip(home):
     at.selectbox(key="merge-how").set_value("regmean")
     at.number_input(key="merge-examples").set_value(16)
     at.number_input(key="merge-max-examples").set_value(128)
+    at.checkbox(key="merge-background").uncheck()  # in this script run (the default is a job)
     at.button(key="merge-go").click().run()
     assert not clean(at).error, [e.value for e in at.error]
     (run,) = RunStore(home / "runs.sqlite").list(kind="merge")
@@ -549,6 +555,7 @@ def test_merge_page_offers_mergekit_methods_with_their_parameters(home):
     at.selectbox(key="merge-how").set_value("slerp").run()
     at.number_input(key="merge-param:slerp:t").set_value(0.3)
     at.number_input(key="merge-max-examples").set_value(64)
+    at.checkbox(key="merge-background").uncheck()  # in this script run (the default is a job)
     at.button(key="merge-go").click().run()
     assert not clean(at).error, [e.value for e in at.error]
     (run,) = RunStore(home / "runs.sqlite").list(kind="merge")
@@ -562,6 +569,7 @@ def test_merge_page_fuses_by_optimal_transport_and_shows_what_the_plans_did_to_b
     at.selectbox(key="merge-align").set_value("ot-acts").run()
     at.selectbox(key="merge-ot-solver").set_value("sinkhorn").run()
     at.number_input(key="merge-max-examples").set_value(128)
+    at.checkbox(key="merge-background").uncheck()  # in this script run (the default is a job)
     at.button(key="merge-go").click().run()
     assert not clean(at).error, [e.value for e in at.error]
     (run,) = RunStore(home / "runs.sqlite").list(kind="merge")
@@ -575,6 +583,7 @@ def test_merge_page_fuses_by_optimal_transport_and_shows_what_the_plans_did_to_b
 def test_transport_tab_carries_the_zoo_fine_tune_and_records_the_run(home):
     at = clean(page("merge").run())
     at.text_input(key="transport-alpha").set_value("0,1")
+    at.checkbox(key="transport-background").uncheck()  # in this script run (the default is a job)
     at.button(key="transport-go").click().run()
     assert not clean(at).error, [e.value for e in at.error]
     (run,) = RunStore(home / "runs.sqlite").list(kind="transport")
@@ -582,6 +591,7 @@ def test_transport_tab_carries_the_zoo_fine_tune_and_records_the_run(home):
     assert run.metrics["alpha"] == [0.0, 1.0] and run.metrics["task_loss"][1] < run.metrics["task_loss"][0]
     assert len(at.get("plotly_chart")) == 1 and len(downloads(at)) == 1
     at.text_input(key="transport-alpha").set_value("0,one").run()
+    at.checkbox(key="transport-background").uncheck()  # in this script run (the default is a job)
     at.button(key="transport-go").click().run()
     assert "does not parse" in clean(at).error[0].value  # one line, no traceback
     assert len(RunStore(home / "runs.sqlite").list(kind="transport")) == 1

@@ -96,6 +96,7 @@ def test_the_align_page_takes_block_ranges_per_component(tmp_path, monkeypatch):
     assert any("residual map would move every block" in c.value for c in at.caption)
     at.number_input(key="align-max-examples").set_value(64)
     at.checkbox(key="align-vanilla").uncheck()
+    at.checkbox(key="align-background").uncheck()  # in this script run (the default is a job)
     at.button(key="align-go").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     (run,) = RunStore(tmp_path / "home" / "runs.sqlite").list(kind="align")

@@ -106,6 +106,7 @@ def test_the_align_page_measures_on_the_split_chosen(tmp_path, monkeypatch):
     at.radio(key="align-split").set_value("train")
     at.number_input(key="align-max-examples").set_value(64)
     at.number_input(key="align-points").set_value(5)
+    at.checkbox(key="align-background").uncheck()  # in this script run (the default is a job)
     at.button(key="align-go").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     runs = RunStore(tmp_path / "home" / "runs.sqlite").list()

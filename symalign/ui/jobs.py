@@ -68,7 +68,8 @@ def jobs_board() -> None:
     queue = job_queue()
     jobs = queue.list(limit=50)
     if not jobs:
-        st.info("No jobs yet: choose *run in the background* on the Align or Simplex page.")
+        st.info("No jobs yet: runs started on Align, Simplex, Merge, Models and Ablations are jobs by default (their "
+                "*run in the background* box), and so is the guided demo.")
         return
     alive = worker_alive(queue)
     st.caption(f"Worker: {'running' if alive else 'idle (one starts when a job is queued)'} · "
