@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,30 @@ def test_the_page_bugs_a_browser_found_stay_fixed(tmp_path):
         box = header.bounding_box()
         assert box is not None and box["x"] + box["width"] <= 1600
         page.get_by_text("barrier").first.wait_for(timeout=30_000)
+
+
+def test_an_align_run_is_a_job_its_progress_shows_in_view_and_closing_the_tab_does_not_stop_it(tmp_path):
+    """Issue #43: Align runs as a background job by default; the job's progress appears right under the
+    button the user just clicked (inside the 1600×1000 viewport), and the run finishes with its tab closed."""
+    from symalign.runs import RunStore
+
+    with served_app(tmp_path) as (url, _, home), chromium() as browser:
+        page = browser.new_context(viewport={"width": 1600, "height": 1000}).new_page()
+        page.goto(f"{url}/align")
+        page.get_by_text("Symmetries to use").first.wait_for(timeout=60_000)
+        button = page.get_by_role("button", name="Align", exact=True)
+        button.scroll_into_view_if_needed()
+        button.click()
+        progress = page.get_by_text(re.compile(r"^job job-.*(queued|running)")).first
+        progress.wait_for(timeout=60_000)
+        box = progress.bounding_box()
+        assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 1000  # in view, not below the fold
+        page.close()  # the tab goes; the job does not
+        store = RunStore(home / "runs.sqlite")
+        deadline = time.time() + 240
+        while time.time() < deadline:
+            done = [r for r in store.list(kind="align") if r.state == "done"]
+            if done:
+                break
+            time.sleep(1)
+        assert done and done[0].source == "app" and done[0].metrics["barrier"] >= 0
