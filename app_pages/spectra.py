@@ -7,12 +7,12 @@ import streamlit as st
 from symalign.match.config import CLASS_PRESETS, AlignConfig
 from symalign.match.matchers import matchers
 from symalign.runs.durations import estimate_text, learned_estimate
-from symalign.runs.execute import align_run, spectrum_run
+from symalign.runs.execute import spectrum_run
 from symalign.runs.table import run_label
+from symalign.ui.jobs import follow_job, submit_job
 from symalign.ui.runs import show_spectrum
-from symalign.ui.session import heavy_work
-from symalign.ui.state import cached_data, run_store
-from symalign.ui.widgets import StreamlitProgress, user_errors
+from symalign.ui.state import run_store
+from symalign.ui.widgets import user_errors
 
 ORTHOGONAL = {"residual", "qk", "vo"}
 
@@ -45,13 +45,13 @@ with user_errors():
         pair, steps = ("zoo:vit-digits/0", "zoo:vit-digits/1"), 600  # the digits' default steps, said outright
         when = estimate_text(learned_estimate(store, *pair, steps), "about 40 s")
         if st.button(f"Run learned matching on zoo:vit-digits/0 and /1 ({when})", key="spectra-quick"):
-            with heavy_work("learned matching"):
-                bar = StreamlitProgress("learning…")
-                config = AlignConfig(method="learned", classes=CLASS_PRESETS["all"], data="digits", steps=steps)
-                align_run("zoo:vit-digits/0", "zoo:vit-digits/1", config, store=store, source="app", progress=bar,
-                          data_source=cached_data("digits"))
-                bar.done()
-            st.rerun()
+            config = AlignConfig(method="learned", classes=CLASS_PRESETS["all"], data="digits", steps=steps)
+            # a background job, like every run a page starts: closing the tab does not stop it (issue #43)
+            st.session_state["spectra-quick-job"] = submit_job("align", {"a": pair[0], "b": pair[1],
+                                                                         "config": config.to_json()},
+                                                               label=f"learned: {pair[0]} ↔ {pair[1]}")
+        if "spectra-quick-job" in st.session_state:
+            follow_job(st.session_state["spectra-quick-job"], "spectra-quick-done")
         st.stop()
     labels = {r.id: f"{run_label(r)} · {' ↔ '.join(r.all_models)}" for r in runs}
     chosen = st.selectbox("learned run", list(labels), format_func=labels.get, key="spectra-run")

@@ -406,6 +406,9 @@ def test_orthogonal_corrections_page_explains_a_learned_run(home):
     assert any("No learned alignment" in i.value for i in at.info)
     at.button(key="spectra-quick").click().run()
     assert not clean(at).error, [e.value for e in at.error]
+    job = wait_for_job(home, at.session_state["spectra-quick-job"])  # a background job (issue #43)
+    assert job.state == "done", job.error
+    at = clean(page("spectra", timeout=300).run())  # the page, opened again, explains the job's run
     store = RunStore(home / "runs.sqlite")
     (learned,) = store.list(kind="align")
     (spectrum,) = store.list(kind="spectrum")
