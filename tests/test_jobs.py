@@ -136,6 +136,18 @@ def test_progress_reports_and_raises_once_cancel_is_asked(queue):
     progress("align", 3, 10)
     job = queue.get(job_id)
     assert (job.phase, job.done, job.total) == ("align", 3, 10)
+    began = job.phase_started
+    time.sleep(0.05)
+    progress("align", 5, 10)
+    assert queue.get(job_id).phase_started == began  # the same part: its clock runs on
+    progress("barrier", 1, 21)
+    assert queue.get(job_id).phase_started > began  # a new part: its own clock (its time left at its own rate)
+    from symalign.ui.jobs import job_timing
+
+    running = queue.get(job_id)
+    running.started, running.phase_started, running.done, running.total = time.time() - 40, time.time() - 10, 5, 20
+    text = job_timing(running)
+    assert "40 s in all" in text and "this part 10 s, about 30 s left" in text  # 10 s for 5 of 20: 30 s to go
     queue.cancel(job_id)
     with pytest.raises(JobCancelled):
         progress("align", 4, 10)

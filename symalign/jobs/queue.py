@@ -39,12 +39,14 @@ CREATE TABLE IF NOT EXISTS jobs (
     cancel INTEGER NOT NULL DEFAULT 0,
     runs TEXT NOT NULL DEFAULT '[]', -- run ids the job recorded
     error TEXT,
-    owner TEXT NOT NULL DEFAULT ''   -- the app session that queued it ('' for the host)
+    owner TEXT NOT NULL DEFAULT '',  -- the app session that queued it ('' for the host)
+    phase_started REAL               -- when the current phase began (its time left is read at its own rate)
 );
 CREATE INDEX IF NOT EXISTS jobs_created ON jobs (created);
 """
 # Columns added after the first release: an older database gets them in place.
-MIGRATIONS = {"owner": "ALTER TABLE jobs ADD COLUMN owner TEXT NOT NULL DEFAULT ''"}
+MIGRATIONS = {"owner": "ALTER TABLE jobs ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
+              "phase_started": "ALTER TABLE jobs ADD COLUMN phase_started REAL"}
 STATES = ("queued", "running", "done", "failed", "cancelled")
 FINAL = ("done", "failed", "cancelled")
 WORKER_DIED = "the worker process stopped before the job finished (killed or crashed)"
@@ -72,6 +74,7 @@ class Job:
     runs: list[str] = field(default_factory=list)
     error: str | None = None
     owner: str = ""
+    phase_started: float | None = None
 
     @property
     def fraction(self) -> float:
@@ -123,7 +126,10 @@ class JobQueue:
     def progress(self, job_id: str, phase: str, done: int, total: int) -> bool:
         """Record progress; returns True when the user asked to cancel the job."""
         with self._connect() as db:
-            db.execute("UPDATE jobs SET phase=?, done=?, total=? WHERE id=?", (phase, done, total, job_id))
+            # SET reads the old row: the clock restarts only when the phase changes
+            db.execute("UPDATE jobs SET phase_started = CASE WHEN phase = ? AND phase_started IS NOT NULL "
+                       "THEN phase_started ELSE ? END, phase=?, done=?, total=? WHERE id=?",
+                       (phase, time.time(), phase, done, total, job_id))
             return bool(db.execute("SELECT cancel FROM jobs WHERE id=?", (job_id,)).fetchone()["cancel"])
 
     def add_run(self, job_id: str, run_id: str) -> None:

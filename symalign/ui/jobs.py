@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from symalign.jobs.queue import FINAL, Job, JobQueue, ensure_worker, worker_alive
+from symalign.ui.widgets import timing
 
 REFRESH_SECONDS = 1.0
 
@@ -91,6 +92,18 @@ def jobs_board() -> None:
             right.caption("cancelling…")
 
 
+def job_timing(job) -> str:
+    """" · 40 s in all · this part 12 s, about 30 s left": the job's elapsed time and its current part's,
+    with the time left at that part's own rate (the estimator of the in-page bars, symalign.ui.widgets.timing)."""
+    if job.started is None:
+        return ""
+    now = time.time()
+    text = f" · {now - job.started:.0f} s in all"
+    if job.phase_started is not None:
+        text += f" · this part {timing(now - job.phase_started, job.done, job.total)}"
+    return text
+
+
 def follow_job(job_id: str, on_done_key: str) -> None:
     """A live panel for one job; when it is done its run ids go to session_state[on_done_key]."""
 
@@ -105,7 +118,7 @@ def follow_job(job_id: str, on_done_key: str) -> None:
             st.session_state.pop(f"{on_done_key}-job", None)
             st.error(f"Job {job.id} {job.state}" + (f": {job.error}" if job.error else "."))
             return
-        st.progress(job.fraction, text=f"job {job.id}: {job.state} · {job.phase or 'waiting'} {job.done}/{job.total} "
-                                       "(you can leave this page; see Jobs)")
+        st.progress(job.fraction, text=f"job {job.id}: {job.state} · {job.phase or 'waiting'} {job.done}/{job.total}"
+                                       f"{job_timing(job)} (you can leave this page; see Jobs)")
 
     panel()
