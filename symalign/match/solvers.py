@@ -7,6 +7,8 @@ orthogonal Procrustes problem (G = U Vᵀ from C = U S Vᵀ). Both read the same
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 import torch
 from scipy.optimize import linear_sum_assignment
@@ -37,11 +39,13 @@ def unfold(t: torch.Tensor, axis: int, batch_axis: int | None) -> torch.Tensor:
     return moved.reshape(moved.shape[0], moved.shape[1], -1)
 
 
-def slices(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str, variances=(CO, CONTRA, DIAG)):
-    """Yield (A slices, B slices) for every tensor axis of `space` with one of `variances`."""
+def slices(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str, variances=(CO, CONTRA, DIAG),
+           names: Collection[str] | None = None):
+    """Yield (A slices, B slices) for every tensor axis of `space` with one of `variances` (of the
+    tensors in `names` only, when given)."""
     parent = spec.spaces[space].batched_by
     for name, axis, tag in spec.axes_of(space):
-        if tag.variance not in variances:
+        if tag.variance not in variances or names is not None and name not in names:
             continue
         tags = spec.tensors[name]
         batch_axis = next(i for i, tg in enumerate(tags) if tg is not None and tg.space == parent) if parent else None

@@ -175,7 +175,7 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
             return {"loss": m.loss, "accuracy": m.accuracy}
 
         # a soft plan changes a carried model's function: the inputs are measured as they were given
-        inputs = [canonicalize(m) for m in models] if how_align in OT_ALIGNS else members
+        inputs = members[:1] + [canonicalize(m) for m in models[1:]] if how_align in OT_ALIGNS else members
         report["inputs"] = [{"model": src.source, **metrics(m)} for src, m in zip(models, inputs)]
         if how_align in OT_ALIGNS:  # and what the plans made of them (equal to the inputs when plans are hard)
             report["carried"] = [{"model": src.source, **metrics(m)} for src, m in zip(models[1:], members[1:])]
@@ -186,7 +186,7 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
 
 def _ot_json(ot, how_align: str) -> dict:
     """The OT solver as recorded (Imfeld et al.'s Sinkhorn strength for the method when none is given)."""
-    from symalign.merge.ot_fusion import DEFAULT_REG, OTSettings
+    from symalign.merge.ot_fusion import OTSettings
 
     ot = ot or OTSettings()
-    return {"solver": ot.solver, "reg": (ot.reg or DEFAULT_REG[how_align]) if ot.solver == "sinkhorn" else None}
+    return {"solver": ot.solver, "reg": ot.strength(how_align) if ot.solver == "sinkhorn" else None}

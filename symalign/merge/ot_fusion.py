@@ -55,6 +55,10 @@ class OTSettings:
     solver: str = "emd"
     reg: float | None = None
 
+    def strength(self, how_align: str) -> float:
+        """Sinkhorn's strength: the one asked for, else Imfeld et al.'s for the method."""
+        return self.reg or DEFAULT_REG[how_align]
+
     def check(self) -> None:
         if self.solver not in SOLVERS:
             raise SymalignError(f"unknown OT solver {self.solver!r}; choose {' or '.join(SOLVERS)}")
@@ -82,7 +86,8 @@ class Transport(Dense):
 
 
 def plan(cost: torch.Tensor, settings: OTSettings, reg: float) -> torch.Tensor:
-    """The transport plan [n_a, n_b] between uniform marginals for a ground cost (POT)."""
+    """The transport plan [n_a, n_b] between uniform marginals for a ground cost (POT); `reg`: the
+    Sinkhorn strength (OTSettings.strength), unused by exact EMD."""
     import ot
 
     c = cost.detach().cpu().double().numpy()
@@ -92,9 +97,9 @@ def plan(cost: torch.Tensor, settings: OTSettings, reg: float) -> torch.Tensor:
     if settings.solver == "emd":
         t = ot.emd(a, b, c)
     else:
-        t = ot.sinkhorn(a, b, c, settings.reg or reg, numItermax=10_000, stopThr=1e-10)
+        t = ot.sinkhorn(a, b, c, reg, numItermax=10_000, stopThr=1e-10)
     if not np.isfinite(t).all():
-        raise SymalignError(f"the Sinkhorn plan did not converge (reg {settings.reg or reg:g}); raise --ot-reg")
+        raise SymalignError(f"the Sinkhorn plan did not converge (reg {reg:g}); raise --ot-reg")
     return torch.as_tensor(t)
 
 
@@ -112,6 +117,11 @@ def standardised(x: torch.Tensor) -> torch.Tensor:
     """[rows, n] activations -> [n, rows] unit features: centred, unit variance (Imfeld et al.'s
     `center`, `std`), so a unit's scale does not decide whom it is paired with."""
     return ((x - x.mean(0)) / x.std(0).clamp_min(1e-8)).T
+
+
+def _per_head(x: torch.Tensor) -> torch.Tensor:
+    """[rows, H, dh] activations -> [H, dh, rows] standardised unit features of each head."""
+    return torch.stack([standardised(x[:, h]) for h in range(x.shape[1])])
 
 
 def _space_plan(fa: torch.Tensor, fb: torch.Tensor, settings: OTSettings, reg: float) -> Transport:
@@ -149,7 +159,7 @@ def fuse_members(models: list[TransformerModel], how_align: str, data=None, sett
     check_fusable(first, spec)
     if how_align == "ot-acts" and data is None:
         raise SymalignError("--align ot-acts needs data (--data SPEC): its plans compare activations")
-    reg = DEFAULT_REG[how_align]
+    reg = settings.strength(how_align)
     acts_a = collect(first, data, max_examples, device) if how_align == "ot-acts" else None
     out = [first]
     for model in models[1:]:
@@ -181,14 +191,10 @@ def acts_plans(a: TransformerModel, b: TransformerModel, spec: SymmetrySpec, act
                                          settings, reg)
         order = _heads_two_stage(acts_a[p + "heads"], acts_b[p + "heads"])
         out[p + "heads"] = Permutation(order)
-
-        def per_head(x: torch.Tensor) -> torch.Tensor:  # [rows, H, dh] -> [H, dh, rows]
-            return torch.stack([standardised(x[:, h]) for h in range(x.shape[1])])
-
-        qk_a = torch.cat([per_head(acts_a[p + "q"]), per_head(acts_a[p + "k"])], 2)
-        qk_b = torch.cat([per_head(acts_b[p + "q"][:, order]), per_head(acts_b[p + "k"][:, order])], 2)
+        qk_a = torch.cat([_per_head(acts_a[p + "q"]), _per_head(acts_a[p + "k"])], 2)
+        qk_b = torch.cat([_per_head(acts_b[p + "q"][:, order]), _per_head(acts_b[p + "k"][:, order])], 2)
         out[p + "qk"] = _head_plans(qk_a, qk_b, settings, reg)
-        out[p + "vo"] = _head_plans(per_head(acts_a[p + "heads"]), per_head(acts_b[p + "heads"][:, order]),
+        out[p + "vo"] = _head_plans(_per_head(acts_a[p + "heads"]), _per_head(acts_b[p + "heads"][:, order]),
                                     settings, reg)
     return out
 
@@ -196,8 +202,7 @@ def acts_plans(a: TransformerModel, b: TransformerModel, spec: SymmetrySpec, act
 def _features(a: dict, b: dict, spec: SymmetrySpec, space: str, names: list[str] | None = None):
     """Each unit's weights along every tensor axis of `space` (the others as carried so far), joined:
     [n, rest] for a space, [H, n, rest] for one batched by heads."""
-    pairs = [(ua, ub) for (ua, ub), (name, _, _) in zip(slices(a, b, spec, space), spec.axes_of(space))
-             if names is None or name in names]
+    pairs = list(slices(a, b, spec, space, names=names))
     if not pairs:
         return None, None
     return torch.cat([u for u, _ in pairs], -1), torch.cat([u for _, u in pairs], -1)

@@ -29,10 +29,10 @@ def demo_estimate(store: RunStore, recipe: str, steps: int) -> dict[str, float] 
     found = last_runs(store, DEMO_PARTS, f"zoo:{recipe}/0", f"zoo:{recipe}/1")
     if len(found) < len(DEMO_PARTS):
         return None
-    seconds = {label: found[label].finished - found[label].created for label in DEMO_PARTS}
-    before = (found[DEMO_PARTS[-1]].settings.get("config") or {}).get("steps")
-    if before:
-        seconds[DEMO_PARTS[-1]] *= steps / before
+    seconds = {label: took(found[label]) for label in DEMO_PARTS}
+    scaled = at_steps(found[DEMO_PARTS[-1]], steps)
+    if scaled is not None:
+        seconds[DEMO_PARTS[-1]] = scaled
     return seconds
 
 
@@ -66,10 +66,14 @@ def estimate_text(seconds: float | None, typical: str) -> str:
 def learned_estimate(store: RunStore, model_a: str, model_b: str, steps: int) -> float | None:
     """A learned alignment of this pair at `steps`, from the newest one here (its time is its steps)."""
     run = last_run(store, "align", method="learned", model_a=model_a, model_b=model_b)
-    if run is None:
-        return None
+    return None if run is None else at_steps(run, steps)
+
+
+def at_steps(run: Run, steps: int) -> float | None:
+    """A learned run's time scaled to `steps` (its time is its steps); None when it ran at the data's
+    default (its steps are not recorded, so no scale is known)."""
     before = (run.settings.get("config") or {}).get("steps")
-    return took(run, steps / before) if before else None  # a run at the data's default: its steps unknown here
+    return took(run, steps / before) if before else None
 
 
 def simplex_estimate(store: RunStore, model: str, methods: tuple[str, ...]) -> float | None:
