@@ -39,6 +39,11 @@ COMMANDS: dict[str, tuple[list[str], float | None]] = {
                  "--max-examples", "8"], None),
     "merge": (["merge", "{a}", "{b}", "--align", "none", "--how", "average", "--data", "shakespeare",
                "--max-examples", "8", "--out", "{out}"], None),
+    # OT fusion (issue #45): plans from weights, and from activations on a few examples
+    "merge-ot-wts": (["merge", "{a}", "{b}", "--align", "ot-wts", "--ot-solver", "sinkhorn", "--data", "shakespeare",
+                      "--max-examples", "8", "--out", "{out}"], None),
+    "merge-ot-acts": (["merge", "{a}", "{b}", "--align", "ot-acts", "--data", "shakespeare", "--max-examples", "8",
+                       "--out", "{out}"], None),
 }
 
 

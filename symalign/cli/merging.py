@@ -12,7 +12,8 @@ def add_merge(sub) -> None:
     p.add_argument("models", nargs="+", metavar="MODEL")
     p.add_argument("--align", default="weight", choices=MERGE_ALIGNS,
                    help="how the models are brought into the first's basis first (all classes); none: as they are; "
-                        "ot-acts / ot-wts: optimal-transport fusion (Imfeld et al.) on activations / weights")
+                        "ot-acts / ot-wts: optimal-transport fusion (Imfeld et al.) on activations / weights "
+                        "(ot-acts reads activations on --max-examples examples, default 256)")
     p.add_argument("--ot-solver", default="emd", choices=OT_SOLVERS,
                    help="OT fusion's plans: emd (exact; equal widths give permutations) or sinkhorn (soft)")
     p.add_argument("--ot-reg", type=float, default=None,

@@ -68,10 +68,12 @@ class MergeResult:
 
 def aligned_members(models: list[TransformerModel], how_align: str, data_spec: str | None,
                     seed: int = 0, progress: Progress | None = None, device: str = "cpu",
-                    ot=None, max_examples: int | None = 256, steps: int | None = None) -> list[TransformerModel]:
+                    ot=None, max_examples: int | None = None, steps: int | None = None) -> list[TransformerModel]:
     """Every model in the first one's basis (canonical forms; each the same function as before, except
     under OT fusion's soft plans: `ot` holds their solver, symalign.merge.ot_fusion.OTSettings).
-    `steps`: the learned matcher's most steps (None: the data's default)."""
+    `steps`: the learned matcher's most steps (None: the data's default); `max_examples`: the examples
+    OT-ACTS reads activations on (None: symalign.merge.ot_fusion.ACTIVATION_EXAMPLES), as `align
+    --max-examples` bounds activation matching's."""
     if how_align in OT_ALIGNS:
         from symalign.merge.ot_fusion import fuse_members
 
@@ -157,7 +159,7 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
     data = load_data(data_spec) if data_spec else None
     if data is None and (rule.needs_data or how_align in ("learned", "ot-acts")):
         raise SymalignError(f"--how {how} --align {how_align} needs data (--data SPEC)")
-    members = members or aligned_members(models, how_align, data_spec, seed, progress, device, ot)
+    members = members or aligned_members(models, how_align, data_spec, seed, progress, device, ot, max_examples)
     # keeps the first model's source, so its tokenizer files travel with the exported checkpoint
     has_base = base is not None or rule.base == "first"
     merged = members[0].with_tensors(combine(members, how, data, examples, seed, progress, device, parameters,

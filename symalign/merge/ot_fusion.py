@@ -44,6 +44,9 @@ from symalign.symmetry.groups import Dense, GroupElement, Permutation, _along
 from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform, apply_unchecked
 
+# Examples OT-ACTS reads activations on when none are given: every layer's activations of both models are held
+# at once (symalign.match.activation.collect), so this bounds its memory (GPT-2-small: ~23 GiB at 256 examples).
+ACTIVATION_EXAMPLES = 256
 DEFAULT_REG = {"ot-acts": 0.08, "ot-wts": 0.06}  # Imfeld et al.'s tuned Sinkhorn strengths (their ViT config)
 
 
@@ -147,9 +150,10 @@ def check_fusable(model: TransformerModel, spec: SymmetrySpec | None = None) -> 
 
 
 def fuse_members(models: list[TransformerModel], how_align: str, data=None, settings: OTSettings | None = None,
-                 max_examples: int | None = 256, device: torch.device | str = "cpu") -> list[TransformerModel]:
+                 max_examples: int | None = None, device: torch.device | str = "cpu") -> list[TransformerModel]:
     """Every model carried into the first one's units by OT plans (canonical forms; the first
-    unchanged): what a merge rule then combines. `data` is needed for `ot-acts`."""
+    unchanged): what a merge rule then combines. `data` is needed for `ot-acts`, which reads
+    activations on `max_examples` evaluation examples (None: ACTIVATION_EXAMPLES)."""
     settings = settings or OTSettings()
     settings.check()
     if how_align not in OT_ALIGNS:
@@ -159,7 +163,7 @@ def fuse_members(models: list[TransformerModel], how_align: str, data=None, sett
     check_fusable(first, spec)
     if how_align == "ot-acts" and data is None:
         raise SymalignError("--align ot-acts needs data (--data SPEC): its plans compare activations")
-    reg = settings.strength(how_align)
+    reg, max_examples = settings.strength(how_align), max_examples or ACTIVATION_EXAMPLES
     acts_a = collect(first, data, max_examples, device) if how_align == "ot-acts" else None
     out = [first]
     for model in models[1:]:

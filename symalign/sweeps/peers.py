@@ -75,7 +75,8 @@ def peers_cells(family: str, seeds: list[int] | None = None, peers: tuple[Peer, 
         for peer in peers:
             began = time.perf_counter()
             ot = OTSettings(peer.solver) if peer.solver else None
-            members = aligned_members(models, peer.align, data, ot=ot, steps=steps, device=device)
+            members = aligned_members(models, peer.align, data, ot=ot, max_examples=max_examples, steps=steps,
+                                      device=device)
             report = merge_models(models, peer.align, "average", data, max_examples=max_examples, members=members,
                                   device=device, ot=ot).report
             inputs = report["inputs"]
