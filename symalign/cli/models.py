@@ -21,11 +21,12 @@ def add_inspect(sub) -> None:
 
 
 def cmd_inspect(args) -> None:
-    from symalign.models import is_canonical, load_model, spec_of
+    from symalign.models import canonical_form_gaps, load_model, spec_of
     from symalign.report import spec_table
 
     model = load_model(args.model)
-    summary = spec_table(model, spec_of(model), is_canonical(model))
+    gaps = canonical_form_gaps(model)
+    summary = dict(spec_table(model, spec_of(model), not gaps), canonical_gaps=gaps)
     if args.json:
         print_json(summary)
         return
@@ -35,6 +36,9 @@ def cmd_inspect(args) -> None:
     extras = ", ".join(x for x in (d["norm"], "RoPE" if d["rope"] else "", "gated MLP" if d["gated_mlp"] else "") if x)
     print(f"  {d['n_layer']} layers, width {d['d_model']}, {d['n_head']} heads × {d['d_head']}{kv}, "
           f"MLP {d['d_mlp']} ({d['activation']}), {extras}; canonical form: {'yes' if summary['canonical'] else 'no'}")
+    if gaps:
+        more = f" (and {len(gaps) - 1} more)" if len(gaps) > 1 else ""
+        print(f"  not canonical: {gaps[0]}{more}; `symalign canonicalize` gives the canonical form")
     print(f"\n  {'component':<16}{'size':>9}  " + "  ".join(f"{c:<11}" for c in CLASSES))
     notes: list[str] = []
     for comp in summary["components"]:
@@ -67,7 +71,7 @@ def add_transform(sub) -> None:
 
 
 def cmd_transform(args) -> None:
-    from symalign.models import canonicalize, is_canonical, load_model, save_model, spec_of, transformed
+    from symalign.models import admits_residual_rotation, canonicalize, load_model, save_model, spec_of, transformed
     from symalign.report import function_gap, relative_change
     from symalign.symmetry.random import random_transform
 
@@ -82,7 +86,7 @@ def cmd_transform(args) -> None:
         wanted = preset_classes(preset) if preset else dict(DEFAULT_RANDOM_CLASSES)
         classes = model.family.spec(model.config, canonical=True).fit(wanted)
     canonicalised = False
-    if classes.get("residual") == "orthogonal" and not is_canonical(model):
+    if classes.get("residual") == "orthogonal" and not admits_residual_rotation(model):
         print("note: canonicalising first (norm gains absorbed) so the residual admits orthogonal maps",
               file=sys.stderr)
         model, canonicalised = canonicalize(model), True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from symalign.models.canonical import canonicalize, is_canonical
+from symalign.models.canonical import admits_residual_rotation, canonical_form_gaps, canonicalize, is_canonical
 from symalign.models.family import Family, TransformerModel
 from symalign.models.functional import logits_of
 from symalign.models.io import FAMILIES, load_model, save_model, supported
@@ -13,8 +13,9 @@ from symalign.symmetry.transform import Transform, apply
 
 
 def spec_of(model: TransformerModel) -> SymmetrySpec:
-    """The model's symmetry spec; residual rotations are admissible only in canonical form."""
-    return model.family.spec(model.config, canonical=is_canonical(model))
+    """The model's symmetry spec; residual rotations are admissible only where every norm lets them
+    pass (γ constant, β along 1: canonical form, or a fresh model's γ = 1, β = 0)."""
+    return model.family.spec(model.config, canonical=admits_residual_rotation(model))
 
 
 def transformed(model: TransformerModel, transform: Transform, consume: bool = False) -> TransformerModel:
@@ -34,6 +35,7 @@ def random_inputs(model: TransformerModel, n: int = 4, seed: int = 0) -> dict[st
 
 
 __all__ = [
-    "FAMILIES", "Family", "TransformerModel", "canonicalize", "is_canonical", "load_model", "outputs",
+    "FAMILIES", "Family", "TransformerModel", "admits_residual_rotation", "canonical_form_gaps", "canonicalize",
+    "is_canonical", "load_model", "outputs",
     "random_inputs", "save_model", "spec_of", "supported", "transformed",
 ]

@@ -77,18 +77,88 @@ def _fold_reader(w: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, onto_
     return folded.reshape(w.shape), w_beta.reshape(w.shape[:-1])
 
 
-def _exactly_canonical(model: TransformerModel) -> bool:
-    """What canonicalize() itself produces (γ = 1, β ∈ {0, 1} exactly, head untied): folding
-    again would change nothing but rounding, and would copy every weight."""
-    if getattr(model.config, "tie_word_embeddings", False):
-        return False
+def _ones_fraction(t: torch.Tensor, axis: int) -> float:
+    """How much of `t` lies along the all-ones direction of `axis`: ‖(t·1/√d) per fibre‖ / ‖t‖ (0 for a
+    tensor that is mean-free along `axis`). Read in float64 a block at a time: no float64 copy of a
+    whole LM head or token embedding."""
+    d = t.shape[axis]
+    moved = t.movedim(axis, -1).reshape(-1, d)
+    along, total = 0.0, 0.0
+    for i in range(0, moved.shape[0], ROWS_PER_CHUNK):
+        block = moved[i:i + ROWS_PER_CHUNK].to(torch.float64)
+        along += float((block.sum(-1) ** 2).sum()) / d
+        total += float((block ** 2).sum())
+    return (along / total) ** 0.5 if total > 0 else 0.0
+
+
+def ones_tolerance(dtype: torch.dtype, d: int) -> float:
+    """The ones-direction fraction that rounding alone leaves in a canonical tensor of `dtype` (each
+    entry off by about eps·|w|, so its fibre's ones component by about eps·|w|, a 1/√d share of the
+    fibre's norm), with room: 16·eps/√d, at least 1e-6. A random reader has about 1/√d, thousands of
+    times more in float32 and eight times more in bfloat16."""
+    return max(16 * torch.finfo(dtype).eps / d ** 0.5, 1e-6)
+
+
+def _writer_axes(model: TransformerModel) -> dict[str, list[int]]:
+    """Every residual writer (a residual axis on the output side) and its residual axes, the norms'
+    own biases excepted (their canonical β is 0 or 1 by construction)."""
+    spec = model.family.spec(model.config, canonical=False)
+    norm_biases = {f"{norm}.bias" for norm, _ in _norm_groups(model)}
+    axes = {name: [axis for axis, tag in enumerate(tags)
+                   if tag is not None and tag.space == "residual" and tag.variance == "co"]
+            for name, tags in spec.tensors.items() if name not in norm_biases}
+    return {name: a for name, a in axes.items() if a}
+
+
+def canonical_form_gaps(model: TransformerModel) -> list[str]:
+    """Why `model` is not what canonicalize() returns, one line a reason (empty when it is): γ = 1 and
+    β ∈ {0, 1} exactly, the config canonicalize() gives (head untied, ViT's q/k/v biases), and under
+    LayerNorm every reader mean-free along the residual (its input is) and every residual writer
+    centred, both within `ones_tolerance`. γ = 1, β = 0 alone is every freshly initialised model,
+    whose readers and writers are random: the norms' values say nothing about the projection."""
+    norm_kind = model.dims.norm
+    if norm_kind == "post-layernorm":
+        return []
+    gaps = []
+    canonical_config = model.family.canonical_config(model.config).to_dict()
+    config = model.config.to_dict()
+    gaps += [f"config {key} is {config.get(key)!r}, canonical {value!r}" for key, value in canonical_config.items()
+             if config.get(key) != value and key in ("tie_word_embeddings", "qkv_bias")]
+    zero_beta_norms = set()
     for norm, _ in _norm_groups(model):
         gamma, beta = model.tensors[f"{norm}.weight"], model.tensors.get(f"{norm}.bias")
         if not bool((gamma == 1).all()):
-            return False
+            gaps.append(f"{norm}.weight is not exactly 1")
         if beta is not None and not (bool((beta == 0).all()) or bool((beta == 1).all())):
-            return False
-    return True
+            gaps.append(f"{norm}.bias is neither 0 nor 1")
+        if beta is None or bool((beta == 0).all()):
+            zero_beta_norms.add(norm)
+    if gaps or norm_kind != "layernorm":
+        return gaps  # RMSNorm's canonical form is γ = 1 and the config; nothing is projected
+    names = set(model.tensors)
+    for norm, readers in _norm_groups(model):
+        for reader in readers:
+            if norm not in zero_beta_norms and f"{reader}.bias" not in names:
+                continue  # a bias-free head fed β = 1 keeps its bias on the ones direction
+            w = model.tensors[f"{reader}.weight"]
+            fraction, tol = _ones_fraction(w, -1), ones_tolerance(w.dtype, w.shape[-1])
+            if fraction > tol:
+                gaps.append(f"{reader}.weight has {fraction:.2e} of its norm along the residual's ones vector "
+                            f"(reads a mean-free input; canonical ≤ {tol:.0e})")
+    for name, axes in _writer_axes(model).items():
+        t = model.tensors[name]
+        for axis in axes:
+            fraction, tol = _ones_fraction(t, axis), ones_tolerance(t.dtype, t.shape[axis])
+            if fraction > tol:
+                gaps.append(f"{name} has {fraction:.2e} of its norm along the residual's ones vector "
+                            f"(a residual writer; canonical ≤ {tol:.0e})")
+    return gaps
+
+
+def is_canonical(model: TransformerModel) -> bool:
+    """True when `model` is in the canonical form canonicalize() gives (see `canonical_form_gaps`):
+    canonicalize() returns such a model as it is, and any other model folded and projected."""
+    return not canonical_form_gaps(model)
 
 
 def canonicalize(model: TransformerModel, consume: bool = False) -> TransformerModel:
@@ -100,16 +170,11 @@ def canonicalize(model: TransformerModel, consume: bool = False) -> TransformerM
     is dropped from it as soon as it has been read, so the raw and the canonical model never exist
     side by side (a real checkpoint: 4 bytes per parameter less at the peak); `model` is left empty."""
     norm_kind = model.dims.norm
-    if norm_kind == "post-layernorm" or _exactly_canonical(model):
+    if is_canonical(model):  # post-LN, or verified: folding again would change nothing but rounding
         return model
-    spec = model.family.spec(model.config, canonical=False)
     dtype = next(iter(model.tensors.values())).dtype
     groups = _norm_groups(model)
-    norm_biases = {f"{norm}.bias" for norm, _ in groups}
-    centred_axes = {name: [axis for axis, tag in enumerate(tags) if tag is not None and tag.space == "residual"
-                           and tag.variance == "co"]
-                    for name, tags in spec.tensors.items() if norm_kind == "layernorm" and name not in norm_biases}
-    centred_axes = {name: axes for name, axes in centred_axes.items() if axes}
+    centred_axes = _writer_axes(model) if norm_kind == "layernorm" else {}
     work: Tensors = {}  # float64 values of tensors that a later step changes again
     order = list(model.tensors)
     names = set(order)
@@ -162,9 +227,11 @@ def canonicalize(model: TransformerModel, consume: bool = False) -> TransformerM
     return model.with_tensors({k: out[k] for k in order}, config=model.family.canonical_config(model.config))
 
 
-def is_canonical(model: TransformerModel, rtol: float = 1e-5) -> bool:
-    """True when every LayerNorm has a constant γ and a β along 1: exactly what lets an orthogonal
-    Q with Q·1 = 1 pass through all of them (canonicalize() gives γ = 1, β ∈ {0, 1})."""
+def admits_residual_rotation(model: TransformerModel, rtol: float = 1e-5) -> bool:
+    """True when every norm has a constant γ and (LayerNorm) a β along 1: exactly what lets an
+    orthogonal Q (with Q·1 = 1 under LayerNorm) pass through all of them and keep the function. It
+    does not say the model is canonical: a fresh model (γ = 1, β = 0) admits rotations, but its
+    readers are not projected, so it is not in the basis that matching compares in (`is_canonical`)."""
     def constant(v: torch.Tensor | None) -> bool:
         return v is None or bool((v - v.mean()).abs().max() <= rtol * max(1.0, float(v.abs().max())))
 
