@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from symalign.errors import InadmissibleError
 from symalign.models import canonicalize, is_canonical, outputs, random_inputs, spec_of, transformed
-from symalign.models.tiny import random_model, tiny_config
+from symalign.models.tiny import initialised_model, random_model, tiny_config
 from symalign.symmetry.random import random_transform
 from tests.conftest import PRE_NORM_FAMILIES, random_configs
 
@@ -47,3 +48,61 @@ def test_residual_rotation_refused_before_canonical_form(model):
     t = random_transform(spec_of(canonical), {"residual": "orthogonal"}, seed=1)
     with pytest.raises(InadmissibleError, match="canonical"):
         transformed(model, t)  # the same element on the non-canonical model is refused by apply
+
+
+# Issue #53: a model as transformers initialises it has γ = 1 and β = 0 exactly, but random readers and
+# writers. Before the fix canonicalize() returned it as it was (a shortcut trusted γ and β alone).
+FRESH_FAMILIES = ["gpt2", "gpt_neox", "vit", "llama", "bert"]
+
+
+def ones_fraction(t: torch.Tensor, axis: int) -> float:
+    """The share of ‖t‖ along the all-ones direction of `axis` (computed here, not by the package)."""
+    t = t.double()
+    along = t.sum(dim=axis) / t.shape[axis] ** 0.5
+    return float(along.norm() / t.norm()) if t.norm() > 0 else 0.0  # a zero bias is centred
+
+
+def residual_axes(model, variance: str) -> dict[str, list[int]]:
+    """Tensors with a residual axis of `variance` (co: writers; contra: readers), LayerNorm biases aside."""
+    out = {}
+    for name, tags in spec_of(model).tensors.items():
+        axes = [i for i, tag in enumerate(tags) if tag and tag.space == "residual" and tag.variance == variance]
+        if axes and not (name.endswith(".bias") and ("ln" in name or "norm" in name)):
+            out[name] = axes
+    return out
+
+
+@pytest.mark.parametrize("family", FRESH_FAMILIES)
+def test_a_freshly_initialised_model_is_brought_to_canonical_form(family):
+    fresh = initialised_model(tiny_config(family, tied=False), seed=1)
+    norms = [n for n in fresh.tensors if n.endswith(("ln1.weight", "ln2.weight", "norm.weight"))]
+    assert norms and all(bool((fresh.tensors[n] == 1).all()) for n in norms), "the case needs γ = 1 exactly"
+    once = canonicalize(fresh)
+    twice = canonicalize(once)
+    x = random_inputs(fresh, n=3, seed=2)
+    reference = outputs(fresh, x)
+    assert (outputs(once, x) - reference).abs().max().item() < 1e-5 * max(1.0, reference.abs().max().item())
+    assert max((twice.tensors[k] - once.tensors[k]).abs().max().item() for k in once.tensors) <= 1e-7
+    if fresh.dims.norm != "layernorm":  # RMSNorm: nothing to project; post-LN: nothing to absorb
+        assert is_canonical(once)
+        return
+    assert not is_canonical(fresh) and is_canonical(once)
+    readers, writers = residual_axes(fresh, "contra"), residual_axes(fresh, "co")
+    assert max(ones_fraction(fresh.tensors[n], a) for n, axes in readers.items() for a in axes) > 0.05
+    for variance, tensors in (("reader", readers), ("writer", writers)):
+        for name, axes in tensors.items():
+            for axis in axes:
+                assert ones_fraction(once.tensors[name], axis) <= 1e-6, (variance, name)
+
+
+def test_a_canonical_model_is_returned_as_it_is_and_a_perturbed_one_is_not():
+    """The shortcut stays where it is exact: canonical output comes back untouched (no copy), but a
+    canonical model whose one reader gained a ones component is projected again."""
+    once = canonicalize(initialised_model(tiny_config("gpt2", tied=False), seed=3))
+    assert canonicalize(once) is once
+    tensors = dict(once.tensors)
+    tensors["layer.1.mlp.fc.weight"] = tensors["layer.1.mlp.fc.weight"] + 0.01
+    perturbed = once.with_tensors(tensors)
+    assert not is_canonical(perturbed)
+    again = canonicalize(perturbed)
+    assert again is not perturbed and ones_fraction(again.tensors["layer.1.mlp.fc.weight"], -1) <= 1e-6

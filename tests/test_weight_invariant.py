@@ -16,7 +16,7 @@ from symalign.match.config import AlignConfig, preset_classes
 from symalign.match.mapped import MappedModel
 from symalign.match.weight import boundary_tensors, distance, weight_match
 from symalign.models import canonicalize, outputs, random_inputs, spec_of, transformed
-from symalign.models.tiny import random_model, tiny_config
+from symalign.models.tiny import initialised_model, random_model, tiny_config
 from symalign.symmetry.random import random_transform
 from symalign.symmetry.transform import apply_unchecked
 
@@ -115,5 +115,59 @@ def test_a_noisy_planted_transform_is_recovered_within_the_noise(family, noise, 
     assert distance(a.tensors, b.tensors) > 10 * noise_size, "the planted transform must move the weights"
     result = align(a, b, AlignConfig(method="weight", classes=active))
     assert result.report.distance_after < 1.25 * noise_size, (result.report.distance_after, noise_size)
+    x = random_inputs(a, n=2)
+    assert (outputs(result.aligned, x) - outputs(b, x)).abs().max().item() < 1e-4
+
+
+# Issue #53 (#39's case): A never canonicalised, as transformers initialises it (γ = 1, β = 0 exactly,
+# readers and writers random), for every family with a LayerNorm. Before the fix align() took such an A
+# as canonical while noisy B was folded and projected, and ended 0.28 from canonical A at 1% noise.
+RAW_FAMILIES = {"gpt2": dict(tied=False), "gpt_neox": dict(), "vit": dict(), "bert": dict(tied=False)}
+
+
+def is_norm_bias(name: str) -> bool:
+    return name.endswith(".bias") and ("ln" in name or "norm" in name)
+
+
+def projected(model) -> dict[str, torch.Tensor]:
+    """The canonical form of a γ = 1, β = 0 model computed here, not by the package: every tensor's
+    residual axes made mean-free (readers projected, writers centred); post-LN BERT is left as it is.
+    The norms' biases are left out (canonicalize may set a bias-free head's β to 1)."""
+    out = {}
+    for name, tags in spec_of(model).tensors.items():
+        t = model.tensors[name].double()
+        if is_norm_bias(name):
+            continue
+        if model.dims.norm == "layernorm":
+            for axis, tag in enumerate(tags):
+                if tag and tag.space == "residual" and tag.variance in ("co", "contra"):
+                    t = t - t.mean(dim=axis, keepdim=True)
+        out[name] = t
+    return out
+
+
+def relative(a: dict, b: dict, scale: dict | None = None) -> float:
+    """‖A − B‖ / ‖scale‖ (scale: A) over A's tensors."""
+    return (sum(float((b[k].double() - t).norm()) ** 2 for k, t in a.items())
+            / sum(float(t.norm()) ** 2 for t in (scale or a).values())) ** 0.5
+
+
+@pytest.mark.parametrize("family", list(RAW_FAMILIES))
+@pytest.mark.parametrize("noise", [0.005, 0.01, 0.02])
+def test_a_noisy_planted_transform_of_a_never_canonicalised_model_is_recovered(family, noise):
+    a = initialised_model(tiny_config(family, **RAW_FAMILIES[family]), seed=0)
+    spec = spec_of(a)
+    active = {k: c for k, c in spec.fit(CLASS_SETS["heads-rotations"]).items() if c != "none"}
+    clean = transformed(a, random_transform(spec, active, seed=11))  # heads and MLP maps commute with the form
+    b = noisy(clean, noise, 23)
+    canonical_a = projected(a)
+    assert relative(canonical_a, canonicalize(a).tensors) < 1e-6  # canonicalize() projects A itself
+    # the noise as the matcher sees it: canonical noisy B (noisy γ folded into its readers) against canonical T(A)
+    noise_size = relative(projected(clean), canonicalize(b).tensors, canonical_a)
+    assert relative(canonical_a, projected(b)) > 10 * noise_size, "the planted transform must move the weights"
+    result = align(a, b, AlignConfig(method="weight", classes=active))
+    after = relative(canonical_a, result.aligned.tensors)
+    assert after < 1.25 * noise_size, (after, noise_size)
+    assert result.report.distance_after < 1.25 * noise_size  # what align reports: from A's canonical form
     x = random_inputs(a, n=2)
     assert (outputs(result.aligned, x) - outputs(b, x)).abs().max().item() < 1e-4

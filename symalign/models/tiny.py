@@ -29,10 +29,9 @@ def tiny_families() -> tuple[str, ...]:
 
 def random_model(config, seed: int = 0) -> TransformerModel:
     """A model with every parameter drawn at random (fan-in scaled), LayerNorms perturbed."""
-    family = family_of(config)
     generator = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
-    module = family.hf_class(config)
+    module = family_of(config).hf_class(config)
     state = {}
     for name, t in module.state_dict().items():
         noise = torch.randn(t.shape, generator=generator)
@@ -43,6 +42,19 @@ def random_model(config, seed: int = 0) -> TransformerModel:
             if name.endswith("c_attn.weight") or ".mlp.c_" in name or "attn.c_proj" in name:
                 fan_in = t.shape[0]  # Conv1D stores [in, out]
             state[name] = noise * (1.0 / fan_in ** 0.5 if t.dim() > 1 else 0.1)
+    return _from_state(config, state)
+
+
+def initialised_model(config, seed: int = 0) -> TransformerModel:
+    """A model exactly as transformers initialises it: every norm γ = 1 and β = 0, random readers and
+    writers. What a user saves before training, and the case a canonical-form shortcut that trusts
+    γ = 1, β = 0 gets wrong (issue #53)."""
+    torch.manual_seed(seed)
+    return _from_state(config, family_of(config).hf_class(config).state_dict())
+
+
+def _from_state(config, state: dict[str, torch.Tensor]) -> TransformerModel:
+    family = family_of(config)
     tensors = family.to_logical(state, config)
     if getattr(config, "tie_word_embeddings", False) and family.task != "sequence-classification":
         # a tied LM head reads the token embedding itself (a classifier's head is its own)
