@@ -34,6 +34,7 @@ pages = {
         st.Page("app_pages/simplex.py", title="Simplex", icon=":material/change_history:"),
         st.Page("app_pages/spectra.py", title="Orthogonal corrections", icon=":material/rotate_right:"),
         st.Page("app_pages/anatomy.py", title="Where the barrier lives", icon=":material/troubleshoot:"),
+        st.Page("app_pages/paths.py", title="Beyond the straight line", icon=":material/gesture:"),
     ],
 }
 navigation = st.navigation(pages, expanded=True)  # every page listed (13 would fold to 10 and "View 3 more")

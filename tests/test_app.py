@@ -21,7 +21,7 @@ from symalign.zoo import resolve_zoo
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["home", "models", "symmetries", "align", "interpolation", "compare", "runs", "jobs", "simplex", "spectra",
-         "ablations", "merge", "anatomy"]
+         "ablations", "merge", "anatomy", "paths"]
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from symalign.errors import SymalignError
 
 GROUPS = ("models", "training", "aligning", "landscape", "attributing", "merging", "sweeps", "history")
 ORDER = ("inspect", "transform", "canonicalize", "init", "train", "zoo", "align", "align-many", "merge", "transport",
-         "simplex", "spectrum", "barrier", "attribute", "correlations", "sweep", "runs",
+         "simplex", "spectrum", "barrier", "curve", "plane", "attribute", "correlations", "sweep", "runs",
          "app")  # as `symalign --help` lists them
 
 

@@ -13,7 +13,7 @@ def add_runs(sub) -> None:
     p.add_argument("action", nargs="?", default="list", choices=("list", "show", "delete"))
     p.add_argument("ids", nargs="*")
     p.add_argument("--kind", choices=("align", "barrier", "align-many", "simplex", "spectrum", "sweep", "merge",
-                                      "transport"))
+                                      "transport", "curve"))
     p.add_argument("--method")
     p.add_argument("--model", help="only runs with this text in either model reference")
     p.add_argument("--json", action="store_true")

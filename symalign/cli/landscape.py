@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from symalign.cli.common import (
     Bar,
+    add_class_flags,
     add_data_flag,
     add_run_flags,
     add_split_flag,
@@ -130,4 +131,121 @@ def cmd_spectrum(args) -> None:
         print(f"recorded as run {run_id}")
 
 
-COMMANDS = (add_barrier, add_simplex, add_spectrum,)
+def add_curve(sub) -> None:
+    from symalign.landscape.curve import BENDS, CurveOptions
+    from symalign.match.matchers import method_names
+
+    defaults = CurveOptions()
+    p = sub.add_parser("curve", help="fit a curved low-loss path from A to B (Garipov et al.), beside the straight "
+                                     "line before and after alignment")
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("--align", default="none", metavar="METHOD|DIR|RUN",
+                   help=f"align B to A first: a method ({', '.join(method_names())}; classes from --classes and the "
+                        "per-kind flags, default all), an alignment folder (`symalign align --out`), or an align "
+                        "run's id; none (default) fits the curve between the models as given")
+    add_class_flags(p)
+    p.add_argument("--bend", choices=BENDS, default=defaults.bend,
+                   help="bezier: a quadratic Bézier curve through a fitted control point; polychain: two straight "
+                        "segments through a fitted middle node")
+    p.add_argument("--steps", type=int, default=defaults.steps,
+                   help=f"Adam steps on the bend (default {defaults.steps})")
+    p.add_argument("--lr", type=float, default=defaults.lr,
+                   help=f"Adam's learning rate, cosine-decayed (default {defaults.lr})")
+    p.add_argument("--batch-size", type=int, default=defaults.batch_size,
+                   help=f"training examples per step, each step at a fresh t ~ U(0, 1) (default {defaults.batch_size})")
+    p.add_argument("--points", type=int, default=21, help="points along each path where loss is measured")
+    p.add_argument("--max-examples", type=int, default=None, help="evaluation examples (default: all)")
+    p.add_argument("--export-at", type=float, nargs="+", default=[], metavar="T",
+                   help="also write the model at these t as checkpoints (OUT/t-0.50, ...)")
+    p.add_argument("--out", default=None,
+                   help="the curve's folder (endpoints, bend, curve.json); default: the run's own")
+    add_run_flags(p, "data spec to fit and measure on; default: the models' own recipe data")
+    p.set_defaults(func=cmd_curve)
+
+
+def cmd_curve(args) -> None:
+    from symalign.landscape.curve import CurveOptions
+    from symalign.match.matchers import method_names
+    from symalign.runs.curves import curve_run
+
+    align_with = args.align
+    if args.align in method_names():
+        args.method = args.align
+        align_with = align_config(args, data_for(args, [args.a]))
+    options = CurveOptions(args.bend, args.steps, args.lr, args.batch_size, args.seed)
+    with Bar(f"curve ({args.bend})") as bar:
+        result = curve_run(args.a, args.b, align_with, options, data=args.data, points=args.points,
+                           max_examples=args.max_examples, device=args.device, out=args.out,
+                           export_at=args.export_at, store=store_for(args), source="cli", progress=bar.phases)
+    s = dict(result.summary, run=result.run_id)
+    if args.json:
+        print_json(s)
+        return
+    print(f"{args.bend} curve from {args.a} to {args.b} ({alignment_words(s['method'])}), {s['steps']} steps in "
+          f"{s['fit_seconds']:.0f} s; barriers (loss above the line between the endpoint losses; accuracy in pp):")
+    print(f"  straight line           {s['line_barrier']:.4f}   {s['line_accuracy_barrier']:6.2f} pp")
+    if "aligned_line_barrier" in s:
+        print(f"  aligned straight line   {s['aligned_line_barrier']:.4f}   "
+              f"{s['aligned_line_accuracy_barrier']:6.2f} pp")
+    print(f"  curve{' (aligned)' if 'aligned_line_barrier' in s else '':<19}{s['barrier']:.4f}   "
+          f"{s['accuracy_barrier']:6.2f} pp")
+    print(f"wrote {result.out}: a/, b/, bend/ (the control point, a checkpoint), curve.json"
+          + "".join(f", t-{t:.2f}/" for t in args.export_at))
+    if result.run_id:
+        print(f"recorded as run {result.run_id}")
+
+
+def alignment_words(method: str) -> str:
+    return "no alignment" if method == "none" else f"{method} alignment"
+
+
+def add_plane(sub) -> None:
+    p = sub.add_parser("plane", help="loss over the plane through three models (or Li et al.'s random plane "
+                                     "around one), with the paths drawn on it")
+    p.add_argument("models", nargs="+", metavar="MODEL", help="A B C (C: a third model, aligned B, or a curve's "
+                                                             "bend/), or one model with --random")
+    p.add_argument("--curve", default=None, metavar="DIR", help="draw this curve folder's path on the plane")
+    p.add_argument("--random", action="store_true",
+                   help="Li et al.'s plane: two filter-normalised random directions around one model")
+    p.add_argument("--span", type=float, default=1.0,
+                   help="--random: the grid covers [-span, span] in each direction")
+    p.add_argument("--resolution", type=int, default=21, help="grid points per axis")
+    p.add_argument("--margin", type=float, default=0.2, help="how far the grid extends beyond the three points, "
+                                                             "as a share of their span")
+    p.add_argument("--max-examples", type=int, default=None, help="evaluation examples (default: all)")
+    add_data_flag(p, "data spec; default: the models' own recipe data")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--seed", type=int, default=0, help="--random: the directions' seed")
+    p.add_argument("--html", default=None, help="write the figure to this HTML file")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_plane)
+
+
+def cmd_plane(args) -> None:
+    from symalign.runs.curves import plane_run
+
+    check_html(args.html)
+    with Bar("plane") as bar:
+        plane = plane_run(args.models, data=args.data, resolution=args.resolution, margin=args.margin,
+                          curve=args.curve, random=args.random, span=args.span, seed=args.seed,
+                          max_examples=args.max_examples, device=args.device, progress=bar.phases)
+    if args.html:
+        from symalign.plots.plane import plane_figure
+
+        plane_figure(plane.to_json()).write_html(args.html, include_plotlyjs=True)
+    if args.json:
+        print_json(plane.to_json())
+        return
+    flat = [v for row in plane.loss for v in row]
+    print(f"{plane.kind} plane, {len(plane.xs)} x {len(plane.ys)} grid, {plane.examples} examples a point; "
+          f"loss {min(flat):.4f} to {max(flat):.4f}")
+    for name, p in plane.points.items():
+        print(f"  {name} at ({p['x']:.3f}, {p['y']:.3f}): loss {p['loss']:.4f}, accuracy {p['accuracy']:.3f}")
+    if "curve_off_plane" in plane.extra:
+        print(f"  the curve leaves the plane by at most {plane.extra['curve_off_plane']:.3g}")
+    if args.html:
+        print(f"  figure: {args.html}")
+
+
+COMMANDS = (add_barrier, add_simplex, add_spectrum, add_curve, add_plane,)

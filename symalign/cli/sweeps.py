@@ -15,7 +15,8 @@ def add_sweep(sub) -> None:
     from symalign.sweeps.grid import PRESETS
 
     p.add_argument("--preset", help=f"a named grid (docs/sweeps.md): {', '.join(PRESETS)}; or peers (merged models: "
-                                    "averaging, OT fusion, weight and learned matching + averaging)")
+                                    "averaging, OT fusion, weight and learned matching + averaging); or curves (the "
+                                    "straight line, the aligned line, a fitted curve and the aligned curve)")
     p.add_argument("--family", help="with --preset: the zoo recipe whose seeds 0, 1, 2 make the pairs (with "
                    "--preset width: seeds 0 and 1 of the recipe at each of its widths)")
     p.add_argument("--seeds", type=int, nargs="+", default=None, help="matcher seeds for learned/soft rows")
@@ -50,6 +51,8 @@ def cmd_sweep(args) -> None:
         raise SymalignError("--family goes with --preset; a sweep file names its own models")
     if args.preset == "peers":
         return peers(args)
+    if args.preset == "curves":
+        return curves(args)
     grid = read_grid(args.file) if args.file else preset_grid(args.preset, args.family or "", args.seeds)
     for key in OPTION_KEYS:
         if getattr(args, key) is not None:
@@ -114,6 +117,39 @@ def peers(args) -> None:
     print(peers_text(summary, cells))
     if args.out:
         print(f"wrote {args.out}/peers.csv and peers-cells.csv")
+
+
+def curves(args) -> None:
+    """`--preset curves`: on each seed pair of --family, the straight line, the aligned straight line, a
+    fitted Bézier curve and the aligned curve (symalign.sweeps.curves); the fits are recorded curve runs,
+    reused when asked again. --steps sets the fits' steps; --seeds the zoo seeds that make the pairs."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from symalign.landscape.curve import CurveOptions
+    from symalign.sweeps.curves import curves_cells, curves_summary, curves_text
+
+    def progress(done: int, total: int, row: dict) -> None:
+        print(f"[{done}/{total}] {row['a']} ↔ {row['b']}: line {row['line_barrier']:.3f}, curve {row['barrier']:.3f}",
+              file=sys.stderr, flush=True)
+
+    options = CurveOptions() if args.steps is None else replace(CurveOptions(), steps=args.steps)
+    cells = curves_cells(args.family or "", args.seeds, options=options, max_examples=args.max_examples,
+                         store=store_for(args), progress=progress)
+    summary = curves_summary(cells)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        cells.to_csv(out / "curves-cells.csv", index=False)
+        summary.to_csv(out / "curves.csv", index=False)
+    if args.json:
+        print_json({"cells": cells.to_dict(orient="records"), "summary": summary.to_dict(orient="records"),
+                    "out": args.out})
+        return
+    print(f"curves {args.family}: {len(cells)} seed pairs, barriers mean ± std (aligned: weight matching, all classes)")
+    print(curves_text(summary, cells))
+    if args.out:
+        print(f"wrote {args.out}/curves.csv and curves-cells.csv")
 
 
 COMMANDS = (add_sweep,)

@@ -119,7 +119,18 @@ def demo_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     return [i for i in ids if i]
 
 
+def curve_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
+    """The "Beyond the straight line" page: the curve before and after alignment (reused when asked before)."""
+    from symalign.landscape.curve import CurveOptions
+    from symalign.runs.curves import curve_pair_runs
+
+    options = CurveOptions(**request.get("options", {}))
+    return curve_pair_runs(request["a"], request["b"], _config(request), options, data=request.get("data"),
+                           points=request.get("points", 21), max_examples=request.get("max_examples"), store=store,
+                           source="app", progress=progress)
+
+
 JOB_KINDS: dict[str, Callable[[dict, RunStore, Progress], list[str]]] = {
     "barrier": barrier_job, "align": align_job, "align-many": align_many_job, "simplex": simplex_job,
     "sweep": sweep_job, "train": train_job, "merge": merge_job,
-    "transport": transport_job, "demo": demo_job}
+    "transport": transport_job, "demo": demo_job, "curve": curve_job}

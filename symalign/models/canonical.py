@@ -77,6 +77,16 @@ def _fold_reader(w: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, onto_
     return folded.reshape(w.shape), w_beta.reshape(w.shape[:-1])
 
 
+def norm_parameters(model: TransformerModel) -> set[str]:
+    """The norms' γ and β of a pre-norm model: constants of its canonical form (γ = 1, β ∈ {0, 1}), so
+    anything that moves a canonical model along a path (a curve's bend) keeps them where they are.
+    Empty for post-LN models, whose norms sit on the residual stream and are not folded."""
+    if model.dims.norm == "post-layernorm":
+        return set()
+    return {f"{norm}.{part}" for norm, _ in _norm_groups(model) for part in ("weight", "bias")
+            if f"{norm}.{part}" in model.tensors}
+
+
 def _ones_fraction(t: torch.Tensor, axis: int) -> float:
     """How much of `t` lies along the all-ones direction of `axis`: ‖(t·1/√d) per fibre‖ / ‖t‖ (0 for a
     tensor that is mean-free along `axis`). Read in float64 a block at a time: no float64 copy of a

@@ -136,7 +136,24 @@ class SweepSettings(Settings):
         return cls(grid, settings.get("executor", "serial"), settings.get("address"))
 
 
-SETTINGS: dict[str, type[Settings]] = {"sweep": SweepSettings,
+@dataclass(frozen=True)
+class CurveSettings(Settings):
+    """A `curve` run: the fitted bend (symalign.landscape.curve), how B was aligned first (an AlignConfig
+    as JSON, an alignment folder or run id, or "none"), and the points and examples each path is measured on."""
+
+    data: str
+    bend: str = "bezier"
+    steps: int = 400
+    lr: float = 0.01
+    batch_size: int = 32
+    seed: int = 0
+    align: dict | str = "none"
+    points: int = 21
+    max_examples: int | None = None
+    device: str = "auto"
+
+
+SETTINGS: dict[str, type[Settings]] = {"sweep": SweepSettings, "curve": CurveSettings,
     "align": AlignSettings, "barrier": BarrierSettings, "align-many": ManySettings, "simplex": SimplexSettings,
     "spectrum": SpectrumSettings, "merge": MergeSettings, "transport": TransportSettings}
 

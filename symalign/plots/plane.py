@@ -1,0 +1,64 @@
+"""The loss plane with paths drawn on it (Garipov et al. Fig. 1; Zhang et al. Fig. 2), and the
+straight and curved paths' losses on one chart. Plain data in (a plane's or a curve run's JSON)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+PATH_COLOURS = ["#ffffff", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
+PATH_DASHES = ["solid", "dash", "solid", "dot", "dashdot"]
+
+
+def plane_figure(plane: dict, title: str = "", cap: float | None = None) -> go.Figure:
+    """A contour map of the loss over the plane, in its orthonormal coordinates (equal scales, so
+    distances and angles read true), the named points marked and the paths drawn. `cap`: loss above
+    this is drawn at the cap, so a high ridge does not wash out the valleys (default: a little over
+    twice the highest marked point's loss)."""
+    points = plane["points"]
+    if cap is None:
+        cap = 2.2 * max(p["loss"] for p in points.values())
+    z = [[min(v, cap) for v in row] for row in plane["loss"]]
+    fig = go.Figure(go.Contour(x=plane["xs"], y=plane["ys"], z=z, colorscale="Viridis", ncontours=24,
+                               colorbar=dict(title="loss"),
+                               hovertemplate="x %{x:.2f}, y %{y:.2f}: loss %{z:.3f}<extra></extra>"))
+    for i, (name, path) in enumerate(plane.get("paths", {}).items()):
+        xs, ys = [p[0] for p in path], [p[1] for p in path]
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=name,
+                                 line=dict(color=PATH_COLOURS[i % len(PATH_COLOURS)], width=3,
+                                           dash=PATH_DASHES[i % len(PATH_DASHES)])))
+    fig.add_trace(go.Scatter(x=[p["x"] for p in points.values()], y=[p["y"] for p in points.values()],
+                             mode="markers+text", text=[short(n) for n in points], textposition="top center",
+                             textfont=dict(color="white", size=14), name="models",
+                             marker=dict(color="white", size=11, line=dict(color="black", width=1.5)),
+                             hovertext=[f"{n}: loss {p['loss']:.3f}" for n, p in points.items()], hoverinfo="text"))
+    fig.update_yaxes(scaleanchor="x", scaleratio=1, title_text="v (orthonormal, parameter units)")
+    three = plane["kind"] == "three points"
+    fig.update_xaxes(title_text="u (along B − A)" if three else "direction 1 (filter-normalised)")
+    if plane["kind"] != "three points":
+        fig.update_yaxes(title_text="direction 2 (filter-normalised)")
+    fig.update_layout(title=title or None, height=520, margin=dict(l=50, r=20, t=60, b=50),
+                      legend=dict(orientation="h", yanchor="top", y=-0.14, x=0))
+    return fig
+
+
+def short(name: str) -> str:
+    """A model's reference as a marker label: the zoo name or the folder's last part."""
+    if name.startswith("zoo:"):
+        return name[len("zoo:"):]
+    return name.rstrip("/").rsplit("/", 1)[-1]
+
+
+def paths_figure(paths: list[tuple[str, dict]], title: str = "") -> go.Figure:
+    """Loss along several paths from A (t = 0) to B (t = 1) on one chart: straight lines and curves,
+    each with its barrier in the legend. A path is a curve's JSON (`lambdas`, `loss`, `barrier`)."""
+    fig = go.Figure()
+    looks = [("#7f7f7f", "solid"), ("#1f77b4", "solid"), ("#7f7f7f", "dash"), ("#1f77b4", "dash")]
+    for i, (label, c) in enumerate(paths):
+        colour, dash = looks[i % len(looks)]
+        fig.add_trace(go.Scatter(x=c["lambdas"], y=c["loss"], mode="lines+markers", name=f"{label} (barrier "
+                                 f"{c['barrier']:.3f})", line=dict(color=colour, dash=dash, width=3)))
+    fig.update_xaxes(title_text="t along the path (0 = model A, 1 = model B)")
+    fig.update_yaxes(title_text="loss (nats per prediction)")
+    fig.update_layout(title=title or None, height=420, margin=dict(l=50, r=20, t=60, b=50),
+                      legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
+    return fig
