@@ -5,6 +5,7 @@ the CLI writes loadable checkpoints and refuses bad input in one line."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -60,17 +61,17 @@ def test_the_fitted_bend_moves_and_lowers_the_path_loss_on_a_planted_pair(plante
     start = midpoint(a.tensors, b.tensors)
     straight = curve_loss("bezier", a, start, b, digits, points=9, max_examples=EXAMPLES)
     assert straight.barrier > 1.0, "the planted pair must have a barrier on the straight line"
-    fit = fit_bend(a, b, digits, CurveOptions(steps=80, lr=0.01, batch_size=32, seed=0))
+    fit = fit_bend(a, b, digits, CurveOptions(steps=100, seed=0))
     moved = sum(float((fit.control[k] - start[k]).norm()) ** 2 for k in start) ** 0.5
     assert moved > 0.05 * sum(float(t.norm()) ** 2 for t in start.values()) ** 0.5
     curved = curve_loss("bezier", a, fit.control, b, digits, points=9, max_examples=EXAMPLES)
     mean = lambda c: sum(c.loss) / len(c.loss)  # noqa: E731
-    assert mean(curved) < mean(straight) - 0.5 and curved.barrier < 0.5 * straight.barrier
+    assert mean(curved) < 0.7 * mean(straight) and curved.barrier < 0.5 * straight.barrier
     assert curved.loss[0] == straight.loss[0] and curved.loss[-1] == straight.loss[-1]  # the same ends
     bend = a.with_tensors(fit.control)
     assert is_canonical(bend)  # projected: the curve lies in the plane of canonical A, B and its bend
     # every point keeps its function under that projection: the measured curve is the trained one
-    assert len(fit.history) == 80 and all(0.0 <= h["t"] <= 1.0 for h in fit.history)
+    assert len(fit.history) == 100 and all(0.0 <= h["t"] <= 1.0 for h in fit.history)
 
 
 def test_the_plane_reproduces_its_three_points_losses(planted, digits):
@@ -83,7 +84,7 @@ def test_the_plane_reproduces_its_three_points_losses(planted, digits):
         assert plane.points[name]["accuracy"] == pytest.approx(own.accuracy, abs=1e-9), name
     xs = [p["x"] for p in plane.points.values()]
     assert plane.xs[0] < min(xs) and plane.xs[-1] > max(xs)  # the grid reaches past the triangle
-    assert plane.points["B"]["y"] == 0.0 and plane.points["C"]["y"] > 0  # u along B − A, v towards C
+    assert abs(plane.points["B"]["y"]) < 1e-9 and plane.points["C"]["y"] > 0  # u along B − A, v towards C
     u, v = basis.u, basis.v
     assert abs(sum(float((u[k] * v[k]).sum()) for k in u)) < 1e-9  # an orthonormal basis
     assert len(plane.loss) == 3 and len(plane.loss[0]) == 3
@@ -170,7 +171,8 @@ def test_the_page_shows_the_pair_and_the_plane_and_fits_are_reused(tmp_path, mon
     first = curve_job(request, store, lambda *a: None)
     assert len(first) == 2 and curve_job(request, store, lambda *a: None) == first  # the second ask is answered
     assert [store.get(i).method for i in first] == ["none", "weight"]
-    at = AppTest.from_file("app_pages/paths.py", default_timeout=180).run()
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app_pages" / "paths.py"),
+                           default_timeout=180).run()
     assert not at.exception, [e.value for e in at.exception]
     table = at.dataframe[0].value
     assert list(table["path"]) == ["straight line", "aligned straight line (weight)", "bezier curve",

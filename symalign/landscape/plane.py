@@ -86,7 +86,7 @@ def three_point_map(a: TransformerModel, b: TransformerModel, c: TransformerMode
     along = _dot(ac, u)
     rest = {k: ac[k] - along * u[k] for k in ac}
     norm_rest = math.sqrt(_dot(rest, rest))
-    if norm_rest <= 1e-9 * max(norm_ab, 1.0):
+    if norm_rest <= 1e-6 * norm_ab:  # within float32 rounding of the line (a midpoint stored in float32)
         raise SymalignError("C lies on the line through A and B: the three points span no plane")
     return PlaneMap(a, u, {k: t / norm_rest for k, t in rest.items()})
 
