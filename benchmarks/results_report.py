@@ -33,6 +33,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 import torch
 from anatomy_section import anatomy_section
+from curves_section import curves_section
 from field_section import field_section
 
 from symalign.runs import RunStore
@@ -230,9 +231,12 @@ def main() -> None:
                         help="add the field side by side: merged models by every peer method, Theus et al.'s full "
                              "Table 1, the other papers' tables (FAMILY=DIR: read the peers cells that "
                              "`symalign sweep --preset peers --family FAMILY --out DIR` wrote instead of recomputing)")
+    parser.add_argument("--curves", nargs="*", default=[], metavar="FAMILY[=DIR]",
+                        help="add beyond the straight line: the curves preset's table and the plane per family "
+                             "(FAMILY=DIR: read `symalign sweep --preset curves --out DIR`'s cells)")
     parser.add_argument("--only-sections", action="store_true",
-                        help="rewrite only the sections asked for (--widths, --anatomy, --field) in the existing "
-                             "report")
+                        help="rewrite only the sections asked for (--widths, --anatomy, --field, --curves) in the "
+                             "existing report")
     parser.add_argument("--out", default="docs/results.md")
     parser.add_argument("--points", type=int, help="λ points per curve (default: the sweep's, 21)")
     parser.add_argument("--max-examples", type=int, help="evaluation examples per curve (default: all)")
@@ -249,14 +253,15 @@ def main() -> None:
     store = RunStore()
     widths = width_section(args.widths, overrides, args.executor, store, out.parent / "results") if args.widths else []
     anatomy = anatomy_section(args.steps, args.max_examples or 64) if args.anatomy else []
+    curves = curves_section(args.curves, out.parent / "results") if args.curves else []
     if args.only_sections:
         report = out.read_text() if out.is_file() else ""
         field = field_section(args.field, report, args.steps, args.max_examples) if args.field else []
-        for section in (widths, anatomy, field):
+        named = (("width", widths), ("anatomy", anatomy), ("field", field), ("curves", curves))
+        for _, section in named:
             report = with_section(report, "\n".join(section)) if section else report
         out.write_text(report)
-        print(f"wrote the {', '.join(n for n, s in (('width', widths), ('anatomy', anatomy), ('field', field)) if s)} "
-              f"section(s) of {out}")
+        print(f"wrote the {', '.join(n for n, s in named if s)} section(s) of {out}")
         return
     sections = []
     for family in args.families:
@@ -295,7 +300,8 @@ def main() -> None:
     if overrides:
         header[2:2] = [f"**Quick check, not the numbers to quote**: sweeps shrunk to {overrides}.", ""]
     field = field_section(args.field, "\n".join(sections), args.steps, args.max_examples) if args.field else []
-    out.write_text("\n".join(header + sections + ["\n".join(part) for part in (widths, anatomy, field) if part]))
+    out.write_text("\n".join(header + sections + ["\n".join(part) for part in (widths, anatomy, field, curves)
+                                                  if part]))
     print(f"wrote {out}")
 
 

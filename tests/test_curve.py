@@ -186,3 +186,33 @@ def test_the_page_shows_the_pair_and_the_plane_and_fits_are_reused(tmp_path, mon
     at.button(key="paths-plane").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.get("plotly_chart")) == charts + 1
+
+
+def test_the_curves_table_and_its_verdict_come_from_the_numbers():
+    """`sweep --preset curves`' summary (share of the line left per path) and the report's claim about
+    Garipov et al., decided per pair: one pair above 10% turns "agrees" into "agrees in part", named."""
+    import sys
+
+    import pandas as pd
+
+    from symalign.sweeps.curves import curves_summary, curves_text
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from curves_section import curve_claim
+
+    cells = pd.DataFrame({"a": ["zoo:f/0", "zoo:f/0"], "b": ["zoo:f/1", "zoo:f/2"], "line_barrier": [2.0, 1.0],
+                          "line_accuracy_barrier": [50.0, 40.0], "aligned_line_barrier": [1.0, 0.4],
+                          "aligned_line_accuracy_barrier": [20.0, 10.0], "barrier": [0.1, 0.05],
+                          "accuracy_barrier": [2.0, 1.0], "aligned_curve_barrier": [0.0, 0.01],
+                          "aligned_curve_accuracy_barrier": [0.0, 0.5], "fit_seconds": [10.0, 12.0],
+                          "aligned_fit_seconds": [11.0, 9.0], "runs": ["x y", "z w"]})
+    summary = curves_summary(cells).set_index("path")
+    assert summary.loc["curve", "barrier_mean"] == pytest.approx(0.075)
+    assert summary.loc["aligned straight line", "share_of_line"] == pytest.approx((0.5 + 0.4) / 2)
+    assert summary.loc["straight line", "barrier_std"] == pytest.approx(cells["line_barrier"].std())
+    text = curves_text(curves_summary(cells), cells, markdown=True)
+    assert "zoo:f/0 ↔ zoo:f/2: line 1.000, aligned line 0.400, curve 0.050" in text
+    assert curve_claim("f", cells).startswith("**Agrees** with Garipov")
+    cells.loc[1, "barrier"] = 0.2  # 20% of that pair's line
+    claim = curve_claim("f", cells)
+    assert claim.startswith("**Agrees in part**") and "zoo:f/0 ↔ zoo:f/2 (20%)" in claim

@@ -201,3 +201,20 @@ def test_a_passphrase_is_asked_before_any_page(guest, monkeypatch):
     at.text_input(key="passphrase-input").set_value("sesame")
     at.button[0].click().run()
     assert not at.exception and any("Guided demo" in h.value for h in at.header)
+
+
+def test_a_browser_keeps_one_id_though_its_xsrf_cookie_is_masked_anew_on_every_load():
+    """Issue #56: Streamlit writes its XSRF cookie with a fresh random mask on each page load
+    ("2|mask|masked token|time"); the browser's id is the token inside, so a reload keeps its owner."""
+    import os
+
+    from streamlit.web.server.starlette.starlette_app_utils import generate_xsrf_token_string
+
+    from symalign.ui.session import xsrf_token
+
+    token, other = os.urandom(16), os.urandom(16)
+    loads = [generate_xsrf_token_string(token) for _ in range(4)]
+    assert len(set(loads)) == 4  # the raw value changes on every load
+    assert {xsrf_token(c) for c in loads} == {token.hex()}
+    assert xsrf_token(generate_xsrf_token_string(other)) != token.hex()
+    assert xsrf_token("not-a-v2-cookie") == "not-a-v2-cookie"

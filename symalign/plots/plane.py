@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-PATH_COLOURS = ["#ffffff", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
-PATH_DASHES = ["solid", "dash", "solid", "dot", "dashdot"]
+# Straight lines thin and on top, curves wide underneath: a curve whose bend leaves the plane is drawn as
+# its projection, which can run along a straight line, and neither may hide the other.
+STRAIGHT_LOOKS = [("#e8e8e8", "solid"), ("#ff7f0e", "dash"), ("#17becf", "dashdot")]
+CURVE_LOOKS = [("#d62728", "solid"), ("#e377c2", "solid"), ("#9467bd", "solid")]
 
 
 def plane_figure(plane: dict, title: str = "", cap: float | None = None) -> go.Figure:
@@ -18,14 +20,19 @@ def plane_figure(plane: dict, title: str = "", cap: float | None = None) -> go.F
     if cap is None:
         cap = 2.2 * max(p["loss"] for p in points.values())
     z = [[min(v, cap) for v in row] for row in plane["loss"]]
+    top = max(max(row) for row in plane["loss"])
     fig = go.Figure(go.Contour(x=plane["xs"], y=plane["ys"], z=z, colorscale="Viridis", ncontours=24,
-                               colorbar=dict(title="loss"),
+                               colorbar=dict(title=f"loss<br>(≥ {cap:.2g} drawn<br>as {cap:.2g}; max<br>{top:.2g})"
+                                             if top > cap else "loss"),
                                hovertemplate="x %{x:.2f}, y %{y:.2f}: loss %{z:.3f}<extra></extra>"))
-    for i, (name, path) in enumerate(plane.get("paths", {}).items()):
-        xs, ys = [p[0] for p in path], [p[1] for p in path]
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=name,
-                                 line=dict(color=PATH_COLOURS[i % len(PATH_COLOURS)], width=3,
-                                           dash=PATH_DASHES[i % len(PATH_DASHES)])))
+    paths = plane.get("paths", {})
+    curves = [n for n in paths if "straight" not in n]
+    straight = [n for n in paths if "straight" in n]
+    for names, looks, width in ((curves, CURVE_LOOKS, 6), (straight, STRAIGHT_LOOKS, 2.5)):
+        for i, name in enumerate(names):
+            colour, dash = looks[i % len(looks)]
+            fig.add_trace(go.Scatter(x=[p[0] for p in paths[name]], y=[p[1] for p in paths[name]], mode="lines",
+                                     name=name, line=dict(color=colour, width=width, dash=dash)))
     fig.add_trace(go.Scatter(x=[p["x"] for p in points.values()], y=[p["y"] for p in points.values()],
                              mode="markers+text", text=[short(n) for n in points], textposition="top center",
                              textfont=dict(color="white", size=14), name="models",
@@ -37,7 +44,8 @@ def plane_figure(plane: dict, title: str = "", cap: float | None = None) -> go.F
     if plane["kind"] != "three points":
         fig.update_yaxes(title_text="direction 2 (filter-normalised)")
     fig.update_layout(title=title or None, height=520, margin=dict(l=50, r=20, t=60, b=50),
-                      legend=dict(orientation="h", yanchor="top", y=-0.14, x=0))
+                      legend=dict(orientation="h", yanchor="top", y=-0.14, x=0, bgcolor="#4a4a4a",
+                                  font=dict(color="white")))
     return fig
 
 

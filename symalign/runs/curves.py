@@ -186,11 +186,11 @@ def plane_run(models: list[ModelLike], data: str | None = None, resolution: int 
               curve: str | Path | list[str | Path] | None = None, random: bool = False, span: float = 1.0,
               seed: int = 0,
               max_examples: int | None = None, device: str = "auto",
-              progress: PhaseProgress | None = None) -> Plane:
+              progress: PhaseProgress | None = None, labels: tuple[str, ...] | None = None) -> Plane:
     """The plane through three models (in canonical form; a curve folder's paths drawn on it) or,
     `random`, Li et al.'s filter-normalised plane around one model."""
     loaded = [canonicalize(model_of(m)) for m in models]
-    names = tuple(reference(m) for m in models)
+    names = labels or tuple(reference(m) for m in models)
     if random:
         if len(loaded) != 1:
             raise SymalignError(f"plane --random takes one model (got {len(loaded)})")

@@ -52,10 +52,12 @@ def show_paths(paths: list[tuple[str, dict]], key: str) -> None:
 
 
 @st.cache_data(show_spinner="evaluating the plane (a few hundred models)…", max_entries=8)
-def _plane(models: tuple[str, ...], curves: tuple[str, ...], resolution: int, max_examples: int | None) -> dict:
+def _plane(models: tuple[str, ...], curves: tuple[str, ...], resolution: int, max_examples: int | None,
+           labels: tuple[str, ...]) -> dict:
     from symalign.runs.curves import plane_run
 
-    return plane_run(list(models), resolution=resolution, curve=list(curves), max_examples=max_examples).to_json()
+    return plane_run(list(models), resolution=resolution, curve=list(curves), max_examples=max_examples,
+                     labels=labels).to_json()
 
 
 def plane_of(runs: list[Run], third: str, resolution: int, key: str, max_examples: int | None = 256) -> None:
@@ -72,9 +74,8 @@ def plane_of(runs: list[Run], third: str, resolution: int, key: str, max_example
         folder = Path(source.metrics["out"])
         models = (str(folder / "a"), str(folder / "b"), str(folder / "bend"))
         curves = (str(folder),)
-    plane = _plane(models, curves, resolution, max_examples)
-    plane["points"] = {label: plane["points"][name] for label, name in
-                       zip(("A", "B", "aligned B" if third == "aligned B" and aligned else "bend"), plane["points"])}
+    labels = ("A", "B", "aligned B" if third == "aligned B" and aligned else "bend")
+    plane = _plane(models, curves, resolution, max_examples, labels)
     show_figure(plane_figure(plane, f"loss over the plane through A, B and {list(plane['points'])[2]}"), key=key)
     if plane.get("curve_off_plane", 0) > 1e-3:
         st.caption(f"Curves not in this plane are drawn as their projection onto it (at most "

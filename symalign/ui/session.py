@@ -29,17 +29,33 @@ def access() -> Access:
     return Access.from_environment()
 
 
+def xsrf_token(cookie: str) -> str:
+    """The token inside tornado's XSRF cookie. A version-2 cookie ("2|mask|masked token|time") is
+    written with a fresh random 4-byte mask each time the server sends it, so its raw value changes
+    on every page load while the token it carries stays (issue #56: hashing the raw value gave each
+    reload a new owner, and a reloaded page never found its own job)."""
+    parts = cookie.strip("\"'").split("|")
+    if len(parts) == 4 and parts[0] == "2":
+        try:
+            mask, masked = bytes.fromhex(parts[1]), bytes.fromhex(parts[2])
+        except ValueError:
+            return cookie
+        if len(mask) == 4:
+            return bytes(b ^ mask[i % 4] for i, b in enumerate(masked)).hex()
+    return cookie
+
+
 def browser_id() -> str | None:
-    """An id of this browser (not of its connection): a hash of Streamlit's XSRF cookie, which the
-    server sets once and the browser sends with every page load, so a reload or a new tab is the same
-    visitor. None where there is no cookie (XSRF protection off, a test harness)."""
+    """An id of this browser (not of its connection): a hash of the token in Streamlit's XSRF cookie,
+    which the server sets once and the browser sends with every page load, so a reload or a new tab
+    is the same visitor. None where there is no cookie (XSRF protection off, a test harness)."""
     import hashlib
 
     try:
         cookie = st.context.cookies.get(XSRF_COOKIE)
     except Exception:  # no browser behind this script run (bare mode, AppTest)
         return None
-    return hashlib.sha256(f"symalign:{cookie}".encode()).hexdigest()[:32] if cookie else None
+    return hashlib.sha256(f"symalign:{xsrf_token(cookie)}".encode()).hexdigest()[:32] if cookie else None
 
 
 def session_id() -> str:
