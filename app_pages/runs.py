@@ -25,8 +25,13 @@ with user_errors():
                                 "accuracy_barrier": st.column_config.NumberColumn("accuracy barrier (pp)",
                                                                                   format="%.2f")})
     labels = {r.id: f"{r.id} · {r.state} · {run_label(r)}" for r in runs}
-    if st.query_params.get("run") in labels and "history-open" not in st.session_state:
-        st.session_state["history-open"] = st.query_params["run"]  # a shared link to one run
+    linked = st.query_params.get("run")
+    if linked and linked not in labels and "history-open" not in st.session_state:
+        # a link to a run this history does not hold (deleted, another machine's, mistyped): say so (#56)
+        st.warning(f"No run `{linked}` in this history (deleted, filtered out, or from another machine); "
+                   "showing the newest run instead.")
+    if linked in labels and "history-open" not in st.session_state:
+        st.session_state["history-open"] = linked  # a shared link to one run
     chosen = st.selectbox("open a run", list(labels), format_func=labels.get, key="history-open")
     run = store.get(chosen)
     st.subheader(run_label(run))

@@ -195,8 +195,13 @@ def test_a_sweep_from_the_cli_opens_as_its_table_in_the_history(home, tmp_path):
     at.query_params["run"] = sweep.id  # a shared link to the sweep
     at = clean(at.run())
     assert at.selectbox(key="history-open").value == sweep.id
+    assert not at.warning
     summary, cells = at.dataframe[1].value, at.dataframe[2].value
     assert summary["row"].tolist() == ["vanilla", "weight"]
+    unknown = page("runs")
+    unknown.query_params["run"] = "does-not-exist"  # issue #56: it silently showed another run
+    unknown = clean(unknown.run())
+    assert any("No run `does-not-exist`" in w.value for w in unknown.warning)
     assert sorted(cells["barrier"].tolist()) == pytest.approx(sorted(c["barrier"] for c in sweep.metrics["cells"]))
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     (chart,) = [c for c in charts if "mean ± std" in c["layout"]["title"]["text"]]

@@ -36,7 +36,8 @@ def test_a_repeated_request_is_answered_from_the_history(store):
     changed = ask(store, points=5)  # another setting: computed
     assert set(changed).isdisjoint(first) and len(store.list()) == 4
     seeded = ask(store, config=AlignConfig(method="weight", preset="permutations", data="digits", seed=1))
-    assert set(seeded).isdisjoint(first)
+    assert seeded[0] not in first and seeded[1] == first[1]  # another alignment, the same vanilla barrier (#56)
+    assert len(store.list()) == 5
     store.delete(first[1])  # one of its runs is gone: the answer is incomplete, so it is computed again
     again = ask(store)
     assert set(again).isdisjoint(first) and store.get(again[0]).metrics["barrier"] == pytest.approx(
@@ -78,3 +79,12 @@ def test_identical_requests_at_once_compute_once(store):
     assert len(computed) == 1 and len(results) == 2
     assert results[0][0] == results[1][0] and sorted(r[1] for r in results) == [False, True]
     assert len(store.list()) == 2
+
+
+def test_the_vanilla_barrier_is_recorded_once_per_pair_whatever_the_alignment(store):
+    """Issue #56: each Align click recorded the pair's vanilla barrier again (three identical "none" runs)."""
+    first = ask(store)
+    other = ask(store, config=AlignConfig(method="weight", preset="all", data="digits"))
+    assert other[0] != first[0] and other[1] == first[1]
+    assert len(store.list(kind="barrier")) == 1 and len(store.list(kind="align")) == 2
+    assert ask(store, points=5)[1] != first[1]  # other points: another vanilla curve

@@ -151,13 +151,17 @@ def align_then_vanilla(a: ModelLike, b: ModelLike, config: AlignConfig, with_van
     runs, and identical requests at once compute once (symalign.runs.reuse); pass models as loaded."""
     from symalign.runs.reuse import answered
 
+    def vanilla() -> list[str | None]:
+        return [barrier_run(a, b, data=config.data, points=points, max_examples=max_examples, device=config.device,
+                            store=store, source=source, label=label, progress=progress, data_source=data_source,
+                            split=split)[0]]
+
     def compute() -> list[str | None]:
         ids = [align_run(a, b, config, points=points, max_examples=max_examples, store=store, source=source,
                          label=label, progress=progress, data_source=data_source, split=split).run_id]
-        if with_vanilla:
-            ids.append(barrier_run(a, b, data=config.data, points=points, max_examples=max_examples,
-                                   device=config.device, store=store, source=source, label=label, progress=progress,
-                                   data_source=data_source, split=split)[0])
+        if with_vanilla:  # one vanilla barrier per pair, data, points and split, whatever the alignment (#56)
+            key = {"data": config.data, "points": points, "max_examples": max_examples, "split": split}
+            ids += answered(store, True, "vanilla-barrier", [a, b], key, vanilla)
         return ids
 
     settings = {"config": config.to_json(), "with_vanilla": with_vanilla, "points": points,
