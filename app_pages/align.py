@@ -119,8 +119,14 @@ with user_errors():
             pass  # the data does not fit: the run says so in one line
     background = st.checkbox("run in the background", True, key="align-background",
                              help="a job in a worker process: it goes on when you leave this page (see Jobs)")
-    clicked = st.button("Align", type="primary", key="align-go", disabled=mismatch is not None,
-                        help=f"not this pair: {mismatch}" if mismatch else None)
+    nothing = all(c == "none" for c in classes.values())
+    if nothing and method != "none":  # issue #56: such a run went on for 12 s and changed nothing
+        st.warning("No symmetry class is ticked: the matcher has nothing to move, so aligned B would be B. Tick "
+                   "at least one class above (the presets set several at once).")
+    clicked = st.button("Align", type="primary", key="align-go", disabled=mismatch is not None or
+                        (nothing and method != "none"),
+                        help=f"not this pair: {mismatch}" if mismatch else
+                        "tick at least one symmetry class" if nothing and method != "none" else None)
     if clicked and background:
         n = int(max_examples) or None
         if third:

@@ -76,6 +76,11 @@ def test_toggles_change_the_run_config_and_presets_set_them(home):
     assert not at.checkbox(key="toggle:qk:orthogonal").value
     at.button(key="preset:none").click().run()
     assert set(at.session_state["align-config"]["classes"].values()) == {"none"}
+    # issue #56: no class ticked is a warning and a disabled button, not a 12 s run that changes nothing
+    assert any("No symmetry class is ticked" in w.value for w in at.warning)
+    assert at.button(key="align-go").disabled
+    at.button(key="preset:permutations").click().run()
+    assert not at.warning and not at.button(key="align-go").disabled
     at.selectbox(key="align-method").set_value("learned").run()
     assert at.session_state["align-config"]["method"] == "learned"
 

@@ -146,3 +146,21 @@ def test_every_run_kind_records_and_reads_back_its_typed_settings(home):
         with recorded(store, "barrier", "A", "B", "m", examples[0], "api", ""):
             pass
     assert len(store.list()) == 3
+
+
+def test_the_ablation_matrix_colours_barriers_on_their_own_span_and_counts_as_integers():
+    """Issue #56: cells from 0.99 to 4.90 were one green (the scale reached up to an accuracy column's
+    points), and n showed as 3.0000."""
+    import pandas as pd
+
+    from symalign.ui.runs import barrier_colour, matrix_columns
+
+    summary = pd.DataFrame([{"row": "none", "method": "none", "p1": 4.9, "mean": 4.9, "std": 0.1, "n": 3, "sem": 0.05,
+                             "accuracy_mean": 80.0, "accuracy_std": 2.0},
+                            {"row": "weight", "method": "weight", "p1": 0.99, "mean": 0.99, "std": 0.2, "n": 3,
+                             "sem": 0.1, "accuracy_mean": 20.0, "accuracy_std": 1.0}])
+    counts, coloured, decimals = matrix_columns(summary)
+    assert counts == ["n"] and coloured == ["p1", "mean"] and "n" not in decimals
+    low, high = barrier_colour(0.99, 4.9, 0.99), barrier_colour(4.9, 4.9, 0.99)
+    assert low != high and low == barrier_colour(0.0, 4.9, 0.99)  # the span's ends, clipped below
+    assert barrier_colour(float("nan"), 4.9, 0.99) == ""

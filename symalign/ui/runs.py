@@ -128,12 +128,23 @@ def show_spectrum(result: dict, key: str) -> None:
                                                                                      max_value=1)})
 
 
-def barrier_colour(value: float, top: float) -> str:
-    """Green at 0, red at the table's largest barrier (CSS for a pandas Styler cell)."""
+def barrier_colour(value: float, top: float, bottom: float = 0.0) -> str:
+    """Green at the table's smallest barrier, red at its largest (CSS for a pandas Styler cell): the
+    scale spans the values shown, so 0.99 and 4.90 never share a colour (issue #56)."""
     if value != value:  # NaN: a failed cell
         return ""
-    t = min(max(value / top, 0.0), 1.0)
+    t = min(max((value - bottom) / max(top - bottom, 1e-12), 0.0), 1.0)
     return f"background-color: rgba({int(60 + 180 * t)}, {int(170 - 110 * t)}, 90, 0.35)"
+
+
+def matrix_columns(summary) -> tuple[list[str], list[str], list[str]]:
+    """(count columns shown as integers, barrier columns coloured on one scale, other numbers): a count
+    (n, pairs) or an accuracy in points on the barriers' scale washed every barrier out to one green."""
+    numeric = [c for c in summary.columns if c not in ("row", "method")]
+    counts = [c for c in numeric if c in ("n", "pairs", "count")]
+    coloured = [c for c in numeric if c not in counts and c not in ("std", "sem", "rise over all classes")
+                and not c.startswith("accuracy")]
+    return counts, coloured, [c for c in numeric if c not in counts]
 
 
 def _show_widths(cells, run: Run) -> bool:
@@ -181,11 +192,13 @@ def show_sweep(run: Run) -> None:
         base = float(summary.loc[summary["row"] == "all classes", "mean"].iloc[0])
         summary["rise over all classes"] = summary["mean"] - base
     if not summary.empty:
-        numeric = [c for c in summary.columns if c not in ("row", "method")]
-        coloured = [c for c in numeric if c not in ("std", "rise over all classes")]
-        top = max(float(summary[coloured].max().max()), 1e-9)
-        st.dataframe(summary.style.format("{:.4f}", subset=numeric, na_rep="–")
-                     .map(lambda v: barrier_colour(v, top), subset=coloured), hide_index=True, width="stretch")
+        counts, coloured, decimals = matrix_columns(summary)
+        values = summary[coloured].astype(float)
+        top, bottom = float(values.max().max()), float(values.min().min())
+        st.dataframe(summary.style.format("{:.4f}", subset=decimals, na_rep="–")
+                     .format("{:.0f}", subset=counts, na_rep="–")
+                     .map(lambda v: barrier_colour(v, top, bottom), subset=coloured), hide_index=True,
+                     width="stretch")
         if "std" in summary:
             from symalign.plots.ablation import ablation_figure
 
