@@ -88,11 +88,26 @@ def cmd_sweep(args) -> None:
         print(f"recorded as run {result.run_id}")
 
 
+def tables_written(args, name: str, cells, summary) -> bool:
+    """A table preset's output: `--out` gets NAME.csv and NAME-cells.csv; `--json` prints both (and
+    then the caller prints nothing more: True)."""
+    if args.out:
+        from pathlib import Path
+
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        cells.to_csv(out / f"{name}-cells.csv", index=False)
+        summary.to_csv(out / f"{name}.csv", index=False)
+    if args.json:
+        print_json({"cells": cells.to_dict(orient="records"), "summary": summary.to_dict(orient="records"),
+                    "out": args.out})
+    return bool(args.json)
+
+
 def peers(args) -> None:
     """`--preset peers`: one merged model per method on each seed pair (symalign.sweeps.peers). --seeds picks
     the zoo seeds that make the pairs (default 0 1 2); nothing is recorded (a merge run per cell would be
     21 checkpoints on disk)."""
-    from pathlib import Path
 
     from symalign.sweeps.peers import peers_cells, peers_summary, peers_text
 
@@ -103,14 +118,7 @@ def peers(args) -> None:
     cells = peers_cells(args.family or "", args.seeds, steps=args.steps, max_examples=args.max_examples,
                         progress=progress)
     summary = peers_summary(cells)
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        cells.to_csv(out / "peers-cells.csv", index=False)
-        summary.to_csv(out / "peers.csv", index=False)
-    if args.json:
-        print_json({"cells": cells.to_dict(orient="records"), "summary": summary.to_dict(orient="records"),
-                    "out": args.out})
+    if tables_written(args, "peers", cells, summary):
         return
     print(f"peers {args.family}: merged models on {cells[['a', 'b']].drop_duplicates().shape[0]} seed pairs "
           "(mean ± std over the pairs)")
@@ -124,7 +132,6 @@ def curves(args) -> None:
     fitted Bézier curve and the aligned curve (symalign.sweeps.curves); the fits are recorded curve runs,
     reused when asked again. --steps sets the fits' steps; --seeds the zoo seeds that make the pairs."""
     from dataclasses import replace
-    from pathlib import Path
 
     from symalign.landscape.curve import CurveOptions
     from symalign.sweeps.curves import curves_cells, curves_summary, curves_text
@@ -137,14 +144,7 @@ def curves(args) -> None:
     cells = curves_cells(args.family or "", args.seeds, options=options, max_examples=args.max_examples,
                          store=store_for(args), progress=progress)
     summary = curves_summary(cells)
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        cells.to_csv(out / "curves-cells.csv", index=False)
-        summary.to_csv(out / "curves.csv", index=False)
-    if args.json:
-        print_json({"cells": cells.to_dict(orient="records"), "summary": summary.to_dict(orient="records"),
-                    "out": args.out})
+    if tables_written(args, "curves", cells, summary):
         return
     print(f"curves {args.family}: {len(cells)} seed pairs, barriers mean ± std (aligned: weight matching, all classes)")
     print(curves_text(summary, cells))
