@@ -8,7 +8,7 @@ from symalign.landscape.curve import BENDS, CurveOptions
 from symalign.match.config import AlignConfig
 from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
-from symalign.ui.curves import curve_runs_of, paths_of, plane_of, show_paths
+from symalign.ui.curves import curve_runs_of, paths_of, plane_of, show_paths, students_text
 from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.state import cached_canonical_spec, cached_model, run_store
 from symalign.ui.widgets import data_field, model_picker, toggle_grid, user_errors
@@ -71,13 +71,13 @@ with user_errors():
                 "--classes all` and `symalign curve A B`.")
         st.stop()
     show_paths(paths_of(runs), key="paths-fig")
-    st.markdown("**For students.** The grey line is the straight path between the two trained models: its hump is "
-                "the barrier. The curve finds a way around it without any symmetry, while after alignment the "
-                "straight line itself stays low: that is linear mode connectivity.")
+    st.markdown(students_text(runs))
     aligned = next((r for r in runs if r.method != "none"), None)
     st.subheader("The plane the paths lie in")
-    third = st.radio("third point of the plane", ["aligned B", "the curve's bend"], horizontal=True,
-                     key="paths-third", disabled=aligned is None)
+    third = st.radio("third point of the plane", ["the curve's bend", "aligned B"], horizontal=True,
+                     key="paths-third", disabled=aligned is None,
+                     help="the curve's bend: the plane the unaligned curve lies in (Garipov et al. Fig. 1); "
+                          "aligned B: A, B and B after alignment (Zhang et al. Fig. 2), curves projected onto it")
     resolution = st.slider("grid points per axis", 5, 31, 13, key="paths-resolution")
     if st.button("Draw the plane", key="paths-plane"):
         st.session_state["paths-plane-of"] = (tuple(r.id for r in runs), third, int(resolution))

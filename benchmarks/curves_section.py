@@ -23,9 +23,9 @@ def curve_claim(family: str, cells: pd.DataFrame) -> str:
     share = cells["barrier"] / cells["line_barrier"]
     over = [f"{a} ↔ {b} ({s:.0%})" for a, b, s in zip(cells["a"], cells["b"], share) if s > CURVE_SHARE]
     aligned_left = (cells["aligned_line_barrier"] / cells["line_barrier"]).mean()
-    setting = ("Not comparable in magnitude: Garipov et al. fit curves between ResNets and VGGs on CIFAR-10/100 "
-               "(their Fig. 2, Table 1), three-bend chains and Bézier curves trained for many epochs; here one "
-               f"Bézier bend is fitted in minutes on {family}.")
+    setting = ("Not comparable in magnitude: Garipov et al. fit polygonal chains and Bézier curves between "
+               "convolutional networks (VGG, ResNet-type) on CIFAR-10 and CIFAR-100, trained for many epochs; here "
+               f"one Bézier bend is fitted in minutes on {family}.")
     if not over:
         verdict = (f"**Agrees** with Garipov et al.: on every pair the fitted curve keeps at most "
                    f"{share.max():.0%} of the straight line's barrier (≤ {CURVE_SHARE:.0%}), with no symmetry used, "

@@ -151,9 +151,9 @@ def plane_surface(plane: PlaneMap, data, xs: list[float], ys: list[float], point
 def three_point_plane(a: TransformerModel, b: TransformerModel, c: TransformerModel, data, resolution: int = 21,
                       margin: float = 0.2, names: tuple[str, str, str] = ("A", "B", "C"),
                       max_examples: int | None = None, device: str | torch.device = "cpu",
-                      progress: Progress | None = None) -> tuple[Plane, PlaneMap]:
+                      progress: Progress | None = None, line_to_c: bool = True) -> tuple[Plane, PlaneMap]:
     """The plane through three points (all in one parametrisation), its grid extended by `margin`,
-    with the straight lines A → B and A → C drawn in it."""
+    with the straight lines A → B and (`line_to_c`: C is a model, not a curve's bend) A → C drawn in it."""
     if resolution < 2:
         raise SymalignError(f"--resolution must be at least 2; got {resolution}")
     if not margin >= 0:
@@ -165,7 +165,8 @@ def three_point_plane(a: TransformerModel, b: TransformerModel, c: TransformerMo
     ys = grid_axis([p[1] for p in coords.values()], margin, resolution)
     surface = plane_surface(plane, data, xs, ys, coords, max_examples, device, progress)
     surface.paths[f"{names[0]} → {names[1]} (straight)"] = [list(coords[names[0]]), list(coords[names[1]])]
-    surface.paths[f"{names[0]} → {names[2]} (straight)"] = [list(coords[names[0]]), list(coords[names[2]])]
+    if line_to_c:
+        surface.paths[f"{names[0]} → {names[2]} (straight)"] = [list(coords[names[0]]), list(coords[names[2]])]
     return surface, plane
 
 

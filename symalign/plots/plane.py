@@ -43,8 +43,9 @@ def plane_figure(plane: dict, title: str = "", cap: float | None = None) -> go.F
     fig.update_xaxes(title_text="u (along B − A)" if three else "direction 1 (filter-normalised)")
     if plane["kind"] != "three points":
         fig.update_yaxes(title_text="direction 2 (filter-normalised)")
-    fig.update_layout(title=title or None, height=520, margin=dict(l=50, r=20, t=60, b=50),
-                      legend=dict(orientation="h", yanchor="top", y=-0.14, x=0, bgcolor="#4a4a4a",
+    # the legend below the x axis title, never over it (issue #56), on screen and in every export
+    fig.update_layout(title=title or None, height=560, margin=dict(l=50, r=20, t=60, b=110),
+                      legend=dict(orientation="h", yanchor="top", y=-0.2, x=0, bgcolor="#4a4a4a",
                                   font=dict(color="white")))
     return fig
 

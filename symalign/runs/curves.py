@@ -186,7 +186,8 @@ def plane_run(models: list[ModelLike], data: str | None = None, resolution: int 
               curve: str | Path | list[str | Path] | None = None, random: bool = False, span: float = 1.0,
               seed: int = 0,
               max_examples: int | None = None, device: str = "auto",
-              progress: PhaseProgress | None = None, labels: tuple[str, ...] | None = None) -> Plane:
+              progress: PhaseProgress | None = None, labels: tuple[str, ...] | None = None,
+              line_to_c: bool = True) -> Plane:
     """The plane through three models (in canonical form; a curve folder's paths drawn on it) or,
     `random`, Li et al.'s filter-normalised plane around one model."""
     loaded = [canonicalize(model_of(m)) for m in models]
@@ -206,7 +207,7 @@ def plane_run(models: list[ModelLike], data: str | None = None, resolution: int 
                              phase(progress, "plane"), name=names[0])
     else:
         plane, basis = three_point_plane(*loaded, evaluation, resolution, margin, names, max_examples, where,
-                                         phase(progress, "plane"))
+                                         phase(progress, "plane"), line_to_c)
         for folder in [curve] if isinstance(curve, (str, Path)) else curve or []:
             saved = load_curve(folder)
             path, off = curve_path(basis, saved.report["bend"], saved.a.tensors, saved.bend.tensors, saved.b.tensors)

@@ -42,6 +42,26 @@ def paths_of(runs: list[Run]) -> list[tuple[str, dict]]:
     return out
 
 
+def students_text(runs: list[Run]) -> str:
+    """Two sentences for students, decided from this pair's numbers (a weak alignment is not called
+    linear mode connectivity)."""
+    plain = next((r for r in runs if r.method == "none"), None)
+    aligned = next((r for r in runs if r.method != "none"), None)
+    line = (plain or aligned).metrics["line_barrier"]
+    text = (f"**For students.** The grey line is the straight path between the two trained models: its hump "
+            f"({line:.2f} nats above the ends) is the barrier.")
+    if plain is not None:
+        text += (f" The fitted curve goes around it with no symmetry at all (its barrier: "
+                 f"{plain.metrics['barrier']:.2f}), as Garipov et al. found.")
+    if aligned is not None:
+        after = aligned.metrics["aligned_line_barrier"]
+        text += (f" After {aligned.method} matching the straight line itself stays low ({after:.2f}): that is "
+                 "linear mode connectivity." if after <= 0.25 * line else
+                 f" {aligned.method.capitalize()} matching lowers the straight line's barrier to {after:.2f} but "
+                 "does not remove it: a stronger alignment (learned matching) is needed for the straight line alone.")
+    return text
+
+
 def show_paths(paths: list[tuple[str, dict]], key: str) -> None:
     show_figure(paths_figure(paths, "loss along each path"), key=key)
     table = pd.DataFrame([{"path": label, "loss barrier": c["barrier"], "accuracy barrier (pp)": c["accuracy_barrier"]}
@@ -57,7 +77,7 @@ def _plane(models: tuple[str, ...], curves: tuple[str, ...], resolution: int, ma
     from symalign.runs.curves import plane_run
 
     return plane_run(list(models), resolution=resolution, curve=list(curves), max_examples=max_examples,
-                     labels=labels).to_json()
+                     labels=labels, line_to_c=labels[2] != "bend").to_json()
 
 
 def plane_of(runs: list[Run], third: str, resolution: int, key: str, max_examples: int | None = 256) -> None:
