@@ -85,5 +85,5 @@ with user_errors():
         _, third, resolution = st.session_state["paths-plane-of"]
         plane_of(runs, third, resolution, key="paths-plane-fig")
         st.markdown("**For students.** Each point of the map is a network whose weights mix A, B and the third "
-                    "point; the colour is its loss. The straight lines and the curve are drawn in it: dark valleys "
-                    "join the models where the path stays low.")
+                    "point; the colour is its loss (dark is low). The paths are drawn in it: where the straight "
+                    "line crosses a bright ridge, the curve bends around it through the dark valley.")

@@ -46,7 +46,7 @@ def aligned_endpoint(a: TransformerModel, b: TransformerModel, align_with: str |
                      progress: PhaseProgress | None) -> tuple[TransformerModel | None, str]:
     """B in A's basis, and how: an AlignConfig runs its matcher; a string is an alignment folder (what
     `symalign align --out` wrote) or an align run's id; None or method "none" leaves B as it is."""
-    if align_with is None or (isinstance(align_with, AlignConfig) and align_with.method == "none"):
+    if align_with in (None, "none") or (isinstance(align_with, AlignConfig) and align_with.method == "none"):
         return None, "none"
     if isinstance(align_with, AlignConfig):
         result = align(a, b, fitted(a, align_with), progress=phase(progress, "align"))
