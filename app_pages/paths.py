@@ -4,7 +4,7 @@ import streamlit as st
 
 from symalign.barrier import default_data_spec
 from symalign.errors import SymalignError
-from symalign.landscape.curve import BENDS, CurveOptions
+from symalign.landscape.curve_options import BENDS, CurveOptions
 from symalign.match.config import AlignConfig
 from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible

@@ -132,7 +132,7 @@ def cmd_spectrum(args) -> None:
 
 
 def add_curve(sub) -> None:
-    from symalign.landscape.curve import BENDS, CurveOptions
+    from symalign.landscape.curve_options import BENDS, CurveOptions
     from symalign.match.matchers import method_names
 
     defaults = CurveOptions()
@@ -165,7 +165,7 @@ def add_curve(sub) -> None:
 
 
 def cmd_curve(args) -> None:
-    from symalign.landscape.curve import CurveOptions
+    from symalign.landscape.curve_options import CurveOptions
     from symalign.match.matchers import method_names
     from symalign.runs.curves import curve_run
 

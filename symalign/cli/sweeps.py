@@ -133,7 +133,7 @@ def curves(args) -> None:
     reused when asked again. --steps sets the fits' steps; --seeds the zoo seeds that make the pairs."""
     from dataclasses import replace
 
-    from symalign.landscape.curve import CurveOptions
+    from symalign.landscape.curve_options import CurveOptions
     from symalign.sweeps.curves import curves_cells, curves_summary, curves_text
 
     def progress(done: int, total: int, row: dict) -> None:

@@ -121,7 +121,7 @@ def demo_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
 
 def curve_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     """The "Beyond the straight line" page: the curve before and after alignment (reused when asked before)."""
-    from symalign.landscape.curve import CurveOptions
+    from symalign.landscape.curve_options import CurveOptions
     from symalign.runs.curves import curve_pair_runs
 
     options = CurveOptions(**request.get("options", {}))

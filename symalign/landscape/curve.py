@@ -24,6 +24,7 @@ import torch
 from torch.func import functional_call
 
 from symalign.errors import SymalignError
+from symalign.landscape.curve_options import BENDS, CurveOptions
 from symalign.landscape.evaluate import Evaluator, batch_loss, scored
 from symalign.landscape.interpolation import Curve, barriers
 from symalign.models.canonical import canonicalize, norm_parameters
@@ -31,7 +32,6 @@ from symalign.models.family import Tensors, TransformerModel
 from symalign.models.functional import functional_params, module_names, weightless_module
 
 Progress = Callable[[int, int], None]
-BENDS = ("bezier", "polychain")
 
 
 def coefficients(bend: str, t: float) -> tuple[float, float, float]:
@@ -56,27 +56,6 @@ def point_on(bend: str, a: Tensors, control: Tensors, b: Tensors, t: float) -> T
 def midpoint(a: Tensors, b: Tensors) -> Tensors:
     """The bend that makes either curve the straight line (its start)."""
     return {k: 0.5 * (a[k] + b[k]) for k in a}
-
-
-@dataclass(frozen=True)
-class CurveOptions:
-    bend: str = "bezier"
-    steps: int = 400
-    # Adam, cosine-decayed to zero. Measured on zoo pairs: 0.01 overshoots in short fits (a planted
-    # vit-digits pair: 80 steps left the path worse than the line), 0.003 closes gpt-shakespeare 0/1's
-    # line barrier 1.27 to 0.086 in 400 steps (docs/landscape.md).
-    lr: float = 0.003
-    batch_size: int = 32
-    seed: int = 0
-
-    def check(self) -> None:
-        coefficients(self.bend, 0.5)  # refuses an unknown bend
-        if self.steps < 0:
-            raise SymalignError(f"--steps must be 0 or more; got {self.steps}")
-        if not self.lr > 0:
-            raise SymalignError(f"--lr must be positive; got {self.lr}")
-        if self.batch_size < 1:
-            raise SymalignError(f"--batch-size must be at least 1; got {self.batch_size}")
 
 
 @dataclass
@@ -109,11 +88,12 @@ class _PathLoss:
         return total / max(scored(y), 1)
 
 
-def fit_bend(a: TransformerModel, b: TransformerModel, data, options: CurveOptions = CurveOptions(),
+def fit_bend(a: TransformerModel, b: TransformerModel, data, options: CurveOptions | None = None,
              device: torch.device | str = "cpu", progress: Progress | None = None) -> FittedCurve:
     """Train the bend of a curve from A to B (canonical forms: B as it is, or aligned to A) by Adam on
     the loss at θ(t), t ~ U(0, 1) fresh for each batch. The bend is returned in canonical form, for
     A's and B's canonical forms (what `point_on` and `model_at` combine)."""
+    options = options or CurveOptions()
     options.check()
     data.check_model(a)
     a, b = canonicalize(a), canonicalize(b)  # as they come from curve_run; a raw pair is brought there first

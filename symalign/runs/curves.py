@@ -17,7 +17,8 @@ from symalign.data import load_data
 from symalign.data.splits import split_view
 from symalign.device import pick_device
 from symalign.errors import SymalignError
-from symalign.landscape.curve import CurveOptions, FittedCurve, curve_loss, fit_bend, model_at
+from symalign.landscape.curve import FittedCurve, curve_loss, fit_bend, model_at
+from symalign.landscape.curve_options import CurveOptions
 from symalign.landscape.interpolation import Curve, interpolation_curve
 from symalign.landscape.plane import Plane, curve_path, random_plane, three_point_plane
 from symalign.match.align import align

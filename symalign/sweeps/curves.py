@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from symalign.landscape.curve import CurveOptions
+from symalign.landscape.curve_options import CurveOptions
 from symalign.match.config import AlignConfig
 from symalign.runs.store import RunStore
 from symalign.sweeps.peers import peer_pairs
