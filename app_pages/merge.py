@@ -120,8 +120,12 @@ def ot_settings(how_align: str) -> dict | None:
         reg = float(s2.number_input("Sinkhorn strength (on the max-normalised cost)", 0.001, 10.0,
                                     0.08 if how_align == "ot-acts" else 0.06, format="%.3f",
                                     key=f"merge-ot-reg:{how_align}"))
-    st.caption("Soft plans blur B's units into A's: B as carried is no longer B's function (the table shows both), "
-               "and the fused model is what the comparison is about (Sweeps: `--preset peers`).")
+    if solver == "sinkhorn":  # issue #56: the caption spoke of soft plans with exact EMD chosen
+        st.caption("Soft plans blur B's units into A's: B as carried is no longer B's function (the table shows "
+                   "both), and the fused model is what the comparison is about (Sweeps: `--preset peers`).")
+    else:
+        st.caption("Exact plans between equal widths are permutations: B as carried keeps B's function, and the "
+                   "fusion is an alignment by transport followed by averaging (Sweeps: `--preset peers`).")
     return {"solver": solver, "reg": reg}
 
 
