@@ -49,8 +49,14 @@ def cmd_barrier(args) -> None:
     print(f"accuracy barrier {curve.accuracy_barrier:.2f} pp (vs. mean of endpoints: "
           f"{curve.accuracy_barrier_mean:.2f} pp); endpoint accuracies {curve.endpoint_accuracy[0]:.3f}, "
           f"{curve.endpoint_accuracy[1]:.3f}")
-    for lam, loss, acc in zip(curve.lambdas, curve.loss, curve.accuracy):
-        print(f"  λ = {lam:.2f}  loss {loss:.4f}  accuracy {acc:.3f}")
+    pseudo = curve.extra.get("pseudo_perplexity")
+    if pseudo:  # a masked LM: Verma & Elbayad's units too
+        print(f"pseudo-perplexity barrier {curve.extra['pseudo_perplexity_barrier']:.3f}; endpoints "
+              f"{pseudo[0]:.3f}, {pseudo[-1]:.3f} (every position masked in turn, "
+              f"{curve.extra['pseudo_perplexity_tokens']} tokens)")
+    for i, (lam, loss, acc) in enumerate(zip(curve.lambdas, curve.loss, curve.accuracy)):
+        print(f"  λ = {lam:.2f}  loss {loss:.4f}  accuracy {acc:.3f}"
+              + (f"  pseudo-perplexity {pseudo[i]:.3f}" if pseudo else ""))
     if run_id:
         print(f"recorded as run {run_id}")
 

@@ -14,6 +14,7 @@ import torch
 
 from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator
+from symalign.landscape.pseudo_perplexity import PseudoPerplexity, scores_pseudo_perplexity
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.models import canonicalize
 from symalign.models.family import TransformerModel
@@ -104,6 +105,8 @@ def interpolation_curve(a: TransformerModel, b: TransformerModel, data, points: 
     # models over (measured_curve) holds nothing else, so the peak is two parameter sets and a buffer.
     a = same_forms([a], form, consume[0])[0]
     evaluator = Evaluator(a, data, max_examples, device)
+    pppl = PseudoPerplexity(evaluator.module, a, data, device=evaluator.device) if scores_pseudo_perplexity(a, data) \
+        else None
     walk = sum(t.numel() for t in a.tensors.values()) > LARGE_MODEL_PARAMETERS
     pa = _walk_params(evaluator, a, consume[0]) if walk else evaluator.hf_params(a)
     del a
@@ -116,7 +119,7 @@ def interpolation_curve(a: TransformerModel, b: TransformerModel, data, points: 
         steps = _walk(pa, pb, lambdas)
     else:
         params = {k: torch.empty_like(v) for k, v in pa.items()}  # one buffer, refilled at each λ
-    losses, accs = [], []
+    losses, accs, pseudo = [], [], []
     total, done = points * len(evaluator.batches), [0]
 
     def tick() -> None:  # per batch: a real checkpoint's first point takes minutes on a CPU
@@ -136,9 +139,21 @@ def interpolation_curve(a: TransformerModel, b: TransformerModel, data, points: 
             raise SymalignError(f"the loss is not finite at λ = {lam:.2f}: a model holds NaN or infinite weights")
         losses.append(m.loss)
         accs.append(m.accuracy)
+        if pppl:
+            pseudo.append(pppl(params))
     primary, mean = barriers(lambdas, losses)
-    return Curve(lambdas, losses, accs, primary, mean, [losses[0], losses[-1]], [accs[0], accs[-1]],
-                 evaluator.examples, form)
+    curve = Curve(lambdas, losses, accs, primary, mean, [losses[0], losses[-1]], [accs[0], accs[-1]],
+                  evaluator.examples, form)
+    if pppl:
+        curve.extra.update(pseudo_perplexity_extra(lambdas, pseudo, pppl.tokens))
+    return curve
+
+
+def pseudo_perplexity_extra(lambdas: list[float], pseudo: list[float], tokens: int) -> dict:
+    """A masked LM's curve in Verma & Elbayad's units: pseudo-perplexity at each λ and its barrier."""
+    primary, mean = barriers(lambdas, pseudo)
+    return {"pseudo_perplexity": pseudo, "pseudo_perplexity_barrier": primary,
+            "pseudo_perplexity_barrier_mean": mean, "pseudo_perplexity_tokens": tokens}
 
 
 def _walk_params(evaluator: Evaluator, model: TransformerModel, consumed: bool) -> dict[str, torch.Tensor]:
