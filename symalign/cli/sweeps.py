@@ -13,10 +13,13 @@ def add_sweep(sub) -> None:
     p = sub.add_parser("sweep", help="an ablation grid: model pairs × methods × symmetry classes × seeds")
     p.add_argument("file", nargs="?", help="a sweep file (.toml, .yaml or .json; see docs/sweeps.md)")
     from symalign.sweeps.grid import PRESETS
+    from symalign.sweeps.verma_tables import VERMA_TABLES
 
     p.add_argument("--preset", help=f"a named grid (docs/sweeps.md): {', '.join(PRESETS)}; or peers (merged models: "
                                     "averaging, OT fusion, weight and learned matching + averaging); or curves (the "
-                                    "straight line, the aligned line, a fitted curve and the aligned curve)")
+                                    "straight line, the aligned line, a fitted curve and the aligned curve); or "
+                                    f"{', '.join(VERMA_TABLES)} (Verma & Elbayad's Tables 1, 2 and Fig. 3 on the "
+                                    "masked-LM BERTs, in pseudo-perplexity; --family defaults to bert-shakespeare)")
     p.add_argument("--family", help="with --preset: the zoo recipe whose seeds 0, 1, 2 make the pairs (with "
                    "--preset width: seeds 0 and 1 of the recipe at each of its widths)")
     p.add_argument("--seeds", type=int, nargs="+", default=None, help="matcher seeds for learned/soft rows")
@@ -43,6 +46,7 @@ def add_sweep(sub) -> None:
 def cmd_sweep(args) -> None:
     from symalign.sweeps import preset_grid, read_grid, run_sweep
     from symalign.sweeps.grid import OPTION_KEYS
+    from symalign.sweeps.verma_tables import VERMA_TABLES
     from symalign.sweeps.widths import width_table, width_text
 
     if bool(args.file) == bool(args.preset):
@@ -53,6 +57,8 @@ def cmd_sweep(args) -> None:
         return peers(args)
     if args.preset == "curves":
         return curves(args)
+    if args.preset in VERMA_TABLES:
+        return verma(args)
     grid = read_grid(args.file) if args.file else preset_grid(args.preset, args.family or "", args.seeds)
     for key in OPTION_KEYS:
         if getattr(args, key) is not None:
@@ -125,6 +131,28 @@ def peers(args) -> None:
     print(peers_text(summary, cells))
     if args.out:
         print(f"wrote {args.out}/peers.csv and peers-cells.csv")
+
+
+def verma(args) -> None:
+    """`--preset verma-heads|verma-residual|verma-components`: Verma & Elbayad's MLM tables in their setting
+    (symalign.sweeps.verma); --seeds picks the zoo seeds that make the pairs. Nothing is recorded: two rows
+    are not symmetries, so they are not align runs."""
+    from symalign.sweeps.verma import verma_cells, verma_summary, verma_text
+
+    def progress(done: int, total: int, row: dict) -> None:
+        print(f"[{done}/{total}] {row['row']}, {row['a']} ↔ {row['b']}: PPPL barrier {row['pppl_barrier']:.3f}, "
+              f"loss barrier {row['loss_barrier']:.4f} ({row['seconds']:.1f} s)", file=sys.stderr, flush=True)
+
+    cells = verma_cells(args.preset, args.family, args.seeds, points=args.points or 21,
+                        max_examples=args.max_examples, progress=progress)
+    summary = verma_summary(cells)
+    if tables_written(args, args.preset, cells, summary):
+        return
+    pairs = cells[["a", "b"]].drop_duplicates().shape[0]
+    print(f"{args.preset}: barriers mean ± SE over {pairs} seed pair{'s' * (pairs > 1)}")
+    print(verma_text(args.preset, summary, cells))
+    if args.out:
+        print(f"wrote {args.out}/{args.preset}.csv and {args.preset}-cells.csv")
 
 
 def curves(args) -> None:

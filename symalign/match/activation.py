@@ -8,7 +8,9 @@ streams do not depend on unit or head orders. So one pass suffices:
 - MLP units: assignment on the Pearson correlation of post-activation values (scaled
   permutations take the ratio of standard deviations as the scale);
 - heads: two-stage (an inner assignment per head pair scores the pair, an outer assignment
-  pairs heads) on the per-head outputs, or `ignore` (heads left in place);
+  pairs heads: Verma & Elbayad's Head-Perm) on the per-head outputs, or `monotonic` (heads kept
+  in order, features matched inside each: their Monotonic Head Alignment; `ignore` is its old
+  name, kept for stored runs). Their Ignore-Heads is not a symmetry: symalign.merge.relabel;
 - inside heads: Procrustes (orthogonal), assignment (perm) or least squares (invertible) on
   q and k (QK space) and on head outputs (VO space)."""
 
@@ -18,6 +20,7 @@ import torch
 
 from symalign.errors import SymalignError
 from symalign.match.matchers import MatchInputs, MatchOutput
+from symalign.match.options import HEAD_STRATEGIES
 from symalign.match.solvers import assignment, permutation_matrices, procrustes, procrustes_fixing_ones, rotary_fit
 from symalign.models.family import TransformerModel
 from symalign.models.fused import split_qkv
@@ -151,8 +154,8 @@ def activation_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpe
     if residual_strategy not in RESIDUAL_STRATEGIES:
         raise SymalignError(f"unknown residual strategy {residual_strategy!r}; "
                             f"choose from {', '.join(RESIDUAL_STRATEGIES)}")
-    if heads not in ("two-stage", "ignore"):
-        raise SymalignError(f"unknown head strategy {heads!r}; choose two-stage or ignore")
+    if heads not in HEAD_STRATEGIES:
+        raise SymalignError(f"unknown head strategy {heads!r}; choose two-stage or monotonic")
     data.check_model(a)
     acts_a, acts_b = collect(a, data, max_examples, device), collect(b, data, max_examples, device)
     out = Transform()

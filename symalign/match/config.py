@@ -61,7 +61,7 @@ class AlignConfig:
     alpha: float = 1.0  # learned, three or more models: Dirichlet(α·1) mixing weights per step
     rounds: int = 0  # weight, three or more models: refinement rounds against the running mean
     residual_strategy: str = "all"  # activation: all | first | last | identity
-    head_strategy: str = "two-stage"  # activation: two-stage | ignore
+    head_strategy: str = "two-stage"  # activation: two-stage | monotonic (ignore: its old name)
     max_examples: int | None = 256  # activation: evaluation examples whose activations are matched
     # A named preset (all, permutations): the classes come from it (`classes` is ignored), and on a model that
     # refuses one of them (RoPE refuses orthogonal QK maps, post-LN orthogonal residual ones) the widest

@@ -18,7 +18,7 @@ from symalign.errors import SymalignError
 LAMBDA_SAMPLERS = ("uniform_mid", "half", "uniform", "normal")
 LEARNED_STARTS = ("weight", "activation", "auto", "identity")
 RESIDUAL_STRATEGIES = ("all", "first", "last", "identity")
-HEAD_STRATEGIES = ("two-stage", "ignore")
+HEAD_STRATEGIES = ("two-stage", "monotonic", "ignore")  # ignore: monotonic's old name (stored runs)
 HEAD_COSTS = ("circuit", "spectral")
 LEARNERS = ("learned", "soft")
 CHECK_POINTS = ("path", "midpoint")
@@ -101,7 +101,8 @@ BUILTIN_OPTIONS: tuple[Option, ...] = (
            "over the simplex; Theus et al. use 0.1)", LEARNERS, minimum=0, universe_only=True),
     Option("residual_strategy", str, "all", "activation: which hidden states match the residual", ("activation",),
            RESIDUAL_STRATEGIES),
-    Option("head_strategy", str, "two-stage", "activation: match heads two-stage or leave them in place",
+    Option("head_strategy", str, "two-stage",
+           "activation: pair heads two-stage (Verma's Head-Perm) or keep them in order, monotonic",
            ("activation",), HEAD_STRATEGIES),
     Option("max_examples", int, 256, "activation: examples whose activations are matched", ("activation",),
            minimum=1),

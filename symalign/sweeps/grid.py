@@ -55,7 +55,7 @@ PRESETS["lambda-sampling"] = [(f"learned (all), λ {v}", "learned", "all", {"lam
 PRESETS["wm-iterations"] = [(f"weight (all), {n} sweep{'s' * (n > 1)}", "weight", "all", {"max_sweeps": n})
                             for n in (1, 2, 3, 5, 10)]
 PRESETS["head-strategies"] = [(f"activation (all), heads {v}", "activation", "all", {"head_strategy": v})
-                              for v in ("two-stage", "ignore")]
+                              for v in ("two-stage", "monotonic")]
 PRESETS["residual-strategies"] = [(f"activation (all), residual {v}", "activation", "all", {"residual_strategy": v})
                                   for v in RESIDUAL_STRATEGIES]
 PRESETS["data-amount"] = [(f"activation (all), {n} examples", "activation", "all", {"activation_examples": n})
@@ -69,8 +69,10 @@ PRESET_HELP = {
                   "and with Zhang et al.'s rescaling added to the QK and VO rotations",
     "lambda-sampling": "learned matching with each distribution of λ per step (Theus et al. Fig. 5)",
     "wm-iterations": "weight matching stopped after 1, 2, 3, 5, 10 sweeps (Theus et al. Fig. 6)",
-    "head-strategies": "activation matching, heads two-stage or left in place (Verma & Elbayad Table 1)",
-    "residual-strategies": "activation matching, the residual from all, first or last states, or none (Verma Table 2)",
+    "head-strategies": "activation matching (all classes, pre-LN families too), heads two-stage or monotonic (two of "
+                       "Verma & Elbayad Table 1's rows; the whole table in its setting: verma-heads)",
+    "residual-strategies": "activation matching (all classes, any family), the residual from all, first or last "
+                           "states, or none (Verma Table 2's strategies; the table in its setting: verma-residual)",
     "data-amount": "activation matching on 16 to 1024 examples (Verma & Elbayad Fig. 6)",
     "learned-start": "learned matching from weight matching's transform or from the identity (Theus et al.)",
 }

@@ -1,0 +1,67 @@
+"""Verma & Elbayad's MLM tables as data: each row as the paper names and defines it (measured by
+symalign.sweeps.verma). Free of torch and pandas: the command line lists the presets from here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+PERMUTED_ATTENTION = {"heads": "perm", "qk": "perm", "vo": "perm"}
+
+
+@dataclass(frozen=True)
+class VermaRow:
+    name: str  # as the paper names it
+    paper: float | None = None  # their MultiBERTs value (None: not reported as a number)
+    classes: dict = field(default_factory=dict)  # activation matching's classes (the symmetric part)
+    head_strategy: str = "two-stage"
+    attention: str | None = None  # "ignore-heads": attention features permuted across heads (not a symmetry)
+    residual: str | None = None  # first | last | all | separate: residual permutations from post-LN streams
+
+    @property
+    def symmetry(self) -> bool:
+        return self.attention is None and self.residual != "separate"
+
+
+@dataclass(frozen=True)
+class VermaTable:
+    source: str  # the paper's table or figure
+    setting: str  # what is merged, in one line
+    rows: tuple[VermaRow, ...]
+    paper_metric: str = ""  # what the paper's numbers are
+
+
+VERMA_METRIC = ("MultiBERTs (12 layers, width 768), masked-LM pseudo-perplexity barrier on WikiText-103, mean over "
+                "10 seed pairs")
+VERMA_TABLES: dict[str, VermaTable] = {
+    "verma-heads": VermaTable(
+        "Verma & Elbayad Table 1", "feed-forward and attention merged, the residual left as it is", (
+            VermaRow("Vanilla Attention Avg.", 4.31, {"mlp": "perm"}),
+            VermaRow("Monotonic Head Alignment", 4.13, {"mlp": "perm", "qk": "perm", "vo": "perm"},
+                     head_strategy="monotonic"),
+            VermaRow("Ignore-Heads", 3.97, {"mlp": "perm"}, attention="ignore-heads"),
+            VermaRow("Head-Perm", 3.71, {"mlp": "perm", **PERMUTED_ATTENTION}),
+        ), VERMA_METRIC),
+    "verma-residual": VermaTable(
+        "Verma & Elbayad Table 2", "residual components only (every other unit left in place)", (
+            VermaRow("Identity", 4.95),
+            VermaRow("First", 7.58, residual="first"),
+            VermaRow("Last", 7.41, residual="last"),
+            VermaRow("All", 7.34, residual="all"),
+            VermaRow("Separate", 9.38, residual="separate"),
+        ), VERMA_METRIC),
+    "verma-components": VermaTable(
+        "Verma & Elbayad Fig. 3", "which components are permuted before averaging (the residual left as it is)", (
+            VermaRow("vanilla averaging"),
+            VermaRow("feed-forward only", classes={"mlp": "perm"}),
+            VermaRow("attention only", classes=dict(PERMUTED_ATTENTION)),
+            VermaRow("feed-forward and attention", classes={"mlp": "perm", **PERMUTED_ATTENTION}),
+        ), "a figure (values not transcribed: the zoo's ordering is reported alone)"),
+}
+VERMA_HELP = {
+    "verma-heads": "Verma & Elbayad Table 1 on the masked-LM BERTs: Vanilla Attention Avg., Monotonic, Ignore-Heads "
+                   "(not a symmetry), Head-Perm; pseudo-perplexity barriers",
+    "verma-residual": "Verma & Elbayad Table 2: residual permutations only, from Identity / First / Last / All / "
+                      "Separate (not a symmetry) streams of post-LN BERTs",
+    "verma-components": "Verma & Elbayad Fig. 3: feed-forward only, attention only, both, beside vanilla averaging",
+}
+DEFAULT_FAMILY = "bert-shakespeare"

@@ -1,0 +1,76 @@
+"""Verma & Elbayad's MLM tables in their setting: the relabellings (symmetries and not) and the presets."""
+
+import json
+
+import pytest
+import torch
+
+from symalign.cli import main
+from symalign.data import load_data
+from symalign.match.activation import activation_match, collect
+from symalign.merge.relabel import attention_streams, ignore_heads, relabel_streams, stream_permutations
+from symalign.models import load_model, outputs, random_inputs, spec_of, transformed
+
+
+@pytest.fixture(scope="module")
+def bert_pair():
+    data = load_data("shakespeare-mlm")
+    return load_model("zoo:bert-shakespeare/0"), load_model("zoo:bert-shakespeare/1"), data
+
+
+def _gap(model, other) -> float:
+    x = random_inputs(model)
+    return float((outputs(model, x) - outputs(other, x)).abs().max())
+
+
+def test_one_permutation_for_every_stream_is_the_residual_symmetry_and_separate_ones_are_not(bert_pair):
+    a, b, data = bert_pair
+    streams_a, streams_b = attention_streams(a, data, 32), attention_streams(b, data, 32)
+    assert len(streams_a) == 2 * b.dims.n_layer + 1  # after the embedding norm and after every sublayer's norm
+    for strategy in ("first", "last", "all"):
+        perms = stream_permutations(streams_a, streams_b, strategy)
+        assert all(torch.equal(p, perms[0]) for p in perms)
+        assert not torch.equal(perms[0], torch.arange(len(perms[0])))  # it moves units
+        assert _gap(b, relabel_streams(b, perms)) < 1e-3
+    separate = stream_permutations(streams_a, streams_b, "separate")
+    assert len({tuple(p.tolist()) for p in separate}) > 1
+    assert _gap(b, relabel_streams(b, separate)) > 0.1
+    # the bookkeeping of which tensor belongs to which stream: a random permutation per stream that is the
+    # same everywhere must be the symmetry too (not only the matched ones)
+    g = torch.Generator().manual_seed(0)
+    shared = torch.randperm(b.dims.d_model, generator=g)
+    assert _gap(b, relabel_streams(b, [shared] * len(separate))) < 1e-3
+
+
+def test_ignore_heads_moves_features_across_heads_and_monotonic_keeps_them(bert_pair):
+    a, b, data = bert_pair
+    acts_a, acts_b = collect(a, data, 32), collect(b, data, 32)
+    moved = ignore_heads(a, b, acts_a, acts_b)
+    assert _gap(b, moved) > 0.1  # not a symmetry: it is measured, labelled so
+    h, dh = b.dims.n_head, b.dims.d_head
+    v_b, v_moved = b.tensors["layer.0.attn.v.weight"].reshape(h * dh, -1), moved.tensors["layer.0.attn.v.weight"]
+    rows = [int((v_b == r).all(dim=1).nonzero()[0]) for r in v_moved.reshape(h * dh, -1)]
+    assert any(new // dh != old // dh for new, old in enumerate(rows))  # some feature changed head
+    monotonic = activation_match(a, b, spec_of(b), {"mlp": "perm", "qk": "perm", "vo": "perm"}, data,
+                                 residual_strategy="identity", heads="monotonic", max_examples=32)
+    assert "layer.0.heads" not in monotonic
+    assert _gap(b, transformed(b, monotonic)) < 1e-3
+
+
+def test_verma_presets_print_the_papers_rows_beside_the_zoo(capsys):
+    main(["sweep", "--preset", "verma-heads", "--seeds", "0", "1", "--points", "3", "--max-examples", "8", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    summary = {r["row"]: r for r in out["summary"]}
+    assert list(summary) == ["Vanilla Attention Avg.", "Monotonic Head Alignment", "Ignore-Heads", "Head-Perm"]
+    assert [summary[r]["paper"] for r in summary] == [4.31, 4.13, 3.97, 3.71]
+    assert [summary[r]["symmetry"] for r in summary] == [True, True, False, True]
+    for cell in out["cells"]:
+        if cell["symmetry"]:  # B relabelled by a symmetry is B: same function, same pseudo-perplexity
+            assert cell["logit_change"] < 1e-3 and abs(cell["relabelled_b_pppl"] - cell["b_pppl"]) < 1e-3
+        else:
+            assert cell["logit_change"] > 0.1
+    main(["sweep", "--preset", "verma-residual", "--seeds", "0", "1", "--points", "3", "--max-examples", "8"])
+    text = capsys.readouterr().out
+    for row in ("Identity", "First", "Last", "All", "Separate"):
+        assert row in text
+    assert "Verma & Elbayad Table 2" in text and "not comparable" in text
