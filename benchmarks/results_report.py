@@ -35,6 +35,7 @@ import torch
 from anatomy_section import anatomy_section
 from curves_section import curves_section
 from field_section import field_section
+from verma_section import verma_section
 
 from symalign.runs import RunStore
 from symalign.sweeps import PRESETS, preset_grid, run_sweep
@@ -48,17 +49,25 @@ WIDTH_HEADING = "## The barrier against width"
 PAPER_COLUMN = {"vit-digits": 0, "gpt-shakespeare": 1}
 PAPER_SETTING = {"vit-digits": "ViT, CIFAR-10", "gpt-shakespeare": "GPT-2, Tiny Shakespeare"}
 
-# A paper's finding for an ablation preset, where one is stated: (who, what they found, the row they found best).
+# A paper's finding for an ablation preset, where one is stated: (who, what they found, the row they found best[,
+# how this preset's setting differs: then the verdict is "not comparable", with what the zoo shows)].
 PAPER_FINDINGS = {
-    "residual-strategies": ("Verma & Elbayad (Table 2, masked LM)", "no residual permutation (identity) is best",
-                            "activation (all), residual identity"),
-    "head-strategies": ("Verma & Elbayad (Table 1)", "matching heads as units (two-stage) beats ignoring them",
-                        "activation (all), heads two-stage"),
-    "lambda-sampling": ("Theus et al. (their method)", "λ drawn around the midpoint, U(0.4, 0.6), is what they use",
+    "residual-strategies": ("Verma & Elbayad (Table 2, MultiBERTs, masked LM)", "no residual permutation (identity) "
+                            "is best", "activation (all), residual identity",
+                            "their table permutes only the residual of post-LN BERTs; this one matches every class "
+                            "with an orthogonal residual on a pre-LN model (their setting: the Verma section)"),
+    "head-strategies": ("Verma & Elbayad (Table 1, MultiBERTs, masked LM)", "pairing heads (Head-Perm, two-stage) "
+                        "beats keeping them in order (Monotonic)", "activation (all), heads two-stage",
+                        "their table matches feed-forward and attention with the residual left as it is; this one "
+                        "also matches the residual (their setting: the Verma section)"),
+    "lambda-sampling": ("Theus et al. (Fig. 5)", "λ drawn around the midpoint, U(0.4, 0.6), is what they use",
                         "learned (all), λ uniform_mid"),
     "learned-start": ("Theus et al.", "learning starts from weight matching's transform (this matters)",
                       "learned (all) from weight"),
 }
+
+
+RESOLUTION = 0.01  # barriers closer than this (nats) are not told apart in a verdict
 
 
 def fmt(row) -> str:
@@ -70,8 +79,20 @@ def sem(row) -> str:
     return f"± {row['sem']:.2f} ({row['n']})"
 
 
-def claims(family: str, table: dict, components: dict) -> list[str]:
-    """One paragraph per claim, each decided by the measured means."""
+def pair_exceptions(cells, order: list[str]) -> list[str]:
+    """Seed pairs on which the ordering `order` (each row above the next) breaks, with the broken steps."""
+    out = []
+    for (a, b), group in cells[cells["row"].isin(order)].groupby(["a", "b"], sort=False):
+        m = group.groupby("row")["barrier"].mean()
+        broken = [f"{x} {m[x]:.2f} ≤ {y} {m[y]:.2f}" for x, y in zip(order, order[1:]) if x in m and y in m
+                  and m[x] <= m[y]]
+        if broken:
+            out.append(f"{a.rsplit('/', 1)[-1]} ↔ {b.rsplit('/', 1)[-1]}: {', '.join(broken)}")
+    return out
+
+
+def claims(family: str, table: dict, components: dict, cells=None) -> list[str]:
+    """One paragraph per claim, each decided by the measured means (and per seed pair where `cells` are given)."""
     m = {name: row["mean"] for name, row in table.items()}
     out = []
     learned, weight = m["learned (all)"], m["weight (all)"]
@@ -83,34 +104,48 @@ def claims(family: str, table: dict, components: dict) -> list[str]:
     order = ["vanilla", "activation (all)", "weight (all)", "learned (all)"]
     held = [f"{a} > {b}" for a, b in zip(order, order[1:]) if m[a] > m[b]]
     broken = [f"{a} ≤ {b}" for a, b in zip(order, order[1:]) if m[a] <= m[b]]
-    out.append("**The ordering vanilla > activation > weight > learned (Theus et al., Table 1).** "
-               + ("It holds throughout." if not broken else
-                  f"It holds only in part: {', '.join(held) or 'none of the steps'} hold(s), but {', '.join(broken)}."))
+    exceptions = pair_exceptions(cells, order) if cells is not None else []
+    out.append(f"**The ordering vanilla > activation > weight > learned (Theus et al., Table 1, "
+               f"{PAPER_SETTING.get(family, 'their setting')}).** "
+               + ("On the means it holds" if not broken else
+                  f"On the means it holds only in part: {', '.join(held) or 'none of the steps'} hold(s), but "
+                  f"{', '.join(broken)}")
+               + (f". Per seed pair it breaks on {len(exceptions)}: " + "; ".join(exceptions) + "." if exceptions
+                  else ", and on every seed pair." if cells is not None else "."))
     perms_w, perms_l = m["weight (permutations)"], m["learned (permutations)"]
     both = weight < perms_w and learned < perms_l
     verdict = ("agrees for both matchers" if both else "agrees only in part" if weight < perms_w or learned < perms_l
                else "does not agree")
-    out.append(f"**Rotations beat permutations alone (Zhang et al.).** Weight matching: {perms_w:.2f} with "
-               f"permutations only, {weight:.2f} with the orthogonal classes added; learned: {perms_l:.2f} and "
-               f"{learned:.2f}. The zoo {verdict}.")
+    no_residual = components.get("all but residual", {}).get("mean")
+    share = ("" if no_residual is None or perms_w <= weight else
+             f" Most of weight matching's gain is the residual's orthogonal map (Theus et al.'s addition): without it "
+             f"(every other class kept, within-head rotations included) the barrier is {no_residual:.2f}, so the "
+             f"residual map accounts for {min(1.0, max(0.0, (no_residual - weight) / (perms_w - weight))):.0%} of "
+             f"the {perms_w - weight:.2f} between permutations and all classes. Zhang et al.'s rotations are "
+             "within heads (QK, VO) with no residual map; docs/zoo.md has that row.")
+    out.append(f"**Rotations beat permutations alone (Theus et al., Table 1: permutation rows against all classes).** "
+               f"Weight matching: {perms_w:.2f} with permutations only, {weight:.2f} with the orthogonal classes "
+               f"added; learned: {perms_l:.2f} and {learned:.2f}. The zoo {verdict}.{share}")
     rises = {name.removeprefix("all but "): row["mean"] - components["all classes"]["mean"]
              for name, row in components.items() if name.startswith("all but ")}
     top = max(rises, key=rises.get)
-    out.append("**Which symmetry matters most (the per-component ablation, Zhang et al. Fig. 3).** Switching one "
+    out.append("**Which symmetry matters most (the per-component ablation of the barrier; Zhang et al. Fig. 3 reports "
+               "merged accuracy without ATTN, FFN or rescaling: a different measure, not comparable).** Switching one "
                f"component kind off in weight matching (all classes: {components['all classes']['mean']:.2f}) raises "
                "the barrier by " + ", ".join(f"{k} {v:+.2f}" for k, v in sorted(rises.items(), key=lambda kv: -kv[1]))
                + f". The largest rise comes from {top}"
                + (": the residual basis is the lever here, as DESIGN.md's calibration found." if top == "residual" else
                   f": {top} matters more here than the residual (residual {rises['residual']:+.2f}).")
-               + " (Verma & Elbayad's Table 2 is a different question, activation matching's residual strategy on "
-               "masked LM, where no residual permutation was best: see the residual-strategies section.)")
+               + " (Verma & Elbayad's Table 2 is a different question, residual permutations alone on post-LN "
+               "masked LMs: see the Verma section, in their setting.)")
     rescaled = next((row for name, row in components.items() if "rescaling" in name), None)
     if rescaled is not None:
         plain = components["all classes"]
         lower = rescaled["mean"] < plain["mean"]
         within = abs(rescaled["mean"] - plain["mean"]) <= max(rescaled["std"], plain["std"])
         verdict = "agrees" if lower and not within else "agrees in direction only" if lower else "does not agree"
-        out.append("**Rescaling on top of rotations (Zhang et al.).** Weight matching with the QK and VO rotations "
+        out.append("**Rescaling on top of rotations (Zhang et al., §4: their per-head rescaling; they report merged "
+                   "accuracy, this is the barrier).** Weight matching with the QK and VO rotations "
                    f"alone leaves {fmt(plain)}; with their per-head rescaling added ({fmt(rescaled)}) the barrier is "
                    + ("lower" if lower else "not lower")
                    + (", by less than the spread between seed pairs." if within else ", beyond the spread between "
@@ -137,15 +172,23 @@ def finding(preset: str, summary: list[dict]) -> str:
     if len(rows) < 2:
         return ""
     best, worst = min(rows, key=lambda r: r["mean"]), max(rows, key=lambda r: r["mean"])
-    spread = max(best["std"], worst["std"])
+    spread = max(best["std"], worst["std"], RESOLUTION)  # two barriers of 0.00 do not separate
     clear = worst["mean"] - best["mean"] > spread
+    if worst["mean"] < RESOLUTION:
+        closed = (f"Every row closes the barrier (all below {RESOLUTION}): the zoo cannot separate them, so it "
+                  "neither agrees nor disagrees with a paper's preference.")
+        return (f"{closed} (Lowest {best['row']}, {best['mean']:.4f}; highest {worst['row']}, {worst['mean']:.4f}.)"
+                + (f" {PAPER_FINDINGS[preset][0]}: {PAPER_FINDINGS[preset][1]}." if preset in PAPER_FINDINGS else ""))
     out = (f"Lowest: {best['row']} ({best['mean']:.2f}); highest: {worst['row']} ({worst['mean']:.2f}); the gap "
            f"{worst['mean'] - best['mean']:.2f} is {'larger' if clear else 'no larger'} than the spread between seed "
            f"pairs ({spread:.2f}){'' if clear else ', so the rows do not separate at this scale'}.")
     if preset in PAPER_FINDINGS:
-        who, what, row = PAPER_FINDINGS[preset]
+        who, what, row, *differs = PAPER_FINDINGS[preset]
         mine = next((r for r in rows if r["row"] == row), None)
-        if mine is not None:
+        if mine is not None and differs:
+            out += (f" {who}: {what}. Different setting: {differs[0]}; not comparable. (Here {row} is "
+                    f"{'the lowest' if mine is best else 'not the lowest'}, at {mine['mean']:.2f}.)")
+        elif mine is not None:
             close = mine["mean"] - best["mean"] <= max(mine["std"], best["std"])
             if mine is best and clear:
                 verdict = f"The zoo agrees: {row} is the lowest ({mine['mean']:.2f})."
@@ -172,7 +215,39 @@ def ablation_section(family: str, preset: str, summary: list[dict], folder: Path
              "| row | barrier | ± SE (n) | accuracy barrier (pp) |", "|---|---|---|---|"]
     lines += [f"| {row['row']} | {fmt(row)} | {sem(row)} | "
               f"{row['accuracy_mean']:.1f} ± {row['accuracy_std']:.1f} |" for row in summary]
+    if preset == "wm-iterations":
+        lines += ["", *iterations_series(family, summary, folder)]
     return lines + ["", finding(preset, summary), ""]
+
+
+def iterations_series(family: str, summary: list[dict], folder: Path) -> list[str]:
+    """Theus et al. Fig. 6: the barrier against weight-matching sweeps, permutations and orthogonal maps as
+    two series on one chart, and what each series does (decided from the numbers)."""
+    import re
+
+    series: dict[str, list[tuple[int, dict]]] = {}
+    for row in summary:
+        match = re.match(r"weight \((.+)\), (\d+) sweep", row["row"])
+        if match:
+            series.setdefault(match.group(1), []).append((int(match.group(2)), row))
+    fig = go.Figure()
+    text = []
+    for classes, points in series.items():
+        points.sort(key=lambda p: p[0])
+        fig.add_trace(go.Scatter(x=[n for n, _ in points], y=[r["mean"] for _, r in points], mode="lines+markers",
+                                 name=classes, error_y={"type": "data", "array": [r["std"] for _, r in points]}))
+        first, best = points[0], min(points, key=lambda p: p[1]["mean"])
+        falls = first[1]["mean"] - best[1]["mean"] > max(first[1]["std"], best[1]["std"], RESOLUTION)
+        text.append(f"{classes}: {first[1]['mean']:.2f} after 1 sweep, lowest {best[1]['mean']:.2f} after {best[0]}"
+                    + (" (a fall beyond the spread between seed pairs)" if falls else
+                       " (no fall beyond the spread between seed pairs)"))
+    fig.update_layout(title=f"{family}: barrier against weight-matching sweeps (Theus et al. Fig. 6)",
+                      xaxis_title="sweeps", yaxis_title="loss barrier", xaxis_type="log")
+    path = folder / f"{family}-wm-iterations-series.html"
+    fig.write_html(path, include_plotlyjs="cdn")
+    return [f"Theus et al. Fig. 6 ([chart](results/{path.name})): " + "; ".join(text) + ". Theus et al. report a "
+            "steady decrease for orthogonal matching up to about five iterations (ViT, CIFAR-10); different "
+            "setting, so the comparison is of shape only."]
 
 
 def width_section(families: list[str], overrides: dict, executor: str, store: RunStore, folder: Path) -> list[str]:
@@ -234,9 +309,11 @@ def main() -> None:
     parser.add_argument("--curves", nargs="*", default=[], metavar="FAMILY[=DIR]",
                         help="add beyond the straight line: the curves preset's table and the plane per family "
                              "(FAMILY=DIR: read `symalign sweep --preset curves --out DIR`'s cells)")
+    parser.add_argument("--verma", action="store_true",
+                        help="add Verma & Elbayad's masked-LM tables in their setting (the verma-* presets)")
     parser.add_argument("--only-sections", action="store_true",
-                        help="rewrite only the sections asked for (--widths, --anatomy, --field, --curves) in the "
-                             "existing report")
+                        help="rewrite only the sections asked for (--widths, --anatomy, --field, --curves, --verma) "
+                             "in the existing report")
     parser.add_argument("--out", default="docs/results.md")
     parser.add_argument("--points", type=int, help="λ points per curve (default: the sweep's, 21)")
     parser.add_argument("--max-examples", type=int, help="evaluation examples per curve (default: all)")
@@ -254,10 +331,11 @@ def main() -> None:
     widths = width_section(args.widths, overrides, args.executor, store, out.parent / "results") if args.widths else []
     anatomy = anatomy_section(args.steps, args.max_examples or 64) if args.anatomy else []
     curves = curves_section(args.curves, out.parent / "results") if args.curves else []
+    verma = verma_section(args.points, args.max_examples) if args.verma else []
     if args.only_sections:
         report = out.read_text() if out.is_file() else ""
         field = field_section(args.field, report, args.steps, args.max_examples) if args.field else []
-        named = (("width", widths), ("anatomy", anatomy), ("field", field), ("curves", curves))
+        named = (("width", widths), ("anatomy", anatomy), ("field", field), ("curves", curves), ("verma", verma))
         for _, section in named:
             report = with_section(report, "\n".join(section)) if section else report
         out.write_text(report)
@@ -268,6 +346,7 @@ def main() -> None:
         tables = {}
         for preset in ("table1", "components"):
             tables[preset] = {row["row"]: row for row in swept(preset, family, overrides, args.executor, store)}
+        table1_cells = swept("table1", family, overrides, args.executor, store, cells=True)  # reused: per pair
         table, components = tables["table1"], tables["components"]
         chart(family, table, out.parent / "results" / f"{family}.html")
         col = PAPER_COLUMN.get(family)
@@ -280,7 +359,7 @@ def main() -> None:
             lines.append(f"| {name} | {fmt(row)} | {paper} | {sem(row)} |")
         lines += ["", "Per-component ablation (weight matching):", "", "| row | barrier | ± SE (n) |", "|---|---|---|"]
         lines += [f"| {name} | {fmt(row)} | {sem(row)} |" for name, row in components.items()]
-        lines += [""] + [p + "\n" for p in claims(family, table, components)]
+        lines += [""] + [p + "\n" for p in claims(family, table, components, table1_cells)]
         for entry in args.ablations:
             only, _, preset = entry.rpartition(":")
             if only and only != family:
@@ -291,6 +370,7 @@ def main() -> None:
     header = ["# Results: the zoo against the papers' claims", "",
               "Regenerated by `python benchmarks/results_report.py"
               + (f" --ablations {' '.join(args.ablations)}" if args.ablations else "")
+              + (" --verma" if args.verma else "")
               + "` (sweeps `table1` and `components` of each zoo family, and one section per ablation preset; "
               "see docs/sweeps.md). Every number below is a mean ± std over the three seed pairs, "
               f"computed on {platform.machine()} with torch {torch.__version__} ({torch.get_num_threads()} torch "
@@ -300,7 +380,7 @@ def main() -> None:
     if overrides:
         header[2:2] = [f"**Quick check, not the numbers to quote**: sweeps shrunk to {overrides}.", ""]
     field = field_section(args.field, "\n".join(sections), args.steps, args.max_examples) if args.field else []
-    out.write_text("\n".join(header + sections + ["\n".join(part) for part in (widths, anatomy, field, curves)
+    out.write_text("\n".join(header + sections + ["\n".join(part) for part in (verma, widths, anatomy, field, curves)
                                                   if part]))
     print(f"wrote {out}")
 

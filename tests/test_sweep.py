@@ -186,7 +186,8 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
     home, out = tmp_path / "home", tmp_path / "docs" / "results.md"
     command = [sys.executable, "benchmarks/results_report.py", "--families", "vit-digits", "--executor", "serial",
                "--points", "3", "--max-examples", "48", "--steps", "3", "--out", str(out),
-               "--ablations", "layer-subsets", "vit-digits:lambda-sampling", "gpt-shakespeare:wm-iterations",
+               "--ablations", "layer-subsets", "vit-digits:lambda-sampling", "vit-digits:wm-iterations",
+               "gpt-shakespeare:data-amount",
                "--widths", "vit-digits", "--anatomy", "--field", "vit-digits"]
     env = dict(os.environ, SYMALIGN_HOME=str(home))
     subprocess.run(command, cwd=root, env=env, check=True, capture_output=True, text=True)
@@ -215,6 +216,11 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
     for claim in ("Learned matching closes the barrier", "The ordering vanilla > activation", "Rotations beat",
                   "Which symmetry matters most"):
         assert claim in report
+    # Theus et al. Fig. 6: both series (permutations and orthogonal maps) on one chart, each described
+    fig6 = report[report.index("### vit-digits: wm-iterations"):].split("\n### ")[0]
+    assert "Theus et al. Fig. 6" in fig6 and "permutations: " in fig6 and "all: " in fig6
+    assert (out.parent / "results" / "vit-digits-wm-iterations-series.html").is_file()
+    assert "Per seed pair it breaks" in report or "and on every seed pair" in report  # the ordering, per pair
     store = RunStore(home / "runs.sqlite")
     for preset in ("table1", "components"):
         grid = preset_grid(preset, "vit-digits")
@@ -240,8 +246,8 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
         section = report.split(f"### vit-digits: {preset}")[1].split("###")[0]
         lowest = min(rows, key=lambda r: r["mean"])
         assert f"Lowest: {lowest['row']} ({lowest['mean']:.2f})" in section  # what the rows show, from the numbers
-    assert "Theus et al. (their method)" in report.split("### vit-digits: lambda-sampling")[1]
-    assert "### vit-digits: wm-iterations" not in report  # asked for gpt-shakespeare only
+    assert "Theus et al. (Fig. 5)" in report.split("### vit-digits: lambda-sampling")[1]
+    assert "### vit-digits: data-amount" not in report  # asked for gpt-shakespeare only
     vanilla = re.search(r"\| vanilla \| [\d.]+ ± [\d.]+ \| ([\d.]+) \|", report)
     assert vanilla and float(vanilla.group(1)) == 1.69  # Theus et al.'s Table 1 beside the zoo
     before = len(store.list(kind="align"))

@@ -52,8 +52,9 @@ PRESETS["components"] = [("all classes", "weight", "all")] + [
      {**CLASS_PRESETS["all"], "qk": "orthogonal+rescale", "vo": "orthogonal+rescale"})]
 # The papers' ablations of one option each (issue #41): a row per value, on any family.
 PRESETS["lambda-sampling"] = [(f"learned (all), λ {v}", "learned", "all", {"lambdas": v}) for v in LAMBDA_SAMPLERS]
-PRESETS["wm-iterations"] = [(f"weight (all), {n} sweep{'s' * (n > 1)}", "weight", "all", {"max_sweeps": n})
-                            for n in (1, 2, 3, 5, 10)]
+# Theus et al. Fig. 6 contrasts permutations with orthogonal maps: both series, stopped after n sweeps.
+PRESETS["wm-iterations"] = [(f"weight ({classes}), {n} sweep{'s' * (n > 1)}", "weight", classes, {"max_sweeps": n})
+                            for classes in ("permutations", "all") for n in (1, 2, 3, 5, 10)]
 PRESETS["head-strategies"] = [(f"activation (all), heads {v}", "activation", "all", {"head_strategy": v})
                               for v in ("two-stage", "monotonic")]
 PRESETS["residual-strategies"] = [(f"activation (all), residual {v}", "activation", "all", {"residual_strategy": v})
@@ -68,7 +69,8 @@ PRESET_HELP = {
     "components": "weight matching with all classes, then each component kind switched off (Zhang et al. Fig. 3), "
                   "and with Zhang et al.'s rescaling added to the QK and VO rotations",
     "lambda-sampling": "learned matching with each distribution of λ per step (Theus et al. Fig. 5)",
-    "wm-iterations": "weight matching stopped after 1, 2, 3, 5, 10 sweeps (Theus et al. Fig. 6)",
+    "wm-iterations": "weight matching with permutations and with all classes (orthogonal maps), stopped after 1, 2, 3, "
+                     "5, 10 sweeps (Theus et al. Fig. 6: both series)",
     "head-strategies": "activation matching (all classes, pre-LN families too), heads two-stage or monotonic (two of "
                        "Verma & Elbayad Table 1's rows; the whole table in its setting: verma-heads)",
     "residual-strategies": "activation matching (all classes, any family), the residual from all, first or last "
