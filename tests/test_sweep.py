@@ -220,6 +220,8 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
     fig6 = report[report.index("### vit-digits: wm-iterations"):].split("\n### ")[0]
     assert "Theus et al. Fig. 6" in fig6 and "permutations: " in fig6 and "all: " in fig6
     assert (out.parent / "results" / "vit-digits-wm-iterations-series.html").is_file()
+    assert (out.parent / "results" / "vit-digits-lambda-sampling-curves.html").is_file()  # Theus et al. Fig. 5
+    assert "The paths themselves" in report and "peaks at λ = " in report
     assert "Per seed pair it breaks" in report or "and on every seed pair" in report  # the ordering, per pair
     store = RunStore(home / "runs.sqlite")
     for preset in ("table1", "components"):
