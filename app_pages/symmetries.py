@@ -58,8 +58,12 @@ with user_errors():
                     "(embeddings, head and layer 0; every layer looks like layer 0). In canonical form the "
                     "LayerNorm gains are absorbed, so the residual admits rotations.")
         show_figure(action_figure(names, list(KINDS), cells), key="sym-grid")
-        st.markdown("**Classes per component**: *admissible*, or why the class would change the function.")
-        st.dataframe(pd.DataFrame(class_table(spec)).set_index("component"), key="sym-classes")
+        st.markdown("**Classes per component**: *admissible*, or refused, with why the class would change the "
+                    "function below the grid (a reason is a sentence: in a grid cell it would be cut off).")
+        classes = pd.DataFrame(class_table(spec)).set_index("component")
+        st.dataframe(classes.map(lambda v: v if v == "admissible" else "refused"), key="sym-classes")
+        st.markdown("\n".join(f"- **{component}, {cls}**: {reason}" for component, row in classes.iterrows()
+                               for cls, reason in row.items() if reason != "admissible"))
 
     with plant_tab:
         c1, c2, c3, c4 = st.columns(4)

@@ -507,6 +507,13 @@ def test_symmetries_page_plants_a_symmetry_and_shows_an_alignments_weights(home,
     at = clean(page("symmetries").run())
     assert not at.error, [e.value for e in at.error]
     assert any("admissible" in str(df.value.values) for df in at.dataframe)  # the class table
+    from symalign.anatomy import class_table
+    from symalign.models import canonicalize, load_model, spec_of
+
+    reasons = [r for row in class_table(spec_of(canonicalize(load_model("zoo:vit-digits/0"))))
+               for k, r in row.items() if k != "component" and r != "admissible"]
+    shown = " ".join(m.value for m in at.markdown)
+    assert reasons and all(r in shown for r in reasons)  # every refusal's reason in full, not cut off in a cell
     for kind, cls in (("mlp", "perm"), ("residual", "orthogonal")):
         at.selectbox(key="sym-kind").set_value(kind).run()
         at.selectbox(key=f"sym-class-{kind}").set_value(cls).run()
