@@ -30,6 +30,14 @@ def test_projector_view_enlarges_every_text_and_keeps_the_data():
     assert "nats" in fig.layout.yaxis.title.text
 
 
+def test_barrier_axes_start_at_a_stated_baseline():
+    """A 0.046 barrier on a 1.84-1.89 axis looked like a mountain: the loss axis starts at 0 and says so."""
+    fig = curves_figure([("weight", {"lambdas": [0.0, 0.5, 1.0], "loss": [1.84, 1.886, 1.85],
+                                     "accuracy": [0.5, 0.48, 0.5], "barrier": 0.046})])
+    assert fig.layout.yaxis.rangemode == "tozero" and "axis from 0" in fig.layout.yaxis.title.text
+    assert tuple(fig.layout.yaxis2.range) == (0, 1.02)
+
+
 def test_export_settings_name_the_format():
     assert export_config("svg", "symalign-x")["toImageButtonOptions"] == {"format": "svg", "filename": "symalign-x",
                                                                          "scale": 1}

@@ -30,9 +30,11 @@ def curves_figure(curves: list[tuple[str, dict]], title: str = "",
             fig.add_trace(go.Scatter(x=lam, y=c["accuracy"], mode="lines+markers", showlegend=False,
                                      line=dict(color=color, dash=dash), legendgroup=label), row=1, col=2)
     fig.update_xaxes(title_text="λ  (0 = model A, 1 = model B)")
-    fig.update_yaxes(title_text="loss (nats per prediction)", row=1, col=1)
+    # Axes from a stated baseline (0, and 0-1 for accuracy): an autoscaled axis drew a 0.046 barrier on a
+    # 1.84-1.89 axis as a mountain (issue #56)
+    fig.update_yaxes(title_text="loss (nats per prediction; axis from 0)", rangemode="tozero", row=1, col=1)
     if has_acc:
-        fig.update_yaxes(title_text="accuracy (fraction correct)", row=1, col=2)
+        fig.update_yaxes(title_text="accuracy (fraction correct)", range=[0, 1.02], row=1, col=2)
     fig.update_layout(title=title or None, height=420, margin=dict(l=40, r=20, t=60, b=40),
                       legend=dict(orientation="h", yanchor="bottom", y=-0.35))
     return fig
@@ -59,7 +61,8 @@ def barrier_bars(table: pd.DataFrame, label_column: str = "run") -> go.Figure:
                 marker_color=colours)
     fig.add_bar(x=labels, y=table["barrier_mean"].tolist(), name="barrier (above mean endpoint loss)",
                 marker_color=colours, marker_opacity=0.45)
-    fig.update_layout(barmode="group", height=380, yaxis_title="loss above reference",
+    fig.update_layout(barmode="group", height=380, yaxis_title="loss above reference (axis from 0)",
+                      yaxis_rangemode="tozero",
                       margin=dict(l=40, r=20, t=30, b=40), legend=dict(orientation="h", y=1.1))
     return fig
 
