@@ -17,6 +17,7 @@ from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_model, run_store
 from symalign.ui.widgets import StreamlitProgress, data_field, model_picker, user_errors
+from symalign.zoo import zoo_reference
 
 ALIGN_TEXT = {"weight": "weight matching (all classes)", "learned": "learned matching (all classes)",
               "none": "none (as they are)"}
@@ -100,8 +101,10 @@ def merge_section() -> None:
     if st.session_state.get("merge-last"):
         run = run_store().get(st.session_state["merge-last"][0])
         st.subheader(run_label(run))
-        rows = [{"model": r["model"], "loss": r["loss"], "accuracy": r["accuracy"]} for r in run.metrics["inputs"]]
-        rows += [{"model": f"{r['model']} as carried by the OT plans", "loss": r["loss"], "accuracy": r["accuracy"]}
+        rows = [{"model": zoo_reference(r["model"]), "loss": r["loss"], "accuracy": r["accuracy"]}
+                for r in run.metrics["inputs"]]  # zoo:RECIPE/SEED, not the checkout's absolute path
+        rows += [{"model": f"{zoo_reference(r['model'])} as carried by the OT plans", "loss": r["loss"],
+                  "accuracy": r["accuracy"]}
                  for r in run.metrics.get("carried", [])]
         rows.append({"model": "merged", **run.metrics["merged"]})
         st.dataframe(pd.DataFrame(rows), hide_index=True, key="merge-table")

@@ -556,6 +556,7 @@ def test_merge_page_merges_records_the_run_and_offers_the_zip(home):
     assert run.state == "done" and run.metrics["how"] == "regmean" and len(run.metrics["inputs"]) == 2
     table = at.dataframe[0].value
     assert table["model"].tolist()[-1] == "merged"
+    assert all(m.startswith("zoo:") for m in table["model"].tolist()[:2])  # the zoo's names, not absolute paths
     assert table["loss"].iloc[-1] == pytest.approx(run.metrics["merged"]["loss"])
     assert len(downloads(at)) == 1
     from symalign.models.io import checkpoint_zip
