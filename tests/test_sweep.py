@@ -278,3 +278,22 @@ def test_each_ray_cell_asks_for_one_gpu_on_a_cluster_with_gpus(tmp_path):
         ray.shutdown()
     with pytest.raises(SymalignError, match="GPUs are asked of Ray"):
         run_sweep(grid, executor="serial", gpus_per_cell=1)
+
+
+def test_a_vanilla_row_reuses_a_recorded_barrier_run(tmp_path):
+    """Align records the vanilla barrier as a `barrier` run; a sweep's vanilla cell is the same curve,
+    so it is reused, not measured and recorded again (issue #56: "0 reused" beside existing runs)."""
+    from symalign.runs.execute import barrier_run
+    from symalign.sweeps.grid import grid_from_dict
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    run_id, curve = barrier_run("zoo:vit-digits/0", "zoo:vit-digits/1", points=3, max_examples=8, store=store)
+    spec = {"pairs": [["zoo:vit-digits/0", "zoo:vit-digits/1"]], "points": 3, "max_examples": 8,
+            "rows": [{"name": "vanilla", "method": "none", "classes": "none"},
+                     {"name": "weight", "method": "weight", "classes": "permutations"}]}
+    result = run_sweep(grid_from_dict(spec, "t"), executor="serial", store=store)
+    assert (result.executed, result.reused) == (1, 1)  # the weight row is new
+    vanilla = result.cells[result.cells["row"] == "vanilla"].iloc[0]
+    assert vanilla["run_id"] == run_id and vanilla["barrier"] == pytest.approx(curve.barrier)
+    other = dict(spec, points=5)  # other evaluation settings: a different curve, measured
+    assert run_sweep(grid_from_dict(other, "t"), executor="serial", store=store).reused == 0

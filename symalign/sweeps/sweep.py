@@ -8,6 +8,7 @@ counts too."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import statistics
@@ -124,9 +125,16 @@ def _payload(cell: Cell, grid: Grid, data: str) -> dict:
 
 
 def finished_runs(store: RunStore) -> dict[str, Run]:
-    """Finished align runs that measured a barrier, by their settings (newest wins): read once per
-    sweep, so looking a cell up costs no database read."""
+    """Finished align runs that measured a barrier, by their settings (newest wins), and finished
+    canonical-form `barrier` runs by `vanilla_key` (a vanilla cell is the same curve: Align's and
+    the CLI's vanilla barriers count, issue #56): read once per sweep, so looking a cell up costs
+    no database read."""
     index: dict[str, Run] = {}
+    for run in reversed(store.list(kind="barrier", state="done")):
+        settings = run.typed_settings
+        if "barrier" in run.metrics and getattr(settings, "form", "canonical") == "canonical":
+            index[vanilla_key(run.model_a, run.model_b, settings.data, settings.points, settings.max_examples,
+                              settings.split)] = run
     for run in reversed(store.list(kind="align", state="done")):  # oldest first, so the newest overwrites
         if "config" not in run.settings or "barrier" not in run.metrics:
             continue  # measured nothing (or a row from before settings were typed)
@@ -134,6 +142,22 @@ def finished_runs(store: RunStore) -> dict[str, Run]:
         if settings.measure:
             index[settings.reuse_key(run.model_a, run.model_b)] = run
     return index
+
+
+def vanilla_key(a: str, b: str, data: str | None, points: int, max_examples: int | None, split: str) -> str:
+    """What decides a vanilla curve: the pair, its data and evaluation (no matcher, no classes)."""
+    return json.dumps(["vanilla", a, b, data, points, max_examples, split])
+
+
+def reusable(finished: dict[str, Run], cell: Cell, payload: dict) -> Run | None:
+    """A finished run with this cell's numbers: an align run of the same settings, or for a vanilla
+    row (method none) any canonical-form barrier run of the pair on the same data and evaluation."""
+    asked = AlignSettings(payload["config"], payload["points"], payload["max_examples"], split=payload["split"])
+    run = finished.get(asked.reuse_key(payload["a"], payload["b"]))
+    if run is None and cell.row.method == "none":
+        run = finished.get(vanilla_key(payload["a"], payload["b"], payload["config"].get("data"), payload["points"],
+                                       payload["max_examples"], payload["split"]))
+    return run
 
 
 def execute_cell(payload: dict, store_path: str | None, home: str | None, threads: int | None = None) -> dict:
@@ -222,8 +246,7 @@ def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, st
     finished = finished_runs(store) if store is not None else {}
     done = 0
     for i, (cell, payload) in enumerate(zip(cells, payloads)):
-        asked = AlignSettings(payload["config"], payload["points"], payload["max_examples"], split=payload["split"])
-        run = finished.get(asked.reuse_key(payload["a"], payload["b"]))
+        run = reusable(finished, cell, payload)
         if run is None:
             todo.append(i)
             continue
