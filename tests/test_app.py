@@ -718,6 +718,8 @@ def test_where_the_barrier_lives_computes_each_view(home):
 
 @pytest.mark.slow
 def test_the_lambda_slider_shows_the_model_at_work_on_both_paths(home, tmp_path):
+    from symalign.landscape.at_lambda import point_on_curve
+
     """Interpolation: the slider draws a marker on the curves, and beside them the model at λ continues
     a prompt on the unaligned and on the aligned path; at λ = 0 both are model A, so they agree, and
     halfway they differ (the aligned path is another model than the unaligned one)."""
@@ -728,6 +730,10 @@ def test_the_lambda_slider_shows_the_model_at_work_on_both_paths(home, tmp_path)
     assert any(s.get("type") == "line" and s.get("x0") == 0.5 for s in spec["layout"]["shapes"])
     codes = [c.value for c in at.code if not c.value.startswith("http")]  # not the page's link
     assert len(codes) == 2 and codes[0] != codes[1] and all(c.startswith("ROMEO:") for c in codes)
+    run = RunStore(home / "runs.sqlite").list(kind="align")[0]
+    _, loss, accuracy = point_on_curve(run.curve, 0.5)
+    shown = " ".join(c.value for c in at.caption)  # the aligned path's loss and accuracy at λ, from its curve
+    assert f"at λ = 0.50: loss {loss:.3f}, accuracy {100 * accuracy:.1f}%" in shown
     at.slider(key="interp-lambda").set_value(0.0)
     at = clean(at.run())
     codes = [c.value for c in at.code if not c.value.startswith("http")]

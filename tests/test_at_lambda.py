@@ -45,5 +45,18 @@ def test_a_masked_lm_fills_the_blank_and_a_classifier_gives_probabilities():
     shown = at_work(vit, data=load_data("digits"), example=3)
     assert shown.image is not None and shown.image.shape[0] in (1, 3) and 0 <= float(shown.image.min())
     assert len(shown.top) == 5 and shown.top[0][1] > 0.5  # a trained classifier is sure of a digit
+    labels = torch.cat([y for _, y in load_data("digits").eval_batches(vit, 4)])
+    names = vit.config.id2label or {}
+    assert shown.truth == str(names.get(int(labels[3]), int(labels[3])))  # the example's true label
     with pytest.raises(SymalignError, match="data"):
         at_work(vit)
+
+
+def test_the_panel_reads_loss_and_accuracy_at_the_nearest_measured_lambda():
+    from symalign.landscape.at_lambda import point_on_curve
+
+    curve = {"lambdas": [0.0, 0.25, 0.5, 0.75, 1.0], "loss": [1.0, 2.0, 3.0, 2.0, 1.1],
+             "accuracy": [0.9, 0.5, 0.2, 0.5, 0.88]}
+    assert point_on_curve(curve, 0.55) == (0.5, 3.0, 0.2)
+    assert point_on_curve(curve, 0.9) == (1.0, 1.1, 0.88)
+    assert point_on_curve({"lambdas": [0.0, 1.0], "loss": [1.0, 1.2]}, 0.4) == (0.0, 1.0, None)

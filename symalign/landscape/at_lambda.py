@@ -25,6 +25,15 @@ class AtWork:
     top: list[tuple[str, float]] = field(default_factory=list)  # predictions with probabilities
     continuation: str = ""  # causal LMs: the generated text after the prompt
     image: torch.Tensor | None = None  # image classifiers: the example's pixels [C, H, W], scaled to [0, 1]
+    truth: str | None = None  # classifiers: the example's true label, so a student sees right from wrong
+
+
+def point_on_curve(curve: dict, lam: float) -> tuple[float, float, float | None]:
+    """(λ, loss, accuracy) at the curve's measured point nearest `lam`: what the panel reports beside the
+    model at λ (the curve is measured on the whole evaluation split, not on the one example shown)."""
+    i = min(range(len(curve["lambdas"])), key=lambda k: abs(curve["lambdas"][k] - lam))
+    accuracy = curve.get("accuracy") or []
+    return curve["lambdas"][i], curve["loss"][i], accuracy[i] if i < len(accuracy) else None
 
 
 def blend(a: TransformerModel, b: TransformerModel, lam: float) -> TransformerModel:
@@ -86,6 +95,7 @@ def _classify(model: TransformerModel, data, example: int, top: int) -> AtWork:
     for inputs, labels in data.eval_batches(model, example + 1):
         if example < seen + len(labels):
             row = {k: v[example - seen: example - seen + 1] for k, v in inputs.items()}
+            label = int(labels[example - seen])
             break
         seen += len(labels)
     else:
@@ -94,9 +104,10 @@ def _classify(model: TransformerModel, data, example: int, top: int) -> AtWork:
     values, indices = probs.topk(min(top, probs.numel()))
     names = getattr(model.config, "id2label", None) or {}
     predictions = [(str(names.get(int(i), int(i))), float(v)) for v, i in zip(values, indices)]
+    truth = str(names.get(label, label))
     if "input_ids" in row:
         text = model_tokenizer(model.source).decode(row["input_ids"][0], skip_special_tokens=True)
-        return AtWork(model.family.task, text, predictions)
+        return AtWork(model.family.task, text, predictions, truth=truth)
     pixels = row["pixel_values"][0].float()
     pixels = (pixels - pixels.min()) / (pixels.max() - pixels.min()).clamp_min(1e-12)
-    return AtWork(model.family.task, f"evaluation image {example}", predictions, image=pixels)
+    return AtWork(model.family.task, f"evaluation image {example}", predictions, image=pixels, truth=truth)

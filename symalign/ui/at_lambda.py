@@ -49,6 +49,9 @@ def _show(col, work) -> None:
             col.image(work.image.permute(1, 2, 0).numpy(), width=120, clamp=True)
         else:
             col.code(work.shown, language=None, wrap_lines=True)
+        if work.truth is not None:
+            right = work.top and work.top[0][0] == work.truth
+            col.markdown(f"true label: **{_label(work.truth)}** ({'predicted' if right else 'missed'})")
         col.markdown("  \n".join(f"**{_label(t)}** {100 * p:.0f}%" if i == 0 else f"{_label(t)} {100 * p:.0f}%"
                                  for i, (t, p) in enumerate(work.top)))
 
@@ -74,6 +77,7 @@ def show_at_lambda(runs: list[Run], lam: float, key: str) -> None:
     if not usable:
         st.caption("The model at λ is shown for alignment runs whose aligned model is kept (Align, the guided demo).")
         return
+    usable.sort(key=lambda r: r.method != "learned")  # learned first: the path that closes most (issue #56)
     labels = {r.id: run_label(r) for r in usable}
     chosen = st.selectbox("show the model at λ of", list(labels), format_func=labels.get, key=f"{key}-run")
     run = next(r for r in usable if r.id == chosen)
@@ -90,6 +94,30 @@ def show_at_lambda(runs: list[Run], lam: float, key: str) -> None:
         data_spec = (run.settings.get("config") or {}).get("data") or default_data_spec(a)
         example = int(st.number_input("evaluation example", 0, 255, 0, key=f"{key}-example"))
     left, right = st.columns(2)
+    curves = {"unaligned": _vanilla_curve(run), "aligned": run.curve}
     for col, which, title in ((left, "unaligned", "unaligned path"), (right, "aligned", f"aligned ({run.method})")):
         col.markdown(f"**{title}, λ = {lam:.2f}**")
+        _measured(col, curves[which], lam)
         _show(col, _at_work(files, which, round(lam, 4), prompt, example, data_spec))
+
+
+def _vanilla_curve(run: Run) -> dict | None:
+    """The unaligned path's curve: the newest finished barrier run of the pair (Align records one)."""
+    from symalign.ui.state import run_store
+
+    for other in run_store().list(kind="barrier", state="done"):
+        if (other.model_a, other.model_b) == (run.model_a, run.model_b) and other.curve:
+            return other.curve
+    return None
+
+
+def _measured(col, curve: dict | None, lam: float) -> None:
+    """Loss and accuracy of the path's model at the measured λ nearest the slider (whole evaluation split)."""
+    from symalign.landscape.at_lambda import point_on_curve
+
+    if not curve:
+        col.caption("no measured curve for this path in the run history")
+        return
+    at, loss, accuracy = point_on_curve(curve, lam)
+    col.caption(f"on the evaluation split at λ = {at:.2f}: loss {loss:.3f}"
+                + (f", accuracy {100 * accuracy:.1f}%" if accuracy is not None else ""))
