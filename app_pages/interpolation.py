@@ -19,7 +19,8 @@ with user_errors():
     if runs:
         labels = distinct_labels([run_label(r) for r in runs], [r.id for r in runs])  # one legend entry per run
         curves_at_lambda(runs, labels, "interp", "The model at λ, at work")
-        show_permalink("interpolation", {**st.session_state["interp-filters"], "runs": ",".join(r.id for r in runs)})
+        show_permalink("interpolation", {**st.session_state["interp-filters"], "runs": ",".join(r.id for r in runs),
+                                         "lambda": f"{st.session_state['interp-lambda']:g}"})
         table = runs_table(runs)[["run", "model_a", "model_b", "barrier", "barrier_mean", "accuracy_barrier",
                                   "loss_at_half", "endpoint_loss_a", "endpoint_loss_b"]]
         st.dataframe(table.rename(columns={"barrier": "barrier (above endpoint line)",

@@ -738,6 +738,11 @@ def test_the_lambda_slider_shows_the_model_at_work_on_both_paths(home, tmp_path)
     at = clean(at.run())
     codes = [c.value for c in at.code if not c.value.startswith("http")]
     assert len(codes) == 2 and codes[0] == codes[1]  # both paths start at model A
+    assert any("lambda=0" in c.value for c in at.code if c.value.startswith("http"))  # λ is in the link
+    linked = page("interpolation")
+    linked.query_params["lambda"] = "0.25"
+    linked = clean(linked.run())
+    assert linked.slider(key="interp-lambda").value == 0.25  # a link opens at its λ
 
 
 def test_the_projector_view_reaches_every_page_figure(home):

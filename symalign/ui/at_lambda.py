@@ -56,14 +56,25 @@ def _show(col, work) -> None:
                                  for i, (t, p) in enumerate(work.top)))
 
 
+def _lambda_from_link(value) -> float:
+    """λ from a link's `lambda=` (0.5 when absent or not a number in [0, 1]), on the slider's 0.05 grid."""
+    try:
+        lam = float(value)
+    except (TypeError, ValueError):
+        return 0.5
+    return round(min(1.0, max(0.0, lam)) * 20) / 20
+
+
 def curves_at_lambda(runs: list[Run], labels: list[str], key: str, title: str) -> None:
     """The runs' curves with a λ slider: a marker on every curve, and below, in an expander titled
     `title`, the model at that λ at work (Interpolation and the guided demo)."""
     from symalign.plots import curves_figure
     from symalign.ui.figures import show_figure
+    from symalign.ui.permalink import initial
 
-    lam = st.slider("λ: move along the path", 0.0, 1.0, 0.5, 0.05, key=f"{key}-lambda",
-                    help="the marker on every curve, and the model at this λ below")
+    lam = st.slider("λ: move along the path", 0.0, 1.0, _lambda_from_link(initial(f"{key}-lambda", "lambda")), 0.05,
+                    key=f"{key}-lambda", help="the marker on every curve, and the model at this λ below (the page's "
+                                              "link keeps it)")
     figure = curves_figure(list(zip(labels, [r.curve for r in runs])), methods=[r.method for r in runs])
     figure.add_vline(x=lam, line=dict(color="#444", width=2, dash="dash"), row="all", col="all")
     show_figure(figure, key=f"{key}-fig")
