@@ -111,6 +111,7 @@ def test_the_app_listens_on_the_loopback_address_unless_shared(monkeypatch, caps
     command, policy = launched(["app", "--share", "--password", "sesame", "--allow-training"], monkeypatch)
     assert command[command.index("--server.address") + 1] == "0.0.0.0"
     assert command[command.index("--server.maxUploadSize") + 1] == "64"  # guests' per-session cap
+    assert command[command.index("--client.toolbarMode") + 1] == "minimal"  # no Deploy button
     assert policy.guest and policy.allow_training and policy.password_ok("sesame") and not policy.password_ok("x")
     assert "sesame" not in str(policy)  # only its hash travels
     assert "http://" in capsys.readouterr().err  # the addresses to give out

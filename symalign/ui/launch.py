@@ -29,7 +29,8 @@ def app_command(port: int = 8501, headless: bool = False, address: str = LOOPBAC
             "--server.address", address,
             "--server.headless", "true" if headless else "false", "--browser.gatherUsageStats", "false",
             "--server.maxUploadSize", str(max_upload_mb), "--server.fileWatcherType", "none",
-            "--server.showEmailPrompt", "false"]
+            "--server.showEmailPrompt", "false",
+            "--client.toolbarMode", "minimal"]  # no Deploy button on a seminar's projector (issue #56)
 
 
 def share_addresses(address: str, port: int) -> list[str]:
