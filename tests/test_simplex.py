@@ -132,3 +132,20 @@ def test_an_html_target_in_a_missing_folder_is_refused_before_work(tmp_path, cap
 def test_resolution_below_one_is_refused_in_the_api():
     with pytest.raises(SymalignError, match="at least 1"):
         barycentric_grid(0)
+
+
+def test_corner_values_of_side_by_side_panels_point_inwards():
+    """Two panels side by side put one's B value next to the other's A value: set outwards they ran
+    together ("0.0680.180"); each bottom label is anchored inwards from its corner, on one line."""
+    from symalign.plots.simplex import simplex_figures
+
+    weights = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1 / 3, 1 / 3, 1 / 3]]
+    surface = {"weights": weights, "loss": [0.068, 0.18, 0.1, 0.5], "corner_loss": [0.068, 0.18, 0.1],
+               "max_barrier": 0.4, "near_zero_fraction": 0.5}
+    fig = simplex_figures([("none", surface), ("weight", surface)])
+    corners = [a for a in fig.layout.annotations if "<b>" in a.text]
+    assert len(corners) == 6
+    for panel in (corners[:3], corners[3:]):
+        a, b, c = panel
+        assert (a.xanchor, b.xanchor) == ("left", "right") and "<br>" not in a.text + b.text
+        assert a.x == 0.0 and b.x == 1.0  # at the corners themselves, not pushed outside the triangle

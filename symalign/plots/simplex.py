@@ -60,9 +60,11 @@ def _add_surface(fig: go.Figure, surface: dict, labels: tuple[str, str, str], co
     outline = np.vstack([CORNERS, CORNERS[:1]])
     fig.add_trace(go.Scatter(x=outline[:, 0], y=outline[:, 1], mode="lines", line=dict(color="black", width=1.5),
                              hoverinfo="skip", showlegend=False), row=1, col=col)
-    offsets = [(-0.04, -0.05), (0.04, -0.05), (0.0, 0.05)]
-    for (x, y), (dx, dy), label, loss in zip(CORNERS, offsets, labels, surface["corner_loss"]):
-        fig.add_annotation(x=x + dx, y=y + dy, text=f"<b>{label}</b><br>{loss:.3f}", showarrow=False,
+    # Below the bottom corners, anchored inwards (A's text starts at A, B's ends at B), above the top one: set
+    # outwards, the right corner's value of one panel ran into the left corner's of the next ("0.0680.180")
+    places = [(0.0, -0.07, "left"), (0.0, -0.07, "right"), (0.0, 0.06, "center")]
+    for (x, y), (dx, dy, anchor), label, loss in zip(CORNERS, places, labels, surface["corner_loss"]):
+        fig.add_annotation(x=x + dx, y=y + dy, text=f"<b>{label}</b> {loss:.3f}", showarrow=False, xanchor=anchor,
                            font=dict(size=11), row=1, col=col)
 
 
