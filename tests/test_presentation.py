@@ -74,3 +74,13 @@ def test_static_export_says_what_is_missing(monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     monkeypatch.delenv("BROWSER_PATH", raising=False)
     assert "Chromium" in static_export_missing()
+
+
+def test_a_matcher_above_no_alignment_on_the_simplex_gets_a_sentence():
+    from symalign.ui.explain import simplex_sentence
+
+    said = simplex_sentence([("none", {"max_barrier": 3.95}), ("weight", {"max_barrier": 4.19}),
+                             ("learned", {"max_barrier": 0.07})])
+    assert "weight matching (4.19)" in said and "3.95" in said and "learned matching (" not in said
+    assert simplex_sentence([("none", {"max_barrier": 3.95}), ("weight", {"max_barrier": 1.0})]) == ""
+    assert simplex_sentence([("weight", {"max_barrier": 4.19})]) == ""  # nothing to compare with

@@ -90,6 +90,12 @@ def show_simplex(runs: list[Run], key: str) -> None:
     show_figure(fig, key=key)
     st.caption("Corners: " + " · ".join(f"**{'ABC'[i]}** = `{m}`" for i, m in enumerate(runs[0].all_models[:3]))
                + ". White dots: grid points in the near-zero region (loss ≤ corner plane + ε); dashed line: its edge.")
+    from symalign.ui.explain import simplex_sentence
+
+    same = [r for r in runs if r.all_models == runs[0].all_models]  # the sentence compares runs of one triple
+    sentence = simplex_sentence([(r.method, r.metrics) for r in same])
+    if sentence:
+        st.markdown(sentence)
     table = pd.DataFrame([{"run": r.id, "method": r.method, "models": " · ".join(r.all_models),
                            "max loss": r.metrics["max_loss"],
                            "max barrier (above corner plane)": r.metrics["max_barrier"],
