@@ -746,6 +746,24 @@ def test_the_lambda_slider_shows_the_model_at_work_on_both_paths(home, tmp_path)
     assert linked.slider(key="interp-lambda").value == 0.25  # a link opens at its λ
 
 
+def test_the_projector_view_lives_in_the_address(home):
+    """Issue #56: a reload (a new session on the same address) keeps the projector view, it enlarges the
+    page's text too, and turning it off takes it out of the address."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["view"] = "projector"
+    at = clean(at.run())
+    assert at.session_state["view-projector"] is True and at.query_params["view"] in ("projector", ["projector"])
+    assert any("font-size: 22px" in m.value for m in at.markdown)  # all text, not only figures
+    at.toggle(key="view-projector").set_value(False)
+    at = clean(at.run())
+    assert "view" not in at.query_params and not any("font-size: 22px" in m.value for m in at.markdown)
+    linked = page("runs")
+    linked.session_state["view-projector"] = True
+    assert main(["barrier", "zoo:vit-digits/0", "zoo:vit-digits/1", "--max-examples", "8", "--points", "3"]) == 0
+    linked = clean(linked.run())
+    assert any("view=projector" in c.value for c in linked.code if c.value.startswith("http"))  # links keep it
+
+
 def test_the_projector_view_reaches_every_page_figure(home):
     at = page("symmetries")
     at.session_state["view-projector"] = True

@@ -99,6 +99,25 @@ def test_a_run_link_opens_that_run_and_an_unknown_path_gives_home(tmp_path):
         compare = browser.new_context(viewport={"width": 1400, "height": 1400}).new_page()
         compare.goto(f"{url}/compare?runs={older}")
         compare.get_by_text("1 runs over 1 model pairs").first.wait_for(timeout=60_000)
+        # the projector view lives in the address (issue #56): on after a reload of the same tab, and in a tab
+        # closed and opened again on the address it had
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        shown = context.new_page()
+        shown.goto(f"{url}/runs?run={older}&view=projector")
+        switch = shown.get_by_role("switch", name="projector view")
+        switch.wait_for(timeout=60_000)
+        shown.get_by_role("heading", name=f"vanilla [{older[-6:]}]").wait_for(timeout=30_000)
+        assert switch.is_checked() and "view=projector" in shown.url
+        shown.reload()
+        shown.get_by_role("heading", name=f"vanilla [{older[-6:]}]").wait_for(timeout=60_000)
+        assert shown.get_by_role("switch", name="projector view").is_checked()
+        address = shown.url
+        shown.close()
+        reopened = context.new_page()
+        reopened.goto(address)
+        reopened.get_by_role("heading", name=f"vanilla [{older[-6:]}]").wait_for(timeout=60_000)
+        assert reopened.get_by_role("switch", name="projector view").is_checked()
+        assert reopened.evaluate("getComputedStyle(document.documentElement).fontSize") == "22px"  # all text
         lost = browser.new_context().new_page()
         lost.goto(f"{url}/no-such-page")
         lost.get_by_text("Guided demo", exact=True).wait_for(timeout=60_000)

@@ -10,10 +10,28 @@ PROJECTOR = "view-projector"
 FORMAT = "view-export-format"
 
 
+VIEW_PARAM = "view"  # ?view=projector: the projector view survives a reload and travels with every link
+# Page text, not only figures: Streamlit sizes its text in rem, so the root font size scales all of it.
+PROJECTOR_CSS = "<style>html { font-size: 22px; } [data-testid='stSidebar'] { font-size: 18px; }</style>"
+
+
+def projector_on() -> bool:
+    return bool(st.session_state.get(PROJECTOR))
+
+
 def view_settings() -> None:
-    """The sidebar's view settings: projector view and the export format (kept for the session)."""
-    st.toggle("projector view", key=PROJECTOR, help="fonts of at least 18 px, dark text and thicker lines on every "
-                                                    "figure: readable from the back of a seminar room")
+    """The sidebar's view settings: projector view (kept in the address, so a reload, a closed tab's
+    reopening and every permalink keep it) and the export format (kept for the session)."""
+    if PROJECTOR not in st.session_state and st.query_params.get(VIEW_PARAM) == "projector":
+        st.session_state[PROJECTOR] = True  # a reload or a link: the address says projector
+    st.toggle("projector view", key=PROJECTOR, help="page text and every figure enlarged (figures: fonts of at least "
+                                                    "18 px, dark text, thicker lines): readable from the back of a "
+                                                    "seminar room; kept in the page's address")
+    if projector_on():
+        st.query_params[VIEW_PARAM] = "projector"
+        st.markdown(PROJECTOR_CSS, unsafe_allow_html=True)
+    elif st.query_params.get(VIEW_PARAM) == "projector":
+        del st.query_params[VIEW_PARAM]
     st.selectbox("figure export", ["png", "svg"], key=FORMAT,
                  help="what the camera button above a figure saves: png (twice the size) or svg (vector, for papers)")
 
@@ -23,7 +41,7 @@ def show_figure(fig, key: str) -> None:
     (vector, for a paper; drawn by kaleido through an installed Chrome or Chromium, when clicked)."""
     from symalign.plots.presentation import export_config, projector, static_export_missing
 
-    if st.session_state.get(PROJECTOR):
+    if projector_on():
         fig = projector(fig)
     st.plotly_chart(fig, key=key, config=export_config(st.session_state.get(FORMAT, "png"), f"symalign-{key}"))
     html, svg, pdf, _ = st.columns([1, 1, 1, 3])

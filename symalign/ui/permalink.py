@@ -24,8 +24,16 @@ def initial_list(key: str, param: str, choices: list[str]) -> list[str] | None:
     return [v for v in wanted if v in choices]
 
 
+def with_view(params: dict[str, str]) -> dict[str, str]:
+    """`params` and, in projector view, `view=projector`: a link opens in the view it was copied in."""
+    from symalign.ui.figures import VIEW_PARAM, projector_on
+
+    return {**params, VIEW_PARAM: "projector"} if projector_on() else dict(params)
+
+
 def permalink(page: str, params: dict[str, str]) -> str:
     """The address that opens `page` with `params` on this server (as the browser reached it)."""
+    params = with_view(params)
     parts = urlsplit(st.context.url or "http://localhost:8501")
     query = urlencode({k: v for k, v in params.items() if v not in (None, "", "any")})
     return f"{parts.scheme}://{parts.netloc}/{page}" + (f"?{query}" if query else "")
@@ -33,7 +41,7 @@ def permalink(page: str, params: dict[str, str]) -> str:
 
 def show_permalink(page: str, params: dict[str, str]) -> None:
     """Put the state in the address bar and show the link with a copy button (st.code has one)."""
-    kept = {k: v for k, v in params.items() if v not in (None, "", "any")}
+    kept = {k: v for k, v in with_view(params).items() if v not in (None, "", "any")}
     if dict(st.query_params) != kept:
         st.query_params.from_dict(kept)
     st.caption("Link to this view (copy it with the button on the right):")
