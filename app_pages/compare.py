@@ -3,7 +3,7 @@
 import streamlit as st
 
 from symalign.plots import barrier_bars
-from symalign.runs.table import headline_barrier, runs_table
+from symalign.runs.table import headline_barrier, pair_label, runs_table
 from symalign.ui.figures import show_figure
 from symalign.ui.permalink import initial_list, show_permalink
 from symalign.ui.runs import run_filters
@@ -26,12 +26,16 @@ with user_errors():
         st.info("Pick at least one run.")
         st.stop()
     table = runs_table(runs)
+    table.insert(1, "pair", [pair_label(m.split(" · ")) for m in table["models"]])
+    table = table.sort_values(["pair", "method"], kind="stable")  # grouped by model pair, as the chart
     pairs = sorted(set(table["models"]))
     st.caption(f"{len(table)} runs over {len(pairs)} model pairs or triples. Lower is better; 0 means linearly "
                "connected. For a simplex run the barrier is the largest loss above the plane through its corner "
                "losses (and `near_zero_fraction` the share within ε of it); for a universe alignment, the largest "
                "pairwise barrier.")
-    st.dataframe(table.drop(columns=["id"]), hide_index=True, width="stretch",
+    first = ["pair", "method", "classes", "barrier", "accuracy_barrier", "barrier_mean"]  # the key columns first
+    shown = table[first + [c for c in table.columns if c not in first and c not in ("id", "models")]]
+    st.dataframe(shown, hide_index=True, width="stretch",
                  column_config={"barrier": st.column_config.NumberColumn(format="%.4f"),
                                 "barrier_mean": st.column_config.NumberColumn(format="%.4f"),
                                 "accuracy_barrier": st.column_config.NumberColumn("accuracy barrier (pp)",

@@ -84,3 +84,26 @@ def test_a_matcher_above_no_alignment_on_the_simplex_gets_a_sentence():
     assert "weight matching (4.19)" in said and "3.95" in said and "learned matching (" not in said
     assert simplex_sentence([("none", {"max_barrier": 3.95}), ("weight", {"max_barrier": 1.0})]) == ""
     assert simplex_sentence([("weight", {"max_barrier": 4.19})]) == ""  # nothing to compare with
+
+
+def test_compare_groups_runs_by_model_pair_with_one_colour_per_method():
+    """Issue #56: ten runs over three pairs as grouped bars, the pairs' short names on a flat axis,
+    each method once in the legend and in its own colour, the legend above the plot."""
+    import pandas as pd
+
+    from symalign.plots import barrier_bars
+    from symalign.plots.colours import METHOD_COLOURS
+
+    rows = []
+    for pair in ((0, 1), (0, 2), (1, 2)):
+        for method in ("none", "weight", "learned") + (("weight",) if pair == (0, 1) else ()):
+            models = " · ".join(f"zoo:vit-digits/{i}" for i in pair)
+            rows.append({"run": f"{method} [abc{len(rows)}]", "method": method, "models": models,
+                         "barrier": 1.0 + len(rows) / 10, "barrier_mean": 1.1})
+    fig = barrier_bars(pd.DataFrame(rows))
+    shown = [t for t in fig.data if t.showlegend]
+    assert [t.name for t in shown] == ["none", "weight", "learned"]
+    assert [t.marker.color for t in shown] == [METHOD_COLOURS[m] for m in ("none", "weight", "learned")]
+    assert sum(len(t.x) for t in fig.data) == 10 and set(fig.layout.xaxis.categoryarray) == {
+        "vit-digits 0↔1", "vit-digits 0↔2", "vit-digits 1↔2"}
+    assert fig.layout.xaxis.tickangle == 0 and fig.layout.legend.y >= 1 and fig.layout.legend.yanchor == "bottom"

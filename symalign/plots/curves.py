@@ -48,22 +48,39 @@ def distinct_labels(labels: list[str], ids: list[str]) -> list[str]:
     return [f"{label} [{run_id[-6:]}]" if counts[label] > 1 else label for label, run_id in zip(labels, ids)]
 
 
-def barrier_bars(table: pd.DataFrame, label_column: str = "run") -> go.Figure:
-    """Both barrier definitions per run, side by side: one pair of bars per run, even where runs share a label."""
-    fig = go.Figure()
-    labels = table[label_column].astype(str).tolist()
-    if "id" in table:
-        labels = distinct_labels(labels, table["id"].astype(str).tolist())
+def barrier_bars(table: pd.DataFrame) -> go.Figure:
+    """Compare's chart: barriers grouped by model pair (short names on the axis, never rotated), one
+    colour per method with the method once in the legend, a run's second definition (above the mean
+    endpoint loss) and its models in the hover. The legend sits above the plot, so neither the screen
+    nor an SVG or PNG export puts it over an axis (issue #56: rotated run labels squashed the plot,
+    two methods shared a colour, the legend covered the λ title)."""
     from symalign.plots.colours import method_colour
+    from symalign.runs.table import pair_label
 
-    colours = [method_colour(m, i) for i, m in enumerate(table["method"])] if "method" in table else None
-    fig.add_bar(x=labels, y=table["barrier"].tolist(), name="barrier (above the endpoint line)",
-                marker_color=colours)
-    fig.add_bar(x=labels, y=table["barrier_mean"].tolist(), name="barrier (above mean endpoint loss)",
-                marker_color=colours, marker_opacity=0.45)
-    fig.update_layout(barmode="group", height=380, yaxis_title="loss above reference (axis from 0)",
-                      yaxis_rangemode="tozero",
-                      margin=dict(l=40, r=20, t=30, b=40), legend=dict(orientation="h", y=1.1))
+    fig = go.Figure()
+    pairs = [pair_label(m.split(" · ")) for m in table["models"]]
+    order = list(dict.fromkeys(pairs))
+    methods = list(dict.fromkeys(table["method"]))
+    repeats: dict[tuple[str, str], int] = {}
+    traces: dict[tuple[str, int], dict] = {}  # (method, repeat): one bar per pair
+    for pair, (_, row) in zip(pairs, table.iterrows()):
+        k = repeats.get((pair, row["method"]), 0)
+        repeats[(pair, row["method"])] = k + 1
+        t = traces.setdefault((row["method"], k), {"x": [], "y": [], "text": []})
+        t["x"].append(pair)
+        t["y"].append(row["barrier"])
+        t["text"].append(f"{row['run']}<br>{row['models']}<br>barrier {row['barrier']:.4f}"
+                         + (f" · above mean endpoint loss {row['barrier_mean']:.4f}"
+                            if pd.notna(row.get("barrier_mean")) else ""))
+    for (method, k), t in sorted(traces.items(), key=lambda kv: (methods.index(kv[0][0]), kv[0][1])):
+        fig.add_bar(x=t["x"], y=t["y"], name=method, legendgroup=method, showlegend=k == 0,
+                    marker_color=method_colour(method, methods.index(method)), marker_opacity=1.0 if k == 0 else 0.6,
+                    hovertext=t["text"], hoverinfo="text")
+    fig.update_layout(barmode="group", height=420, yaxis_title="barrier (loss above the endpoint line; axis from 0)",
+                      yaxis_rangemode="tozero", xaxis=dict(categoryorder="array", categoryarray=order, tickangle=0,
+                                                           automargin=True),
+                      margin=dict(l=60, r=20, t=70, b=50), legend=dict(orientation="h", x=0, y=1.02, xanchor="left",
+                                                                      yanchor="bottom", title_text="method"))
     return fig
 
 
