@@ -648,9 +648,11 @@ def test_compare_matchers_draws_one_bar_per_run_even_when_runs_share_a_label(hom
     table = at.dataframe[0].value
     assert len(set(table["run"])) == 1  # the same label twice
     (chart,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    bars = chart["data"][0]
-    assert len(set(bars["x"])) == 2 and all(r.id[-6:] in " ".join(bars["x"]) for r in runs)
-    assert sorted(bars["y"]) == pytest.approx(sorted(r.metrics["barrier"] for r in runs))
+    bars = chart["data"]  # one bar each, side by side in the pair's group (issue #56: grouped by model pair)
+    assert len(bars) == 2 and [b["x"] for b in bars] == [["vit-digits 0↔1"]] * 2
+    assert sorted(b["y"][0] for b in bars) == pytest.approx(sorted(r.metrics["barrier"] for r in runs))
+    assert all(any(r.id[-6:] in b["hovertext"][0] for b in bars) for r in runs)  # each run named in its hover
+    assert [b["showlegend"] for b in bars] == [True, False]  # the method once in the legend
 
 
 def test_run_history_shows_the_barriers_first_and_settings_as_a_table(home):

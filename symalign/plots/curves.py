@@ -69,7 +69,9 @@ def barrier_bars(table: pd.DataFrame) -> go.Figure:
         t = traces.setdefault((row["method"], k), {"x": [], "y": [], "text": []})
         t["x"].append(pair)
         t["y"].append(row["barrier"])
-        t["text"].append(f"{row['run']}<br>{row['models']}<br>barrier {row['barrier']:.4f}"
+        short = str(row.get("id", ""))[-6:]  # a run labelled by hand has no id in its label
+        name = row["run"] if short in row["run"] else f"{row['run']} [{short}]"
+        t["text"].append(f"{name}<br>{row['models']}<br>barrier {row['barrier']:.4f}"
                          + (f" · above mean endpoint loss {row['barrier_mean']:.4f}"
                             if pd.notna(row.get("barrier_mean")) else ""))
     for (method, k), t in sorted(traces.items(), key=lambda kv: (methods.index(kv[0][0]), kv[0][1])):
