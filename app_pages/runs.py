@@ -35,7 +35,17 @@ with user_errors():
     chosen = st.selectbox("open a run", list(labels), format_func=labels.get, key="history-open")
     run = store.get(chosen)
     st.subheader(run_label(run))
+    if run.tags:
+        st.caption("tags: " + ", ".join(run.tags))
     show_permalink("runs", {"run": run.id})
+    with st.expander("name and tags"):  # labels a user chooses, for a lecture's or an experiment's runs (#56)
+        with st.form(f"history-name-{run.id}"):
+            label = st.text_input("name (empty: the generated one)", run.label, key=f"history-label-{run.id}")
+            tags = st.text_input("tags (comma-separated)", ", ".join(run.tags), key=f"history-tags-{run.id}")
+            if st.form_submit_button("save"):
+                store.rename(run.id, label)
+                store.tag(run.id, tags.split(","))
+                st.rerun()
     if run.error:
         st.error(run.error)
     if run.state == "interrupted":

@@ -164,3 +164,28 @@ def test_the_ablation_matrix_colours_barriers_on_their_own_span_and_counts_as_in
     low, high = barrier_colour(0.99, 4.9, 0.99), barrier_colour(4.9, 4.9, 0.99)
     assert low != high and low == barrier_colour(0.0, 4.9, 0.99)  # the span's ends, clipped below
     assert barrier_colour(float("nan"), 4.9, 0.99) == ""
+
+
+def test_runs_are_renamed_and_tagged_and_the_history_filters_by_tag(tmp_path, monkeypatch, capsys):
+    """Issue #56: a run gets a user's name and tags (CLI and store), an old database gains the column,
+    and `runs list --tags` keeps the tagged ones."""
+    from symalign.cli import main
+    from symalign.runs import RunStore
+
+    monkeypatch.setenv("SYMALIGN_HOME", str(tmp_path))
+    store = RunStore()
+    first = store.start("barrier", "zoo:vit-digits/0", "zoo:vit-digits/1", "none")
+    second = store.start("barrier", "zoo:vit-digits/0", "zoo:vit-digits/2", "none")
+    assert main(["runs", "rename", first, "--label", "lecture 3: before alignment"]) == 0
+    assert main(["runs", "tag", first, "--tags", "lecture", "lecture", " ", "vit"]) == 0
+    run = store.get(first)
+    assert run.label == "lecture 3: before alignment" and run.tags == ["lecture", "vit"]
+    capsys.readouterr()
+    assert main(["runs", "list", "--tags", "lecture"]) == 0
+    listed = capsys.readouterr().out
+    assert first in listed and second not in listed and "lecture 3" in listed
+    assert main(["runs", "rename", "no-such-run", "--label", "x"]) != 0  # one clear message
+    assert "no run" in capsys.readouterr().err
+    from symalign.runs.table import run_label
+
+    assert run_label(store.get(second)).endswith("· vit-digits 0↔2")  # a generated name names its models

@@ -10,8 +10,11 @@ from symalign.errors import SymalignError
 
 def add_runs(sub) -> None:
     p = sub.add_parser("runs", help="the run history shared with the app (in $SYMALIGN_HOME)")
-    p.add_argument("action", nargs="?", default="list", choices=("list", "show", "delete"))
+    p.add_argument("action", nargs="?", default="list", choices=("list", "show", "delete", "rename", "tag"))
     p.add_argument("ids", nargs="*")
+    p.add_argument("--label", help="rename: the run's new name ('' restores the generated one)")
+    p.add_argument("--tags", nargs="*", help="tag: the run's tags (replacing its old ones; none clears them); "
+                                             "list: only runs with all of these tags")
     p.add_argument("--kind", choices=("align", "barrier", "align-many", "simplex", "spectrum", "sweep", "merge",
                                       "transport", "curve"))
     p.add_argument("--method")
@@ -29,12 +32,28 @@ def cmd_runs(args) -> None:
             store.delete(run_id)
             print(f"deleted run {run_id}")
         return
+    if args.action in ("rename", "tag"):
+        if not args.ids:
+            raise SymalignError(f"runs {args.action} needs run ids (see `symalign runs list`)")
+        if args.action == "rename" and args.label is None:
+            raise SymalignError("runs rename ID --label TEXT")
+        for run_id in args.ids:
+            if args.action == "rename":
+                store.rename(run_id, args.label)
+            else:
+                store.tag(run_id, args.tags or [])
+            run = store.get(run_id)
+            print(f"run {run_id}: {run.label or '(generated name)'}" + (f", tags {', '.join(run.tags)}"
+                                                                       if run.tags else ""))
+        return
     if args.action == "show":
         if not args.ids:
             raise SymalignError("runs show needs a run id (see `symalign runs list`)")
         print_json([vars(run) | {"state": run.state} for run in map(store.get, args.ids)])
         return
     runs = store.list(kind=args.kind, method=args.method, model=args.model)
+    if args.tags:
+        runs = [r for r in runs if set(args.tags) <= set(r.tags)]
     if args.json:
         print_json([vars(r) | {"state": r.state} for r in runs])
         return
@@ -43,7 +62,9 @@ def cmd_runs(args) -> None:
     for r in runs:
         barrier = r.metrics.get("barrier")
         shown = f"barrier {barrier:.4f}" if barrier is not None else ""
-        print(f"{r.id}  {r.state:<11} {r.kind:<7} {r.method:<10} {r.model_a} ↔ {r.model_b}  {shown}")
+        named = f"  “{r.label}”" if r.label else ""
+        tags = f"  [{', '.join(r.tags)}]" if r.tags else ""
+        print(f"{r.id}  {r.state:<11} {r.kind:<7} {r.method:<10} {r.model_a} ↔ {r.model_b}  {shown}{named}{tags}")
 
 
 def add_app(sub) -> None:

@@ -38,7 +38,8 @@ CREATE TABLE IF NOT EXISTS runs (
     metrics TEXT NOT NULL DEFAULT '{}',
     artifacts TEXT,
     error TEXT,
-    owner TEXT NOT NULL DEFAULT ''  -- the app session that started it ('' for the CLI, the API and the host)
+    owner TEXT NOT NULL DEFAULT '',  -- the app session that started it ('' for the CLI, the API and the host)
+    tags TEXT NOT NULL DEFAULT '[]'  -- a user's words for the run (a lecture, an experiment), set after the fact
 );
 CREATE INDEX IF NOT EXISTS runs_created ON runs (created);
 -- requests answered once: the key of a request (models' contents, settings, seed) -> the runs it recorded
@@ -50,7 +51,8 @@ CREATE TABLE IF NOT EXISTS answers (
 """
 # Columns added after the first release: a database written by an older symalign gets them in place.
 MIGRATIONS = {"models": "ALTER TABLE runs ADD COLUMN models TEXT NOT NULL DEFAULT '[]'",
-              "owner": "ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT ''"}
+              "owner": "ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
+              "tags": "ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '[]'"}
 
 
 def pid_alive(pid: int | None) -> bool:
@@ -122,6 +124,7 @@ class Run:
     finished: float | None = None
     pid: int | None = None
     owner: str = ""
+    tags: list[str] = field(default_factory=list)
 
     @property
     def state(self) -> str:
@@ -213,6 +216,19 @@ class RunStore:
         runs = [self._run(r) for r in rows]
         return [r for r in runs if r.state == state] if state else runs
 
+    def rename(self, run_id: str, label: str) -> None:
+        """Give a run a name of the user's (shown instead of the generated one; '' goes back to it)."""
+        self.get(run_id)  # the clear error for an unknown id
+        with self._connect() as db:
+            db.execute("UPDATE runs SET label=? WHERE id=?", (label.strip(), run_id))
+
+    def tag(self, run_id: str, tags: list[str]) -> None:
+        """Set a run's tags (words; duplicates and blanks dropped, order kept)."""
+        self.get(run_id)
+        clean = list(dict.fromkeys(t.strip() for t in tags if t.strip()))
+        with self._connect() as db:
+            db.execute("UPDATE runs SET tags=? WHERE id=?", (json.dumps(clean), run_id))
+
     def delete(self, run_id: str) -> None:
         """Forget a run; its artifacts go too when the app made them (inside the data folder)."""
         run = self.get(run_id)
@@ -248,4 +264,5 @@ class RunStore:
         d = dict(row)
         d["settings"], d["metrics"] = json.loads(d["settings"]), json.loads(d["metrics"])
         d["models"] = json.loads(d.get("models") or "[]")
+        d["tags"] = json.loads(d.get("tags") or "[]")
         return Run(**d)

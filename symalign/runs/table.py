@@ -29,7 +29,8 @@ def run_label(run: Run) -> str:
         what = f"{run.kind} {run.method}" + ("" if run.kind == "spectrum" else f": {classes_text(classes)}")
     else:
         what = f"{run.method}: {classes_text(classes)}"
-    return f"{what} [{run.id[-6:]}]"
+    models = "" if run.kind == "transport" else f" · {pair_label(run.all_models)}"  # which models (issue #56)
+    return f"{what} [{run.id[-6:]}]{models}"
 
 
 def model_name(ref: str) -> str:

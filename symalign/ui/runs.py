@@ -17,17 +17,21 @@ def run_filters(key: str) -> list[Run]:
     from symalign.ui.permalink import initial
 
     runs = run_store().list()
-    c1, c2, c3 = st.columns(3)
+    c1, c2, c3, c4 = st.columns(4)
     model = c1.text_input("model contains", initial(f"{key}-model", "model", ""), key=f"{key}-model")
     methods = ["any"] + sorted({r.method for r in runs})
     states = ["any", "done", "running", "failed", "interrupted"]
     method = c2.selectbox("method", methods, key=f"{key}-method",
                           index=_index(methods, initial(f"{key}-method", "method")))
     state = c3.selectbox("state", states, key=f"{key}-state", index=_index(states, initial(f"{key}-state", "state")))
-    st.session_state[f"{key}-filters"] = {"model": model, "method": method, "state": state}  # for the page's link
+    tags = ["any"] + sorted({t for r in runs for t in r.tags})
+    tag = c4.selectbox("tag", tags, key=f"{key}-tag", index=_index(tags, initial(f"{key}-tag", "tag")),
+                       help="tags are set under a run's name in Run history, or with `symalign runs tag`")
+    st.session_state[f"{key}-filters"] = {"model": model, "method": method, "state": state, "tag": tag}  # the link
     return [r for r in runs
             if (not model or any(model in m for m in r.all_models))
-            and (method == "any" or r.method == method) and (state == "any" or r.state == state)]
+            and (method == "any" or r.method == method) and (state == "any" or r.state == state)
+            and (tag == "any" or tag in r.tags)]
 
 
 def _index(choices: list[str], value: str | None) -> int:
@@ -40,7 +44,7 @@ def pick_runs_with_curves(runs: list[Run], key: str, default: int = 3) -> list[R
         st.info("No finished runs with an interpolation curve yet: run the guided demo on Home, align two "
                 "models on Align, or run `symalign barrier A B` / `symalign align ... --barrier`.")
         return []
-    labels = {r.id: f"{run_label(r)} · {r.model_a} ↔ {r.model_b}" for r in with_curves}
+    labels = {r.id: run_label(r) for r in with_curves}  # the label names the models
     from symalign.ui.permalink import initial_list
 
     linked = initial_list(key, "runs", list(labels))
