@@ -748,6 +748,19 @@ def test_the_lambda_slider_shows_the_model_at_work_on_both_paths(home, tmp_path)
     assert linked.slider(key="interp-lambda").value == 0.25  # a link opens at its λ
 
 
+def test_interpolation_draws_mean_and_std_bands_over_seed_pairs(home):
+    for a, b in (("0", "1"), ("0", "2"), ("1", "2")):
+        assert main(["barrier", f"zoo:vit-digits/{a}", f"zoo:vit-digits/{b}", "--points", "3",
+                     "--max-examples", "8"]) == 0
+    at = clean(page("interpolation").run())
+    at.toggle(key="interp-bands").set_value(True)
+    at.toggle(key="interp-log").set_value(True)
+    at = clean(at.run())
+    (chart,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    names = [t.get("name") for t in chart["data"] if t.get("showlegend", True) and t.get("name")]
+    assert names == ["none: none · vit-digits (n = 3)"] and chart["layout"]["yaxis"]["type"] == "log"
+
+
 def test_the_projector_view_lives_in_the_address(home):
     """Issue #56: a reload (a new session on the same address) keeps the projector view, it enlarges the
     page's text too, and turning it off takes it out of the address."""

@@ -107,3 +107,17 @@ def test_compare_groups_runs_by_model_pair_with_one_colour_per_method():
     assert sum(len(t.x) for t in fig.data) == 10 and set(fig.layout.xaxis.categoryarray) == {
         "vit-digits 0↔1", "vit-digits 0↔2", "vit-digits 1↔2"}
     assert fig.layout.xaxis.tickangle == 0 and fig.layout.legend.y >= 1 and fig.layout.legend.yanchor == "bottom"
+
+
+def test_bands_are_the_mean_and_one_std_of_a_methods_seed_pairs():
+    import numpy as np
+
+    from symalign.plots.curves import bands_figure
+
+    curves = [{"lambdas": [0.0, 0.5, 1.0], "loss": [1.0, 1.0 + b, 1.1], "accuracy": [0.9, 0.5, 0.9]}
+              for b in (1.0, 2.0, 3.0)]
+    fig = bands_figure([("none: none · vit-digits", "none", curves)], log_loss=True)
+    band, line = fig.data[0], fig.data[1]
+    assert line.name == "none: none · vit-digits (n = 3)" and list(line.y) == [1.0, 3.0, 1.1]
+    assert list(band.y)[1] == 3.0 + np.std([2.0, 3.0, 4.0], ddof=1)  # mean + std at λ = 0.5
+    assert fig.layout.yaxis.type == "log" and fig.layout.xaxis.showspikes  # log toggle, crosshair

@@ -8,7 +8,7 @@ from plotly.subplots import make_subplots
 
 
 def curves_figure(curves: list[tuple[str, dict]], title: str = "",
-                  methods: list[str | None] | None = None) -> go.Figure:
+                  methods: list[str | None] | None = None, log_loss: bool = False) -> go.Figure:
     """Loss (left) and accuracy (right) along λ for several curves, each with its straight
     line between endpoint losses dotted, so the barrier is the largest gap one can see. `methods`
     (one per curve): each curve in its method's colour, the same on every page (symalign.plots.colours)."""
@@ -29,15 +29,54 @@ def curves_figure(curves: list[tuple[str, dict]], title: str = "",
         if has_acc and c.get("accuracy"):
             fig.add_trace(go.Scatter(x=lam, y=c["accuracy"], mode="lines+markers", showlegend=False,
                                      line=dict(color=color, dash=dash), legendgroup=label), row=1, col=2)
-    fig.update_xaxes(title_text="λ  (0 = model A, 1 = model B)")
-    # Axes from a stated baseline (0, and 0-1 for accuracy): an autoscaled axis drew a 0.046 barrier on a
-    # 1.84-1.89 axis as a mountain (issue #56)
-    fig.update_yaxes(title_text="loss (nats per prediction; axis from 0)", rangemode="tozero", row=1, col=1)
-    if has_acc:
-        fig.update_yaxes(title_text="accuracy (fraction correct)", range=[0, 1.02], row=1, col=2)
-    fig.update_layout(title=title or None, height=420, margin=dict(l=40, r=20, t=60, b=40),
+    _axes(fig, log_loss, has_acc)
+    fig.update_layout(title=title or None, height=420, margin=dict(l=40, r=20, t=60, b=40), hovermode="x",
                       legend=dict(orientation="h", yanchor="bottom", y=-0.35))
     return fig
+
+
+def bands_figure(groups: list[tuple[str, str | None, list[dict]]], title: str = "",
+                 log_loss: bool = False) -> go.Figure:
+    """Mean ± std over seed pairs: per group (label, method, its runs' curves on one λ grid) the mean
+    loss and accuracy as a line and one standard deviation either side as a band, in the method's
+    colour; the number of pairs is in the legend. What a paper's figure shows, where a single pair
+    can mislead (issue #56)."""
+    import numpy as np
+
+    from symalign.plots.colours import method_colour
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("loss along the path", "accuracy along the path"))
+    for i, (label, method, curves) in enumerate(groups):
+        colour = method_colour(method, i)
+        lam = curves[0]["lambdas"]
+        for col, key in ((1, "loss"), (2, "accuracy")):
+            values = np.array([c[key] for c in curves if c.get(key)], dtype=float)
+            if not len(values):
+                continue
+            mean, std = values.mean(0), values.std(0, ddof=1) if len(values) > 1 else np.zeros(values.shape[1])
+            fig.add_trace(go.Scatter(x=lam + lam[::-1], y=list(mean + std) + list((mean - std)[::-1]), fill="toself",
+                                     fillcolor=colour, opacity=0.2, line=dict(width=0), hoverinfo="skip",
+                                     showlegend=False, legendgroup=label), row=1, col=col)
+            fig.add_trace(go.Scatter(x=lam, y=list(mean), mode="lines+markers", line=dict(color=colour),
+                                     name=f"{label} (n = {len(values)})", showlegend=col == 1, legendgroup=label),
+                          row=1, col=col)
+    _axes(fig, log_loss)
+    fig.update_layout(title=title or None, height=420, margin=dict(l=40, r=20, t=60, b=40), hovermode="x",
+                      legend=dict(orientation="h", yanchor="bottom", y=-0.35))
+    return fig
+
+
+def _axes(fig: go.Figure, log_loss: bool = False, accuracy: bool = True) -> None:
+    """The curves' axes: λ, the loss from 0 (or on a log scale when asked), accuracy over 0-1, and a
+    spike line under the pointer on both panels (the crosshair)."""
+    fig.update_xaxes(title_text="λ  (0 = model A, 1 = model B)", showspikes=True, spikemode="across",
+                     spikethickness=1, spikedash="dot")
+    if log_loss:
+        fig.update_yaxes(title_text="loss (nats per prediction; log scale)", type="log", row=1, col=1)
+    else:  # from a stated baseline: an autoscaled axis drew a 0.046 barrier on a 1.84-1.89 axis as a mountain
+        fig.update_yaxes(title_text="loss (nats per prediction; axis from 0)", rangemode="tozero", row=1, col=1)
+    if accuracy:
+        fig.update_yaxes(title_text="accuracy (fraction correct)", range=[0, 1.02], row=1, col=2)
 
 
 def distinct_labels(labels: list[str], ids: list[str]) -> list[str]:

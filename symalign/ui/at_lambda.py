@@ -65,7 +65,7 @@ def _lambda_from_link(value) -> float:
     return round(min(1.0, max(0.0, lam)) * 20) / 20
 
 
-def curves_at_lambda(runs: list[Run], labels: list[str], key: str, title: str) -> None:
+def curves_at_lambda(runs: list[Run], labels: list[str], key: str, title: str, log_loss: bool = False) -> None:
     """The runs' curves with a λ slider: a marker on every curve, and below, in an expander titled
     `title`, the model at that λ at work (Interpolation and the guided demo)."""
     from symalign.plots import curves_figure
@@ -75,7 +75,8 @@ def curves_at_lambda(runs: list[Run], labels: list[str], key: str, title: str) -
     lam = st.slider("λ: move along the path", 0.0, 1.0, _lambda_from_link(initial(f"{key}-lambda", "lambda")), 0.05,
                     key=f"{key}-lambda", help="the marker on every curve, and the model at this λ below (the page's "
                                               "link keeps it)")
-    figure = curves_figure(list(zip(labels, [r.curve for r in runs])), methods=[r.method for r in runs])
+    figure = curves_figure(list(zip(labels, [r.curve for r in runs])), methods=[r.method for r in runs],
+                           log_loss=log_loss)
     figure.add_vline(x=lam, line=dict(color="#444", width=2, dash="dash"), row="all", col="all")
     show_figure(figure, key=f"{key}-fig")
     with st.expander(title, expanded=True):
