@@ -189,3 +189,15 @@ def test_runs_are_renamed_and_tagged_and_the_history_filters_by_tag(tmp_path, mo
     from symalign.runs.table import run_label
 
     assert run_label(store.get(second)).endswith("· vit-digits 0↔2")  # a generated name names its models
+
+
+def test_simplex_warns_of_minutes_before_its_learned_default():
+    """Issue #56: Simplex said "about 40 s" and its defaults (none, weight, learned at 600 steps) took 403 s."""
+    from symalign.runs.durations import estimate_text, simplex_typical
+
+    seconds, text = simplex_typical(("none", "weight", "learned"), 600)
+    assert 200 <= seconds <= 800 and "600 steps" in text and "min" in text
+    assert simplex_typical(("none", "weight", "learned"), 60)[0] < seconds / 3  # scaled by the steps asked
+    fast, said = simplex_typical(("none", "weight"), 600)
+    assert fast < 90 and "steps" not in said
+    assert estimate_text(None, text).startswith("typically about")
