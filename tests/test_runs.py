@@ -201,3 +201,14 @@ def test_simplex_warns_of_minutes_before_its_learned_default():
     fast, said = simplex_typical(("none", "weight"), 600)
     assert fast < 90 and "steps" not in said
     assert estimate_text(None, text).startswith("typically about")
+
+
+def test_a_sweeps_typical_time_counts_its_cells():
+    from symalign.runs.durations import sweep_typical
+    from symalign.sweeps import preset_grid
+
+    quick = preset_grid("quick", "vit-digits")
+    seconds, _ = sweep_typical([c.row.method for c in quick.cells()])
+    assert 40 <= seconds <= 160  # measured: 78 s for its 9 cells on 2 cores
+    learned, said = sweep_typical([c.row.method for c in preset_grid("table1", "vit-digits").cells()])
+    assert learned > 5 * 60 and "learned cells" in said

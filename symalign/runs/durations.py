@@ -100,3 +100,20 @@ def simplex_typical(methods: tuple[str, ...], steps: int) -> tuple[float, str]:
         text += (f" for vit-digits (the {' and '.join(slow)} part runs {steps} steps, about "
                  f"{SIMPLEX_TYPICAL['learned'] * steps / 100 / 60:.0f} min each; fewer steps cut it in proportion)")
     return seconds, text
+
+
+# One sweep cell on the zoo's models, 2 CPU cores, 21 points on the whole evaluation split: seconds by
+# method (issue #56: `quick` on vit-digits took 78 s for its 9 cells where the page said "about 20 s";
+# learned cells at the data's default steps).
+CELL_TYPICAL = {"none": 6.0, "weight": 12.0, "activation": 12.0, "learned": 80.0, "soft": 80.0}
+
+
+def sweep_typical(methods: list[str]) -> tuple[float, str]:
+    """(seconds, sentence) for a grid of cells with these methods (one entry per cell), where this machine
+    has no history of it: the sum of typical cells, saying what takes the time when it is minutes."""
+    seconds = sum(CELL_TYPICAL.get(m, 12.0) for m in methods)
+    learned = sum(m in ("learned", "soft") for m in methods)
+    text = f"about {seconds / 60:.0f} min" if seconds >= 90 else f"about {seconds:.0f} s"
+    if learned and seconds >= 90:
+        text += f" ({learned} learned cell{'s' * (learned > 1)}, about {CELL_TYPICAL['learned']:.0f} s each)"
+    return seconds, text
