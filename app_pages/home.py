@@ -59,7 +59,12 @@ if st.button("Run the guided demo", type="primary", key="demo-run"):
         st.session_state.pop("demo-runs", None)
         with heavy_work("the demo"), st.status("1 · planting a symmetry in one model and undoing it…",
                                                expanded=True) as status:
-            st.session_state["demo-planted"] = (recipe, cached_planted_demo(f"zoo:{recipe}/0", DEMO_DATA[recipe]))
+            from symalign.ui.widgets import StreamlitProgress
+
+            bar = StreamlitProgress("1 · starting…")
+            st.session_state["demo-planted"] = (recipe, cached_planted_demo(f"zoo:{recipe}/0", DEMO_DATA[recipe],
+                                                                            _progress=bar))
+            bar.done()
             status.update(label="1 · planted symmetry: done", state="complete", expanded=False)
 
 if "demo-job" not in st.session_state and "demo-runs" not in st.session_state:

@@ -80,11 +80,12 @@ def cached_curve_estimate(ref: str, data_spec: str, max_examples: int | None):
     return _curve_estimate(ref, _stamp(ref), data_spec, max_examples)
 
 
-@st.cache_data(show_spinner="planting a symmetry and undoing it…", max_entries=8)
-def cached_planted_demo(ref: str, data_spec: str):
+@st.cache_data(show_spinner=False, max_entries=8)
+def cached_planted_demo(ref: str, data_spec: str, _progress=None):
     """Part 1 of the guided demo (seeded, so every visitor gets the same numbers): computed once per
     server, and visitors who ask while it runs wait for that one computation (Streamlit's cache
-    holds a lock per key)."""
+    holds a lock per key). `_progress` (not part of the cache key): the bar of the visitor who
+    computes it, phase by phase (a bare spinner stood 73 s on a loaded machine, issue #56)."""
     from symalign.demo import planted_demo
 
-    return planted_demo(cached_model(ref), cached_data(data_spec))
+    return planted_demo(cached_model(ref), cached_data(data_spec), progress=_progress)
