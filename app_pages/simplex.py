@@ -11,6 +11,7 @@ from symalign.models.compat import check_compatible
 from symalign.runs.durations import estimate_text, simplex_estimate, simplex_typical
 from symalign.runs.many import simplex_run
 from symalign.ui.jobs import follow_job, resume_job, submit_job
+from symalign.ui.permalink import initial_list, show_permalink
 from symalign.ui.runs import show_simplex, simplex_runs
 from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
@@ -108,6 +109,9 @@ with user_errors():
     labels = {r.id: f"{r.method} · {' · '.join(r.all_models)} · r={r.metrics['resolution']} [{r.id[-6:]}]"
               for r in recorded}
     last = [i for i in st.session_state.get("simplex-last", []) if i in labels]
-    shown = st.multiselect("simplex runs to show", list(labels), default=last or list(labels)[:3],
+    linked = initial_list("simplex-shown", "runs", list(labels))  # ?runs=ID,ID: a shared result (issue #56)
+    shown = st.multiselect("simplex runs to show", list(labels), default=last or linked or list(labels)[:3],
                            format_func=labels.get, key="simplex-shown")
     show_simplex([r for r in recorded if r.id in shown], key="simplex-fig")
+    if shown:
+        show_permalink("simplex", {"runs": ",".join(shown)})

@@ -761,6 +761,31 @@ def test_interpolation_draws_mean_and_std_bands_over_seed_pairs(home):
     assert names == ["none: none · vit-digits (n = 3)"] and chart["layout"]["yaxis"]["type"] == "log"
 
 
+def test_links_open_aligns_and_simplexs_results(home, tmp_path):
+    """Issue #56: Align and Simplex results are addressable: ?run= on Align, ?runs= on Simplex open them
+    in a fresh session; an unknown id is one clear warning."""
+    assert main(["align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--barrier", "--max-sweeps", "1",
+                 "--out", str(tmp_path / "aligned")]) == 0
+    assert main(["simplex", "zoo:vit-digits/0", "zoo:vit-digits/1", "zoo:vit-digits/2", "--method", "none",
+                 "--resolution", "2", "--max-examples", "8"]) == 0
+    store = RunStore(home / "runs.sqlite")
+    (aligned,), (simplex,) = store.list(kind="align"), store.list(kind="simplex")
+    at = page("align")
+    at.query_params["run"] = aligned.id
+    at = clean(at.run())
+    assert {m.label: m.value for m in at.metric}["barrier after alignment"] == f"{aligned.metrics['barrier']:.4f}"
+    assert any(f"run={aligned.id}" in c.value for c in at.code if c.value.startswith("http"))  # its own link
+    lost = page("align")
+    lost.query_params["run"] = "no-such-run"
+    lost = clean(lost.run())
+    assert any("no-such-run" in w.value for w in lost.warning) and not lost.metric
+    shown = page("simplex")
+    shown.query_params["runs"] = simplex.id
+    shown = clean(shown.run())
+    assert shown.multiselect(key="simplex-shown").value == [simplex.id]
+    assert any(f"runs={simplex.id}" in c.value for c in shown.code if c.value.startswith("http"))
+
+
 def test_the_projector_view_lives_in_the_address(home):
     """Issue #56: a reload (a new session on the same address) keeps the projector view, it enlarges the
     page's text too, and turning it off takes it out of the address."""
