@@ -557,6 +557,10 @@ def test_merge_page_merges_records_the_run_and_offers_the_zip(home):
     table = at.dataframe[0].value
     assert table["model"].tolist()[-1] == "merged"
     assert all(m.startswith("zoo:") for m in table["model"].tolist()[:2])  # the zoo's names, not absolute paths
+    linked = page("merge")
+    linked.query_params["run"] = run.id  # the result's link opens it in a fresh session
+    linked = clean(linked.run())
+    assert linked.dataframe[0].value["loss"].iloc[-1] == pytest.approx(run.metrics["merged"]["loss"])
     assert table["loss"].iloc[-1] == pytest.approx(run.metrics["merged"]["loss"])
     assert len(downloads(at)) == 1
     from symalign.models.io import checkpoint_zip
