@@ -53,3 +53,20 @@ def test_barrier_json_reports_pseudo_perplexity_for_a_masked_lm():
     # the midpoint of two unaligned seeds is worse than either end, in pseudo-perplexity as in loss
     assert pppl[1] > max(pppl[0], pppl[2]) and curve["pseudo_perplexity_barrier"] > 0
     assert abs(curve["pseudo_perplexity_barrier"] - (pppl[1] - 0.5 * (pppl[0] + pppl[2]))) < 1e-9
+
+
+def test_a_sweep_over_masked_lms_reports_the_pseudo_perplexity_barrier(tmp_path):
+    from symalign.runs import RunStore
+    from symalign.sweeps import run_sweep
+    from symalign.sweeps.grid import grid_from_dict
+
+    spec = {"pairs": [["zoo:bert-shakespeare/0", "zoo:bert-shakespeare/1"]], "points": 3, "max_examples": 8,
+            "rows": [{"name": "vanilla", "method": "none", "classes": "none"}]}
+    store = RunStore(tmp_path / "runs.sqlite")
+    result = run_sweep(grid_from_dict(spec, "t"), executor="serial", store=store)
+    cell = result.cells.iloc[0]
+    curve = store.get(cell["run_id"]).curve
+    assert cell["pppl_barrier"] == curve["pseudo_perplexity_barrier"] > 0
+    assert result.summary.iloc[0]["pppl_mean"] == cell["pppl_barrier"]
+    again = run_sweep(grid_from_dict(spec, "t"), executor="serial", store=store)  # reused: read from the run
+    assert again.reused == 1 and again.cells.iloc[0]["pppl_barrier"] == cell["pppl_barrier"]

@@ -183,13 +183,14 @@ def execute_cell(payload: dict, store_path: str | None, home: str | None, thread
         return {"error": failure_message(exc), "seconds": time.perf_counter() - start, "run_id": None,
                 "gpus": assigned_gpus()}
     return {"barrier": result.curve.barrier, "barrier_mean": result.curve.barrier_mean,
-            "accuracy_barrier": result.curve.accuracy_barrier, "run_id": result.run_id,
+            "accuracy_barrier": result.curve.accuracy_barrier,
+            "pppl_barrier": result.curve.extra.get("pseudo_perplexity_barrier", math.nan), "run_id": result.run_id,
             "seconds": time.perf_counter() - start, "error": None, "gpus": assigned_gpus()}
 
 
 def cells_frame(cells: list[dict]) -> pd.DataFrame:
-    columns = ["row", "a", "b", "seed", "method", "classes", "barrier", "barrier_mean", "accuracy_barrier", "seconds",
-               "reused", "run_id", "error", "gpus"]
+    columns = ["row", "a", "b", "seed", "method", "classes", "barrier", "barrier_mean", "accuracy_barrier",
+               "pppl_barrier", "seconds", "reused", "run_id", "error", "gpus"]
     return pd.DataFrame(cells, columns=columns)
 
 
@@ -215,6 +216,11 @@ def summary_frame(cells: pd.DataFrame, grid: Grid) -> pd.DataFrame:
         accuracy = [v for v in accuracy if not math.isnan(v)]
         line["accuracy_mean"] = statistics.mean(accuracy) if accuracy else float("nan")
         line["accuracy_std"] = statistics.stdev(accuracy) if len(accuracy) > 1 else 0.0
+        pppl = [v for v in (statistics.mean(mine[(mine["a"] == a) & (mine["b"] == b)]["pppl_barrier"].dropna()
+                                            .tolist() or [math.nan]) for a, b in grid.pairs) if not math.isnan(v)]
+        if pppl:  # masked LMs: the barrier in pseudo-perplexity too (Verma & Elbayad's unit)
+            line["pppl_mean"] = statistics.mean(pppl)
+            line["pppl_std"] = statistics.stdev(pppl) if len(pppl) > 1 else 0.0
         rows.append(line)
     return pd.DataFrame(rows)
 
@@ -252,6 +258,7 @@ def run_sweep(grid: Grid, executor: str = "auto", address: str | None = None, st
             continue
         rows[i] = _row(cell, {"barrier": run.metrics["barrier"], "barrier_mean": run.metrics["barrier_mean"],
                               "accuracy_barrier": run.metrics.get("accuracy_barrier", float("nan")),
+                              "pppl_barrier": (run.curve or {}).get("pseudo_perplexity_barrier", math.nan),
                               "run_id": run.id, "seconds": 0.0, "error": None}, reused=True)
         done += 1
         if progress:
@@ -292,6 +299,7 @@ def _row(cell: Cell, result: dict, reused: bool) -> dict:
     return {"row": cell.row.name, "a": cell.a, "b": cell.b, "seed": cell.seed, "method": cell.row.method,
             "classes": classes_text(cell.row.class_dict), "barrier": result.get("barrier", float("nan")),
             "barrier_mean": result.get("barrier_mean", float("nan")),
-            "accuracy_barrier": result.get("accuracy_barrier", float("nan")), "seconds": result["seconds"],
+            "accuracy_barrier": result.get("accuracy_barrier", float("nan")),
+            "pppl_barrier": result.get("pppl_barrier", float("nan")), "seconds": result["seconds"],
             "reused": reused, "run_id": result.get("run_id"), "error": result.get("error"),
             "gpus": result.get("gpus", "")}
