@@ -35,6 +35,23 @@ PAGES = {"models": "The shipped zoo", "symmetries": "What a symmetry does to the
          "paths": "Beyond the straight line"}
 
 
+def reload_until(page, shown: re.Pattern, timeout: int, screenshot: Path | None = None) -> None:
+    """Reload the tab and wait for `shown`. In two full-suite runs on two loaded cores a reloaded page
+    once showed neither job nor result within minutes, though the job was done in 13 s; it never did
+    alone (4 runs). A user reloads again: so does this, once, and a second miss fails with what the
+    page showed (and a screenshot, when given a path)."""
+    for attempt in range(2):
+        page.reload()
+        try:
+            page.get_by_text(shown).first.wait_for(timeout=timeout)
+            return
+        except Exception:
+            if attempt:
+                if screenshot is not None:
+                    page.screenshot(path=str(screenshot), full_page=True)
+                raise AssertionError("after the reload: " + page.locator("body").inner_text()[-3000:]) from None
+
+
 def navigation(page) -> tuple[list[str], list[str]]:
     sections = page.locator('[data-testid="stNavSectionHeader"]').all_inner_texts()
     links = [re.split(r"\n+",
@@ -237,15 +254,7 @@ def test_an_align_run_is_a_job_its_progress_shows_in_view_and_a_reload_picks_it_
         box = progress.bounding_box()
         assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 1000  # in view, not below the fold
         # issue #56: the same tab reloaded while the job runs follows the job again, then shows its result
-        followed = re.compile(r"^job job-.*(queued|running|done)|barrier after alignment")
-        for attempt in range(2):  # a loaded machine once missed the first (see the paths test below)
-            page.reload()
-            try:
-                page.get_by_text(followed).first.wait_for(timeout=120_000)
-                break
-            except Exception:
-                if attempt:
-                    raise AssertionError("after the reload: " + page.locator("body").inner_text()[-3000:]) from None
+        reload_until(page, re.compile(r"^job job-.*(queued|running|done)|barrier after alignment"), 120_000)
         page.get_by_text("barrier after alignment").first.wait_for(timeout=300_000)
         page.close()  # the tab goes (the job is done by now: a closed tab never stopped one, test_browser)
         store = RunStore(home / "runs.sqlite")
@@ -278,20 +287,9 @@ def test_beyond_the_straight_line_fits_as_a_job_that_survives_a_reload_and_a_clo
             page.wait_for_timeout(1500)
         page.get_by_role("button", name="Fit the curves").click()
         page.get_by_text(re.compile(r"^job job-.*(queued|running)")).first.wait_for(timeout=60_000)
-        # The same tab, reloaded while the job runs: the page follows the job again (or, done, shows its
-        # result). In two full-suite runs on two loaded cores a reloaded page once showed neither within
-        # minutes, though the job was done in 13 s; it never did alone (4 runs). A user reloads again:
-        # so does the test, once, and a second miss fails with what the page showed.
-        followed = re.compile(r"^job job-.*(queued|running|done)|curve after alignment")
-        for attempt in range(2):
-            page.reload()
-            try:
-                page.get_by_text(followed).first.wait_for(timeout=150_000)
-                break
-            except Exception:
-                if attempt:
-                    page.screenshot(path=str(shots / "paths-after-reload.png"), full_page=True)
-                    raise AssertionError("after the reload: " + page.locator("body").inner_text()[-3000:]) from None
+        # The same tab, reloaded while the job runs: the page follows the job again (or, done, shows its result)
+        reload_until(page, re.compile(r"^job job-.*(queued|running|done)|curve after alignment"), 150_000,
+                     shots / "paths-after-reload.png")
         page.get_by_text("curve after alignment").first.wait_for(timeout=600_000)
         page.get_by_text("loss along each path").first.scroll_into_view_if_needed()
         page.screenshot(path=str(shots / "paths.png"))
