@@ -189,6 +189,8 @@ def test_runs_are_renamed_and_tagged_and_the_history_filters_by_tag(tmp_path, mo
     from symalign.runs.table import run_label
 
     assert run_label(store.get(second)).endswith("· vit-digits 0↔2")  # a generated name names its models
+    third = store.start("barrier", "zoo:vit-digits/0", "zoo:vit-digits/2", "none", settings={"split": "train"})
+    assert run_label(store.get(third)).endswith("· vit-digits 0↔2 · train split")  # told apart from eval
 
 
 def test_simplex_warns_of_minutes_before_its_learned_default():

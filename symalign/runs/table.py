@@ -30,7 +30,8 @@ def run_label(run: Run) -> str:
     else:
         what = f"{run.method}: {classes_text(classes)}"
     models = "" if run.kind == "transport" else f" · {pair_label(run.all_models)}"  # which models (issue #56)
-    return f"{what} [{run.id[-6:]}]{models}"
+    split = " · train split" if run.settings.get("split") == "train" else ""  # beside its eval twin on one chart
+    return f"{what} [{run.id[-6:]}]{models}{split}"
 
 
 def model_name(ref: str) -> str:
