@@ -3,7 +3,8 @@
 import streamlit as st
 
 from symalign.plots import barrier_bars
-from symalign.runs.table import headline_barrier, pair_label, runs_table
+from symalign.plots.names import pair_label
+from symalign.runs.table import headline_barrier, runs_table
 from symalign.ui.figures import show_figure
 from symalign.ui.permalink import initial_list, show_permalink
 from symalign.ui.runs import run_filters

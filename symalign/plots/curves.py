@@ -94,7 +94,7 @@ def barrier_bars(table: pd.DataFrame) -> go.Figure:
     nor an SVG or PNG export puts it over an axis (issue #56: rotated run labels squashed the plot,
     two methods shared a colour, the legend covered the λ title)."""
     from symalign.plots.colours import method_colour
-    from symalign.runs.table import pair_label
+    from symalign.plots.names import pair_label
 
     fig = go.Figure()
     pairs = [pair_label(m.split(" · ")) for m in table["models"]]

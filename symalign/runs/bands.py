@@ -4,8 +4,9 @@ one lucky pair (issue #56)."""
 
 from __future__ import annotations
 
+from symalign.plots.names import model_name
 from symalign.runs.store import Run
-from symalign.runs.table import classes_text, model_name
+from symalign.runs.table import classes_text
 
 
 def family_of(models: list[str]) -> str:

@@ -6,6 +6,7 @@ import datetime as dt
 
 import pandas as pd
 
+from symalign.plots.names import pair_label
 from symalign.runs.store import Run
 
 
@@ -32,25 +33,6 @@ def run_label(run: Run) -> str:
     models = "" if run.kind == "transport" else f" · {pair_label(run.all_models)}"  # which models (issue #56)
     split = " · train split" if run.settings.get("split") == "train" else ""  # beside its eval twin on one chart
     return f"{what} [{run.id[-6:]}]{models}{split}"
-
-
-def model_name(ref: str) -> str:
-    """A model's short name: zoo:RECIPE/SEED as RECIPE/SEED, a directory by its last two parts."""
-    from pathlib import PurePath
-
-    if ref.startswith("zoo:"):
-        return ref.removeprefix("zoo:")
-    parts = PurePath(ref).parts
-    return "/".join(parts[-2:]) if len(parts) > 1 else ref
-
-
-def pair_label(models: list[str]) -> str:
-    """Models as one short label: 'vit-digits 0↔1' when they share a recipe, else their short names."""
-    names = [model_name(m) for m in models]
-    heads = {n.rsplit("/", 1)[0] for n in names}
-    if len(heads) == 1 and all("/" in n for n in names):
-        return f"{heads.pop()} " + "↔".join(n.rsplit("/", 1)[1] for n in names)
-    return " ↔ ".join(names)
 
 
 def headline_barrier(run: Run) -> float | None:
