@@ -797,10 +797,10 @@ def test_the_projector_view_lives_in_the_address(home):
     at.query_params["view"] = "projector"
     at = clean(at.run())
     assert at.session_state["view-projector"] is True and at.query_params["view"] in ("projector", ["projector"])
-    assert any("font-size: 22px" in m.value for m in at.markdown)  # all text, not only figures
+    assert any("font-size: 22px" in h.proto.body for h in at.get("html"))  # all text, not only figures
     at.toggle(key="view-projector").set_value(False)
     at = clean(at.run())
-    assert "view" not in at.query_params and not any("font-size: 22px" in m.value for m in at.markdown)
+    assert "view" not in at.query_params and not any("font-size: 22px" in h.proto.body for h in at.get("html"))
     linked = page("runs")
     linked.session_state["view-projector"] = True
     assert main(["barrier", "zoo:vit-digits/0", "zoo:vit-digits/1", "--max-examples", "8", "--points", "3"]) == 0

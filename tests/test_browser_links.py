@@ -204,7 +204,7 @@ def test_the_page_bugs_a_browser_found_stay_fixed(tmp_path):
         bars = page.evaluate("() => document.querySelector('.js-plotly-plot').data"
                              ".filter(t => t.type === 'bar').map(t => t.y)")
         heights = [y for trace in bars for y in trace]
-        assert len(bars[0]) == 2 and max(heights) == pytest.approx(barrier, rel=1e-6)  # not 2 × the barrier
+        assert len(heights) == 2 and max(heights) == pytest.approx(barrier, rel=1e-6)  # not 2 × the barrier
 
         page.goto(f"{url}/align")
         page.get_by_text("Symmetries to use").first.wait_for(timeout=60_000)

@@ -29,7 +29,7 @@ def view_settings() -> None:
                                                     "seminar room; kept in the page's address")
     if projector_on():
         st.query_params[VIEW_PARAM] = "projector"
-        st.markdown(PROJECTOR_CSS, unsafe_allow_html=True)
+        st.html(PROJECTOR_CSS)  # style only: Streamlit injects it into the page (st.markdown's did not apply)
     elif st.query_params.get(VIEW_PARAM) == "projector":
         del st.query_params[VIEW_PARAM]
     st.selectbox("figure export", ["png", "svg"], key=FORMAT,
