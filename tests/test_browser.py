@@ -138,7 +138,9 @@ def test_guided_demo_pages_and_a_killed_app(app, browser_page, tmp_path):
     page.wait_for_timeout(1500)
     page.screenshot(path=str(shots / "ablations.png"), full_page=True)
     (sweep,) = store.list(kind="sweep")
-    assert sweep.source == "app" and sweep.metrics["executed"] == 9 and len(sweep.metrics["summary"]) == 3
+    # the vanilla cells of the demo's pair reuse the demo's recorded barrier run (issue #56), the rest run
+    assert sweep.source == "app" and sweep.metrics["executed"] + sweep.metrics["reused"] == 9
+    assert len(sweep.metrics["summary"]) == 3
 
     # Kill the app in the middle of a long run: the history must stay readable and intact.
     store = RunStore(home / "runs.sqlite")
