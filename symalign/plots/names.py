@@ -14,10 +14,16 @@ def model_name(ref: str) -> str:
     return "/".join(parts[-2:]) if len(parts) > 1 else ref
 
 
-def pair_label(models: list[str]) -> str:
-    """Models as one short label: 'vit-digits 0↔1' when they share a recipe, else their short names."""
+def shared_recipe(models: list[str]) -> str | None:
+    """The recipe every model is a seed of (zoo:vit-digits/0 and /1: vit-digits), else None."""
     names = [model_name(m) for m in models]
     heads = {n.rsplit("/", 1)[0] for n in names}
-    if len(heads) == 1 and all("/" in n for n in names):
-        return f"{heads.pop()} " + "↔".join(n.rsplit("/", 1)[1] for n in names)
-    return " ↔ ".join(names)
+    return heads.pop() if len(heads) == 1 and all("/" in n for n in names) else None
+
+
+def pair_label(models: list[str]) -> str:
+    """Models as one short label: 'vit-digits 0↔1' when they share a recipe, else their short names."""
+    recipe = shared_recipe(models)
+    if recipe is not None:
+        return f"{recipe} " + "↔".join(model_name(m).rsplit("/", 1)[1] for m in models)
+    return " ↔ ".join(model_name(m) for m in models)

@@ -4,16 +4,14 @@ one lucky pair (issue #56)."""
 
 from __future__ import annotations
 
-from symalign.plots.names import model_name
+from symalign.plots.names import model_name, shared_recipe
 from symalign.runs.store import Run
 from symalign.runs.table import classes_text
 
 
 def family_of(models: list[str]) -> str:
     """The models' common recipe (zoo:vit-digits/0 and /1: vit-digits), else their short names joined."""
-    names = [model_name(m) for m in models]
-    heads = {n.rsplit("/", 1)[0] for n in names}
-    return heads.pop() if len(heads) == 1 and all("/" in n for n in names) else " ↔ ".join(names)
+    return shared_recipe(models) or " ↔ ".join(model_name(m) for m in models)
 
 
 def seed_pair_groups(runs: list[Run]) -> list[tuple[str, str, list[dict]]]:
