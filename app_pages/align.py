@@ -20,7 +20,7 @@ from symalign.runs.table import run_label
 from symalign.ui.figures import show_figure
 from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.option_widgets import option_widgets
-from symalign.ui.permalink import show_permalink
+from symalign.ui.permalink import linked_runs, show_permalink
 from symalign.ui.runs import show_universe
 from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_canonical_spec, cached_curve_estimate, cached_data, cached_model, run_store
@@ -162,15 +162,10 @@ with user_errors():
             bar.done()
             st.session_state["align-last"] = ids
 
-if "run" in st.query_params and "align-last" not in st.session_state and "align-last-job" not in st.session_state:
-    # a link to a result (?run=ID[,VANILLA_ID]): show those runs, or say which the history lacks (issue #56)
-    linked = [i for i in st.query_params["run"].split(",") if i]
-    known = {r.id for r in run_store().list()}
-    if linked and all(i in known for i in linked):
+if "align-last" not in st.session_state and "align-last-job" not in st.session_state:
+    linked = linked_runs("run")  # a link to a result: ?run=ID[,VANILLA_ID]
+    if linked:
         st.session_state["align-last"] = linked
-    else:
-        st.warning(f"No run `{', '.join(i for i in linked if i not in known)}` in this history (deleted, or from "
-                   "another machine): nothing to show from the link.")
 
 resume_job(("align", "align-many"), "align-last")  # this browser's job still under way, after a reload
 if "align-last-job" in st.session_state:

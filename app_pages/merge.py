@@ -14,7 +14,7 @@ from symalign.runs.merging import merge_run, transport_run
 from symalign.runs.table import run_label
 from symalign.ui.figures import show_figure
 from symalign.ui.jobs import follow_job, resume_job, submit_job
-from symalign.ui.permalink import show_permalink
+from symalign.ui.permalink import linked_runs, show_permalink
 from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_model, run_store
 from symalign.ui.widgets import StreamlitProgress, data_field, model_picker, user_errors
@@ -96,12 +96,10 @@ def merge_section() -> None:
                                 base=base, parameters=parameters, ot=ot)
                 bar.done()
             st.session_state["merge-last"] = [run.run_id]
-    if "run" in st.query_params and "merge-last" not in st.session_state and "merge-last-job" not in st.session_state:
-        linked = st.query_params["run"]  # a shared merge result (issue #56)
-        if any(r.id == linked for r in run_store().list(kind="merge")):
-            st.session_state["merge-last"] = [linked]
-        else:
-            st.warning(f"No merge run `{linked}` in this history (deleted, or from another machine).")
+    if "merge-last" not in st.session_state and "merge-last-job" not in st.session_state:
+        linked = linked_runs("run", kind="merge")  # a shared merge result
+        if linked:
+            st.session_state["merge-last"] = linked[:1]
     resume_job(("merge",), "merge-last")  # this browser's job still under way, after a reload
     if "merge-last-job" in st.session_state:
         follow_job(st.session_state["merge-last-job"], "merge-last")

@@ -46,3 +46,21 @@ def show_permalink(page: str, params: dict[str, str]) -> None:
         st.query_params.from_dict(kept)
     st.caption("Link to this view (copy it with the button on the right):")
     st.code(permalink(page, params), language=None)
+
+
+def linked_runs(param: str, kind: str | None = None) -> list[str] | None:
+    """The run ids a link names in `param` (comma-separated) when the history holds every one of them (of
+    `kind`); None, with one warning naming the missing ones, when it does not; None without a word when the
+    link names none. How Align and Merge open a shared result (issue #56)."""
+    from symalign.ui.state import run_store
+
+    linked = [i for i in st.query_params.get(param, "").split(",") if i]
+    if not linked:
+        return None
+    known = {r.id for r in run_store().list(kind=kind)}
+    missing = [i for i in linked if i not in known]
+    if missing:
+        st.warning(f"No run `{', '.join(missing)}` in this history (deleted, or from another machine): nothing to "
+                   "show from the link.")
+        return None
+    return linked
