@@ -2,6 +2,11 @@
 
     python benchmarks/theus_tinyshakespeare.py --out DIR [--steps N | --train-budget S] [--budget S]
                                                [--seeds 0 1 2] [--device cuda] [--learned-steps N] [--tf32]
+                                               [--width W] [--layers L] [--heads H] [--context C] [--batch-size B]
+
+The scale options make the CPU stand-in the issue asks for when no device is lent: the paper's recipe
+with a smaller width, context or batch (the MLP keeps 4x the width). Its name says what changed
+(`gpt-tinyshakespeare-w128-c128`), and the table calls it a different setting from the paper's.
 
 On a device call, pipe the output through nothing that buffers it (`| tee $OUT/log`, not `| grep`):
 a call that hits its time limit returns only what was flushed. Measured on one H100 (issue #54's
@@ -25,6 +30,7 @@ import argparse
 import json
 import statistics
 import time
+from dataclasses import replace
 from itertools import combinations
 from pathlib import Path
 
@@ -36,7 +42,7 @@ from symalign.match.align import align
 from symalign.match.config import AlignConfig, preset_classes
 from symalign.models import canonicalize, load_model
 from symalign.train.loop import train
-from symalign.train.recipes import RECIPES
+from symalign.train.recipes import RECIPES, Recipe
 
 RECIPE = "gpt-tinyshakespeare"
 ROWS = (("vanilla", "none", "none"), ("weight (all)", "weight", "all"), ("activation (all)", "activation", "all"),
@@ -49,17 +55,34 @@ PAIR_RESERVE = {"none": 10, "weight": 40, "activation": 45, "learned": 240}
 PER_SEED_OVERHEAD = 15.0  # seconds a seed costs beside its steps: data, saving, the evaluation
 
 
-def chosen_steps(args, out: Path) -> int:
+SCALE = (("layers", "L"), ("width", "w"), ("heads", "h"), ("context", "c"))
+
+
+def scaled_recipe(args) -> Recipe:
+    """The paper's recipe, with the sizes given on the command line (the MLP stays 4x the width)."""
+    paper = RECIPES[RECIPE]
+    model = {**paper.model, **{key: getattr(args, key) for key, _ in SCALE if getattr(args, key)}}
+    model["mlp"] = 4 * model["width"]
+    batch = args.batch_size or paper.batch_size
+    if model == paper.model and batch == paper.batch_size:
+        return paper
+    suffix = "".join(f"-{tag}{model[key]}" for key, tag in SCALE if model[key] != paper.model[key])
+    suffix += f"-b{batch}" if batch != paper.batch_size else ""
+    return replace(paper, name=RECIPE + suffix, model=model, batch_size=batch,
+                   description=f"{paper.description}; scaled: {model}, batch {batch}")
+
+
+def chosen_steps(args, out: Path, recipe: Recipe) -> int:
     """--steps, else as many as fit --train-budget for all seeds at the rate a short probe measures."""
     if args.steps:
         return args.steps
     probe = 100
-    record = train(RECIPE, 99, out / "probe", steps=probe, device=args.device)
+    record = train(recipe, 99, out / "probe", steps=probe, device=args.device)
     # the loop's own seconds: loading the data, saving and evaluating the model cost about as much as 100 steps
     # on an H100 (a first version timed them too and trained 100 steps where 2,000 fitted)
     rate = record["train_seconds"] / probe
     fits = int((args.train_budget / len(args.seeds) - PER_SEED_OVERHEAD) / rate) // 100 * 100
-    return max(100, min(RECIPES[RECIPE].steps, fits))
+    return max(100, min(recipe.steps, fits))
 
 
 def main() -> None:
@@ -72,6 +95,10 @@ def main() -> None:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--learned-steps", type=int, help="learned matching's steps (default: the data's, 300)")
     parser.add_argument("--max-examples", type=int, default=None, help="evaluation windows per barrier point")
+    for key, _ in SCALE:
+        paper = RECIPES[RECIPE].model[key]
+        parser.add_argument(f"--{key}", type=int, help=f"model {key} (default: the paper's, {paper})")
+    parser.add_argument("--batch-size", type=int, help=f"batch (default: the paper's, {RECIPES[RECIPE].batch_size})")
     parser.add_argument("--tf32", action="store_true", help="TF32 matmuls while training (faster; not for the "
                                                             "alignment, which runs in float32)")
     args = parser.parse_args()
@@ -79,18 +106,26 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = args.tf32
-    steps = chosen_steps(args, out)
-    models = {}
+    recipe = scaled_recipe(args)
+    steps = chosen_steps(args, out, recipe)
+    models, train_seconds = {}, {}
     for seed in args.seeds:
-        record = train(RECIPE, seed, out / f"seed{seed}", steps=steps, device=args.device)
+        record = train(recipe, seed, out / f"seed{seed}", steps=steps, device=args.device)
         models[seed] = str(out / f"seed{seed}")
+        train_seconds[seed] = record["train_seconds"]
         print(f"seed {seed}: {steps} steps in {record['train_seconds']} s, eval loss {record['eval_loss']:.4f}",
               flush=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     data = load_data("shakespeare")
-    result = {"recipe": RECIPE, "steps": steps, "paper_steps": RECIPES[RECIPE].steps, "device": args.device,
+    scale = "".join(f" --{key} {getattr(args, key)}" for key, _ in SCALE if getattr(args, key))
+    scale += f" --batch-size {args.batch_size}" if args.batch_size else ""
+    result = {"recipe": recipe.name, "model": recipe.model, "batch_size": recipe.batch_size, "steps": steps,
+              "paper_steps": RECIPES[RECIPE].steps, "paper_model": RECIPES[RECIPE].model,
+              "device": args.device, "threads": torch.get_num_threads(),
               "gpu": torch.cuda.get_device_name() if args.device == "cuda" else None, "cells": [],
-              "command": "python benchmarks/theus_tinyshakespeare.py --out DIR" + (f" --steps {steps}")}
+              "train_seconds": train_seconds,
+              "command": f"python benchmarks/theus_tinyshakespeare.py --out DIR --steps {steps}{scale}"
+                         + (f" --learned-steps {args.learned_steps}" if args.learned_steps else "")}
     for name, method, classes in ROWS:
         for i, j in combinations(args.seeds, 2):
             if time.perf_counter() - start > args.budget - PAIR_RESERVE[method]:
@@ -112,8 +147,12 @@ def main() -> None:
 
 
 def table(result: dict) -> str:
-    lines = [f"Theus et al. Table 1, Tiny Shakespeare row: {RECIPE} ({result['steps']} training steps; the paper's "
-             f"recipe: {result['paper_steps']}), on {result['gpu'] or result['device']}", "",
+    same = result.get("model", RECIPES[RECIPE].model) == RECIPES[RECIPE].model
+    setting = ("the paper's architecture" if same else
+               f"not comparable: a smaller model than the paper's ({result['model']} against {RECIPES[RECIPE].model})")
+    lines = [f"Theus et al. Table 1, Tiny Shakespeare row: {result['recipe']} ({result['steps']} training steps; the "
+             f"paper's recipe: {result['paper_steps']}), on {result['gpu'] or result['device']}; {setting}",
+             f"Reproduce: {result['command']}", "",
              "| row | zoo-style run: barrier mean ± std (n) | Theus et al. |", "|---|---|---|"]
     for name, _, _ in ROWS:
         values = [c["barrier"] for c in result["cells"] if c["row"] == name]

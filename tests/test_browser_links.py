@@ -239,11 +239,12 @@ def test_the_page_bugs_a_browser_found_stay_fixed(tmp_path):
 def test_an_align_run_is_a_job_its_progress_shows_in_view_and_a_reload_picks_it_up(tmp_path):
     """Issue #43: Align runs as a background job by default; the job's progress appears right under the
     button the user just clicked (inside the 1600×1000 viewport); issue #56: a reload of the same tab picks
-    the job up again and shows its result when it ends."""
+    the job up again and shows its result when it ends, and a tab opened after it ended shows the result."""
     from symalign.runs import RunStore
 
     with served_app(tmp_path) as (url, _, home), chromium() as browser:
-        page = browser.new_context(viewport={"width": 1600, "height": 1000}).new_page()
+        context = browser.new_context(viewport={"width": 1600, "height": 1000})
+        page = context.new_page()
         page.goto(f"{url}/align")
         page.get_by_text("Symmetries to use").first.wait_for(timeout=60_000)
         button = page.get_by_role("button", name="Align", exact=True)
@@ -265,6 +266,12 @@ def test_an_align_run_is_a_job_its_progress_shows_in_view_and_a_reload_picks_it_
                 break
             time.sleep(1)
         assert done and done[0].source == "app" and done[0].metrics["barrier"] >= 0
+        # a tab of the same browser opened after the job ended shows its result, not a blank page
+        again = context.new_page()
+        again.goto(f"{url}/align")
+        shown = again.get_by_text("barrier after alignment").first
+        shown.wait_for(timeout=60_000)
+        assert f"Saved as run {done[0].id}" in again.locator("body").inner_text()  # that run
 
 
 def test_beyond_the_straight_line_fits_as_a_job_that_survives_a_reload_and_a_closed_tab(tmp_path):

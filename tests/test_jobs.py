@@ -288,3 +288,18 @@ def test_a_demo_job_lists_each_run_as_it_lands_and_an_identical_request_finds_it
     assert queue.find("demo") is None and queue.find("demo", states=("done",)).id == job_id
     labels = [RunStore(queue.path).get(r).label for r in job.runs]
     assert labels == ["demo: no alignment", "demo: weight matching", "demo: learned matching"]
+
+
+def test_a_long_job_that_finished_recently_is_found_as_recent_and_only_by_its_owner(queue):
+    """Issue #56: a closed tab reopened after its job ended shows the result. A job counts as recent by
+    when it finished, not when it was queued (a 7-minute demo would otherwise fall out of the window)."""
+    job_id = queue.submit("align", {"a": "x", "b": "y"}, owner="browser-1")
+    created = queue.get(job_id).created
+    assert queue.claim(os.getpid()).id == job_id
+    queue.add_run(job_id, "run-1")
+    time.sleep(0.05)
+    queue.end(job_id, "done")
+    after_queued = created + 0.01  # a window that opened after the job was queued, before it finished
+    assert queue.find("align", since=after_queued, states=("done",), owner="browser-1").runs == ["run-1"]
+    assert queue.find("align", since=after_queued, states=("done",), owner="browser-2") is None
+    assert queue.find("align", since=time.time() + 1, states=("done",)) is None

@@ -48,6 +48,7 @@ CREATE INDEX IF NOT EXISTS jobs_created ON jobs (created);
 MIGRATIONS = {"owner": "ALTER TABLE jobs ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
               "phase_started": "ALTER TABLE jobs ADD COLUMN phase_started REAL"}
 STATES = ("queued", "running", "done", "failed", "cancelled")
+RESUME_WINDOW = 600.0  # seconds: a job a browser finished this recently is shown again when it returns
 FINAL = ("done", "failed", "cancelled")
 WORKER_DIED = "the worker process stopped before the job finished (killed or crashed)"
 
@@ -141,13 +142,15 @@ class JobQueue:
 
     def find(self, kind: str, request: dict | None = None, since: float = 0.0,
              states: tuple[str, ...] = ("queued", "running"), owner: str | None = None) -> Job | None:
-        """The newest job of `kind` in `states` created after `since` (with `request`: that exact request;
-        with `owner`: that visitor's): how a page finds work it (or a tab before it) started, and how a
-        repeated request joins it."""
+        """The newest job of `kind` in `states` active after `since` (created then, or finished then: a long
+        job that ended a minute ago counts as recent) (with `request`: that exact request; with `owner`:
+        that visitor's): how a page finds work it (or a tab before it) started, and how a repeated request
+        joins it."""
         self.reap()
         marks = ", ".join("?" * len(states))
         with self._connect() as db:
-            rows = db.execute(f"SELECT * FROM jobs WHERE kind=? AND created>=? AND state IN ({marks}) "
+            rows = db.execute(f"SELECT * FROM jobs WHERE kind=? AND COALESCE(finished, created)>=? "
+                              f"AND state IN ({marks}) "
                               "ORDER BY created DESC", (kind, since, *states)).fetchall()
         wanted = None if request is None else json.loads(json.dumps(request))
         for row in rows:

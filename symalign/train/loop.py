@@ -25,7 +25,10 @@ from symalign.train.recipes import RECIPES, Recipe
 Progress = Callable[[int, int, float], None]  # step, total, loss
 
 
-def recipe_named(name: str) -> Recipe:
+def recipe_named(name: str | Recipe) -> Recipe:
+    """A recipe by name; a Recipe passes through (a benchmark's scaled variant of a named one)."""
+    if isinstance(name, Recipe):
+        return name
     if name not in RECIPES:
         raise SymalignError(f"unknown recipe {name!r}; known: {', '.join(RECIPES)}")
     return RECIPES[name]
@@ -53,7 +56,7 @@ def _load_body(module, base, new_head: bool) -> None:
         raise SymalignError(f"the base model lacks weights the fine-tune needs: {', '.join(body[:3])}")
 
 
-def train(recipe_name: str, seed: int, out: str | Path, steps: int | None = None, data_spec: str | None = None,
+def train(recipe_name: str | Recipe, seed: int, out: str | Path, steps: int | None = None, data_spec: str | None = None,
           device: str = "auto", progress: Progress | None = None) -> dict:
     """Train, save a Hugging Face directory (with tokenizer for text) and return its record."""
     recipe = recipe_named(recipe_name)

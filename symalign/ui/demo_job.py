@@ -11,9 +11,8 @@ import time
 
 import streamlit as st
 
-from symalign.jobs.queue import FINAL, JobQueue
+from symalign.jobs.queue import FINAL, RESUME_WINDOW, JobQueue
 
-RESUME_WINDOW = 600.0  # seconds: a demo this browser finished this recently is shown again on return
 REFRESH_SECONDS = 1.0
 PARTS = ("no alignment", "weight matching", "learned matching")
 
@@ -27,9 +26,7 @@ def demo_to_resume() -> str | None:
     queue = JobQueue()
     job = queue.find("demo")
     if job is None:
-        job = queue.find("demo", since=time.time() - RESUME_WINDOW, states=("done",))
-        if job is not None and job.owner != session_id():
-            job = None
+        job = queue.find("demo", since=time.time() - RESUME_WINDOW, states=("done",), owner=session_id())
     return job.id if job is not None else None
 
 

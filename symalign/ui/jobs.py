@@ -9,7 +9,7 @@ import time
 import pandas as pd
 import streamlit as st
 
-from symalign.jobs.queue import FINAL, Job, JobQueue, ensure_worker, worker_alive
+from symalign.jobs.queue import FINAL, RESUME_WINDOW, Job, JobQueue, ensure_worker, worker_alive
 from symalign.ui.widgets import timing
 
 REFRESH_SECONDS = 1.0
@@ -40,8 +40,9 @@ def submit_or_join(kind: str, request: dict, label: str = "") -> str:
 
 
 def resume_job(kinds: tuple[str, ...], on_done_key: str) -> None:
-    """On a page opened anew (a reload, another tab of this browser), pick up this visitor's newest job
-    of `kinds` still under way, so `follow_job` shows it again (issue #43: a session is the browser's)."""
+    """On a page opened anew (a reload, a closed tab reopened, another tab of this browser), pick up this
+    visitor's newest job of `kinds`: one still under way is followed again; else one that finished in the
+    last RESUME_WINDOW seconds shows its result (issue #56: a reopened Align tab came back blank)."""
     from symalign.ui.session import session_id
 
     if f"{on_done_key}-job" in st.session_state or on_done_key in st.session_state:
@@ -50,6 +51,12 @@ def resume_job(kinds: tuple[str, ...], on_done_key: str) -> None:
     found = [job for job in (queue.find(kind, owner=me) for kind in kinds) if job is not None]
     if found:
         st.session_state[f"{on_done_key}-job"] = max(found, key=lambda job: job.created).id
+        return
+    since = time.time() - RESUME_WINDOW
+    done = [job for job in (queue.find(kind, since=since, states=("done",), owner=me) for kind in kinds)
+            if job is not None and job.runs]
+    if done:
+        st.session_state[on_done_key] = max(done, key=lambda job: job.created).runs
 
 
 def _age(job: Job) -> str:
