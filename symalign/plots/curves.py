@@ -6,6 +6,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from symalign.plots.legend import legend_below
+
 
 def curves_figure(curves: list[tuple[str, dict]], title: str = "",
                   methods: list[str | None] | None = None, log_loss: bool = False) -> go.Figure:
@@ -30,9 +32,8 @@ def curves_figure(curves: list[tuple[str, dict]], title: str = "",
             fig.add_trace(go.Scatter(x=lam, y=c["accuracy"], mode="lines+markers", showlegend=False,
                                      line=dict(color=color, dash=dash), legendgroup=label), row=1, col=2)
     _axes(fig, log_loss, has_acc)
-    fig.update_layout(title=title or None, height=420, margin=dict(l=40, r=20, t=60, b=40), hovermode="x",
-                      legend=dict(orientation="h", yanchor="bottom", y=-0.35))
-    return fig
+    fig.update_layout(title=title or None, margin=dict(l=40, r=20, t=60, b=40), hovermode="x")
+    return legend_below(fig)
 
 
 def bands_figure(groups: list[tuple[str, str | None, list[dict]]], title: str = "",
@@ -61,9 +62,8 @@ def bands_figure(groups: list[tuple[str, str | None, list[dict]]], title: str = 
                                      name=f"{label} (n = {len(values)})", showlegend=col == 1, legendgroup=label),
                           row=1, col=col)
     _axes(fig, log_loss)
-    fig.update_layout(title=title or None, height=420, margin=dict(l=40, r=20, t=60, b=40), hovermode="x",
-                      legend=dict(orientation="h", yanchor="bottom", y=-0.35))
-    return fig
+    fig.update_layout(title=title or None, margin=dict(l=40, r=20, t=60, b=40), hovermode="x")
+    return legend_below(fig)
 
 
 def _axes(fig: go.Figure, log_loss: bool = False, accuracy: bool = True) -> None:

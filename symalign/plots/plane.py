@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from symalign.plots.legend import legend_below
+
 # Straight lines thin and on top, curves wide underneath: a curve whose bend leaves the plane is drawn as
 # its projection, which can run along a straight line, and neither may hide the other.
 STRAIGHT_LOOKS = [("#e8e8e8", "solid"), ("#ff7f0e", "dash"), ("#17becf", "dashdot")]
@@ -68,6 +70,5 @@ def paths_figure(paths: list[tuple[str, dict]], title: str = "") -> go.Figure:
                                  f"{c['barrier']:.3f})", line=dict(color=colour, dash=dash, width=3)))
     fig.update_xaxes(title_text="t along the path (0 = model A, 1 = model B)")
     fig.update_yaxes(title_text="loss (nats per prediction)")
-    fig.update_layout(title=title or None, height=420, margin=dict(l=50, r=20, t=60, b=50),
-                      legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
-    return fig
+    fig.update_layout(title=title or None, margin=dict(l=50, r=20, t=60, b=50))
+    return legend_below(fig)

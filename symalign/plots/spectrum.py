@@ -8,6 +8,8 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from symalign.plots.legend import legend_below
+
 KIND_TITLES = {"residual": "residual stream", "qk": "inside heads: QK", "vo": "inside heads: VO"}
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
 RESIDUAL_COLOR = "#555555"
@@ -32,6 +34,5 @@ def spectrum_figure(spectrum: dict, bin_size: float = math.pi / 60) -> go.Figure
         fig.add_vline(x=0.1, line=dict(color="gray", dash="dot"), row=1, col=col)
         fig.update_xaxes(title_text="eigen-angle θ (rad)", range=[0, math.pi], row=1, col=col)
     fig.update_yaxes(title_text="eigenvalues", row=1, col=1)
-    fig.update_layout(barmode="stack", height=400, margin=dict(l=40, r=20, t=80, b=40),
-                      legend=dict(orientation="h", yanchor="bottom", y=-0.4))
-    return fig
+    fig.update_layout(barmode="stack", margin=dict(l=40, r=20, t=80, b=40))
+    return legend_below(fig, row=12)  # short labels ("layer 3"): several share a row
