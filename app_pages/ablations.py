@@ -2,10 +2,12 @@
 
 import streamlit as st
 
+from symalign.data import learned_defaults
 from symalign.match.matchers import matcher
 from symalign.runs.durations import estimate_text, last_run, sweep_typical, took
 from symalign.sweeps import PRESETS, preset_grid, run_sweep
 from symalign.sweeps.grid import PRESET_HELP, Grid
+from symalign.train.recipes import RECIPES
 from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.runs import show_sweep
 from symalign.ui.session import heavy_work
@@ -43,7 +45,9 @@ with user_errors():
                + (f" (stochastic rows × {len(grid.seeds)} seeds)"
                   if any(matcher(r.method).stochastic for r in grid.rows) else "")
                + ". Time: " + estimate_text(took(last_run(run_store(), "sweep", settings={"name": grid.name})),
-                                            sweep_typical([c.row.method for c in grid.cells()])[1]))
+                                            sweep_typical([c.row.method for c in grid.cells()], family,
+                                                          learned_defaults(getattr(RECIPES.get(family), "data", None)
+                                                                           or "")["steps"])[1]))
     background = st.checkbox("run in the background", True, key="ablations-background",
                              help="a job in a worker process: the grid goes on when you leave this page (see Jobs); "
                                   "off: it runs in this page (keep the tab open)")

@@ -6,6 +6,7 @@ from dataclasses import replace
 import streamlit as st
 
 from symalign.barrier import default_data_spec
+from symalign.data import learned_defaults
 from symalign.data.splits import SPLITS
 from symalign.errors import SymalignError
 from symalign.landscape.estimate import readable
@@ -14,6 +15,7 @@ from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
 from symalign.models.widen import check_pair, same_widths, width_summary
 from symalign.plots import curves_figure
+from symalign.runs.durations import LEARNERS, align_estimate, align_typical, estimate_text, family_of_ref
 from symalign.runs.execute import align_then_vanilla
 from symalign.runs.many import align_many_run
 from symalign.runs.table import run_label
@@ -118,6 +120,12 @@ with user_errors():
                        "interpolation points (method options) make it shorter.")
         except SymalignError:
             pass  # the data does not fit: the run says so in one line
+    if method in LEARNERS and not third:  # the matching's own time: minutes for a learner (issue #56)
+        steps = int(chosen.get("steps") or learned_defaults(data or data_default or "")["steps"])
+        past = align_estimate(run_store(), method, ref_a, ref_b, steps)
+        typical_seconds, typical = align_typical(method, family_of_ref(ref_a), steps)
+        (st.warning if max(past or 0.0, typical_seconds) >= 90 else st.caption)(
+            f"The {method} matching itself: " + estimate_text(past, typical) + ".")
     background = st.checkbox("run in the background", True, key="align-background",
                              help="a job in a worker process: it goes on when you leave this page (see Jobs)")
     nothing = all(c == "none" for c in classes.values())

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from symalign.data import learned_defaults
-from symalign.runs.durations import demo_estimate  # the run database only: no torch on the first paint
+from symalign.runs.durations import demo_estimate, demo_typical  # the run database only: no torch on the first paint
 from symalign.runs.store import RunStore
 from symalign.train.recipes import DEMO_DATA
 from symalign.ui.figures import show_figure
@@ -40,6 +40,11 @@ steps = right.number_input("learned matching steps", 10, 20_000, learned_default
                                 "(600 for images, 300 for text); the demo's time grows with them")
 
 _before = demo_estimate(RunStore(), recipe, int(steps))
+if not _before:  # never run here: the typical figure, said to be one, a warning when it is minutes (issue #56)
+    _typical_seconds, _typical = demo_typical(recipe, int(steps))
+    (st.warning if _typical_seconds >= 90 else st.caption)(
+        f"The demo's second part takes {_typical} on 2 CPU cores (typical; not yet run here); the first part "
+        "takes a few seconds.")
 if _before:
     st.caption(f"On this machine the demo's second part took about {sum(_before.values()):.0f} s last time ("
                + ", ".join(f"{label.removeprefix('demo: ')} {seconds:.0f} s" for label, seconds in _before.items())

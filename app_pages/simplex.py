@@ -8,7 +8,7 @@ from symalign.errors import SymalignError
 from symalign.match.config import AlignConfig
 from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
-from symalign.runs.durations import estimate_text, simplex_estimate, simplex_typical
+from symalign.runs.durations import estimate_text, family_of_ref, simplex_estimate, simplex_typical
 from symalign.runs.many import simplex_run
 from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.permalink import initial_list, show_permalink
@@ -69,7 +69,7 @@ with user_errors():
     background = st.checkbox("run in the background", True, key="simplex-background",
                              help="a job in a worker process: it goes on when you leave this page (see Jobs)")
     clicked = st.button("Compute the surfaces", type="primary", key="simplex-go", disabled=not methods)
-    typical_seconds, typical = simplex_typical(tuple(methods), int(steps))
+    typical_seconds, typical = simplex_typical(tuple(methods), int(steps), family_of_ref(refs[0]))
     measured = simplex_estimate(run_store(), refs[0], tuple(methods))
     (st.warning if max(measured or 0, typical_seconds) >= 90 else st.caption)(
         "Time: " + estimate_text(measured, typical))

@@ -72,6 +72,17 @@ def scaled_recipe(args) -> Recipe:
                    description=f"{paper.description}; scaled: {model}, batch {batch}")
 
 
+def trained(recipe: Recipe, seed: int, folder: Path, steps: int, device: str) -> dict:
+    """The seed's model: the one in `folder` when an earlier run of this script trained it with the same
+    recipe and steps (a run stopped at its budget goes on without training again), else trained now."""
+    record_file = folder / "training.json"
+    if record_file.exists():
+        record = json.loads(record_file.read_text())
+        if record.get("recipe") == recipe.name and record.get("steps") == steps:
+            return record
+    return train(recipe, seed, folder, steps=steps, device=device)
+
+
 def chosen_steps(args, out: Path, recipe: Recipe) -> int:
     """--steps, else as many as fit --train-budget for all seeds at the rate a short probe measures."""
     if args.steps:
@@ -110,7 +121,7 @@ def main() -> None:
     steps = chosen_steps(args, out, recipe)
     models, train_seconds = {}, {}
     for seed in args.seeds:
-        record = train(recipe, seed, out / f"seed{seed}", steps=steps, device=args.device)
+        record = trained(recipe, seed, out / f"seed{seed}", steps, args.device)
         models[seed] = str(out / f"seed{seed}")
         train_seconds[seed] = record["train_seconds"]
         print(f"seed {seed}: {steps} steps in {record['train_seconds']} s, eval loss {record['eval_loss']:.4f}",

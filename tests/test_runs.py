@@ -214,3 +214,33 @@ def test_a_sweeps_typical_time_counts_its_cells():
     assert 40 <= seconds <= 160  # measured: 78 s for its 9 cells on 2 cores
     learned, said = sweep_typical([c.row.method for c in preset_grid("table1", "vit-digits").cells()])
     assert learned > 5 * 60 and "learned cells" in said
+
+
+def test_typical_times_scale_with_the_family_and_the_steps_and_say_which_model_they_are_for():
+    """Issue #56: estimates before a run where this machine has none, for the demo and a learned Align too."""
+    from symalign.runs.durations import align_typical, demo_typical, family_of_ref, simplex_typical
+
+    assert family_of_ref("zoo:gpt-shakespeare/1") == "gpt-shakespeare" and family_of_ref("/my/model") is None
+    vit, said = demo_typical("vit-digits", 600)
+    assert demo_typical("gpt-shakespeare", 600)[0] > vit and "600 steps" in said and "vit-digits" in said
+    assert demo_typical("vit-digits", 60)[0] < vit / 2
+    learned, said = align_typical("learned", None, 600, with_vanilla=True)
+    assert learned > align_typical("learned", None, 600)[0] and "zoo-sized model" in said
+    assert align_typical("weight", "vit-digits", 600)[0] < learned
+    assert simplex_typical(("none",), 600, "gpt-shakespeare")[0] > simplex_typical(("none",), 600)[0]
+
+
+def test_an_align_estimate_from_history_scales_the_last_learned_run_and_adds_the_vanilla(tmp_path):
+    from symalign.runs.durations import align_estimate
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    pair = ("zoo:vit-digits/0", "zoo:vit-digits/1")
+    assert align_estimate(store, "learned", *pair, 600) is None
+    run = store.start("align", *pair, "learned", settings={"config": {"steps": 300}})
+    store.finish(run, {"barrier": 0.1})
+    vanilla = store.start("barrier", *pair, "none")
+    store.finish(vanilla, {"barrier": 1.0})
+    learned = store.get(run).finished - store.get(run).created
+    assert align_estimate(store, "learned", *pair, 600) == pytest.approx(2 * learned)
+    plus = store.get(vanilla).finished - store.get(vanilla).created
+    assert align_estimate(store, "learned", *pair, 600, with_vanilla=True) == pytest.approx(2 * learned + plus)

@@ -83,37 +83,85 @@ def simplex_estimate(store: RunStore, model: str, methods: tuple[str, ...]) -> f
     return None if any(r is None for r in runs) else sum(took(r) for r in runs)
 
 
-# Simplex surfaces on vit-digits, 2 CPU cores, the page's defaults (resolution 10, all examples): the seconds
-# one method's surface took (issue #56 measured 403 s for none, weight and learned together, where the page
-# said "about 40 s": the learned part is its steps). Learned and soft are per 100 steps.
-SIMPLEX_TYPICAL = {"none": 15.0, "weight": 25.0, "learned": 60.0, "soft": 60.0}
+# Typical seconds on 2 CPU cores where this machine has no history, measured on vit-digits by
+# benchmarks/estimates.py (issue #56: Simplex said "about 40 s" and took 403 s; Ablations' quick said
+# "about 20 s" and took 78 s). Learned and soft figures are per 100 steps: their time is their steps.
+SIMPLEX_TYPICAL = {"none": 15.0, "weight": 25.0, "learned": 60.0, "soft": 60.0}  # one method's surface
+CELL_TYPICAL = {"none": 6.0, "weight": 12.0, "activation": 12.0, "learned": 13.0, "soft": 13.0}  # a curve's cell
 LEARNERS = ("learned", "soft")
+# Another zoo family costs this many times vit-digits (its model and evaluation data are larger); a model
+# outside the zoo is quoted at vit-digits' figures and said to be so.
+FAMILY_COST = {"vit-digits": 1.0, "gpt-shakespeare": 2.0}
 
 
-def simplex_typical(methods: tuple[str, ...], steps: int) -> tuple[float, str]:
-    """(seconds, sentence) for Simplex's defaults where this machine has no history: each method's
-    typical time, the learners' scaled to `steps`, and what takes the time when it is minutes."""
-    seconds = sum(SIMPLEX_TYPICAL.get(m, 25.0) * (steps / 100 if m in LEARNERS else 1) for m in methods)
+def family_of_ref(ref: str | None) -> str | None:
+    """The zoo family of a reference (`zoo:gpt-shakespeare/1` -> gpt-shakespeare), else None."""
+    if not ref or not ref.startswith("zoo:"):
+        return None
+    name = ref[len("zoo:"):].split("/")[0]
+    return name if name in FAMILY_COST else None
+
+
+def _cost(method: str, steps: int, table: dict[str, float], family: str | None) -> float:
+    per = table.get(method, table["weight"])
+    return per * (steps / 100 if method in LEARNERS else 1) * FAMILY_COST.get(family or "vit-digits", 1.0)
+
+
+def _said(seconds: float, family: str | None, why: str = "") -> str:
+    text = f"about {seconds / 60:.0f} min" if seconds >= 90 else f"about {seconds:.0f} s"
+    text += f" for {family}" if family else " for a zoo-sized model"
+    return text + (f" ({why})" if why and seconds >= 90 else "")
+
+
+def simplex_typical(methods: tuple[str, ...], steps: int, family: str | None = "vit-digits") -> tuple[float, str]:
+    """(seconds, sentence) for Simplex's surfaces where this machine has no history: each method's typical
+    surface, the learners' scaled to `steps`, and what takes the time when it is minutes."""
+    seconds = sum(_cost(m, steps, SIMPLEX_TYPICAL, family) for m in methods)
     slow = [m for m in methods if m in LEARNERS]
-    text = f"about {seconds / 60:.0f} min" if seconds >= 90 else f"about {seconds:.0f} s"
-    if slow and seconds >= 90:
-        text += (f" for vit-digits (the {' and '.join(slow)} part runs {steps} steps, about "
-                 f"{SIMPLEX_TYPICAL['learned'] * steps / 100 / 60:.0f} min each; fewer steps cut it in proportion)")
-    return seconds, text
+    why = (f"the {' and '.join(slow)} part runs {steps} steps, about "
+           f"{_cost('learned', steps, SIMPLEX_TYPICAL, family) / 60:.0f} min each; fewer steps cut it in proportion"
+           if slow else "")
+    return seconds, _said(seconds, family, why)
 
 
-# One sweep cell on the zoo's models, 2 CPU cores, 21 points on the whole evaluation split: seconds by
-# method (issue #56: `quick` on vit-digits took 78 s for its 9 cells where the page said "about 20 s";
-# learned cells at the data's default steps).
-CELL_TYPICAL = {"none": 6.0, "weight": 12.0, "activation": 12.0, "learned": 80.0, "soft": 80.0}
+def sweep_typical(methods: list[str], family: str | None = "vit-digits", steps: int = 600) -> tuple[float, str]:
+    """(seconds, sentence) for a grid of cells with these methods (one entry per cell; learned cells at
+    `steps`, the data's default), where this machine has no history of it."""
+    seconds = sum(_cost(m, steps, CELL_TYPICAL, family) for m in methods)
+    learned = sum(m in LEARNERS for m in methods)
+    why = (f"{learned} learned cell{'s' * (learned > 1)}, about {_cost('learned', steps, CELL_TYPICAL, family):.0f} s "
+           "each" if learned else "")
+    return seconds, _said(seconds, family, why)
 
 
-def sweep_typical(methods: list[str]) -> tuple[float, str]:
-    """(seconds, sentence) for a grid of cells with these methods (one entry per cell), where this machine
-    has no history of it: the sum of typical cells, saying what takes the time when it is minutes."""
-    seconds = sum(CELL_TYPICAL.get(m, 12.0) for m in methods)
-    learned = sum(m in ("learned", "soft") for m in methods)
-    text = f"about {seconds / 60:.0f} min" if seconds >= 90 else f"about {seconds:.0f} s"
-    if learned and seconds >= 90:
-        text += f" ({learned} learned cell{'s' * (learned > 1)}, about {CELL_TYPICAL['learned']:.0f} s each)"
-    return seconds, text
+def align_typical(method: str, family: str | None, steps: int, with_vanilla: bool = False) -> tuple[float, str]:
+    """(seconds, sentence) for an alignment with its barrier (and the vanilla barrier), no history here."""
+    seconds = _cost(method, steps, CELL_TYPICAL, family) + (_cost("none", 0, CELL_TYPICAL, family) if with_vanilla
+                                                            else 0.0)
+    why = f"learned matching runs {steps} steps; fewer steps cut it in proportion" if method in LEARNERS else ""
+    return seconds, _said(seconds, family, why)
+
+
+def align_estimate(store: RunStore, method: str, model_a: str, model_b: str, steps: int,
+                   with_vanilla: bool = False) -> float | None:
+    """The same alignment of this pair from the newest one here (a learner's scaled to `steps`), with the
+    pair's last vanilla barrier when it is asked again (None without that history)."""
+    run = last_run(store, "align", method=method, model_a=model_a, model_b=model_b)
+    if run is None:
+        return None
+    seconds = at_steps(run, steps) if method in LEARNERS else took(run)
+    if seconds is None:
+        return None
+    if with_vanilla:
+        vanilla = last_run(store, "barrier", method="none", model_a=model_a, model_b=model_b)
+        if vanilla is None:
+            return None
+        seconds += took(vanilla)
+    return seconds
+
+
+def demo_typical(recipe: str, steps: int) -> tuple[float, str]:
+    """(seconds, sentence) for the guided demo's second part where it never ran here: a vanilla barrier,
+    weight matching with its barrier, and learned matching at `steps` with its barrier."""
+    seconds = sum(_cost(m, steps, CELL_TYPICAL, recipe) for m in ("none", "weight", "learned"))
+    return seconds, _said(seconds, recipe, f"the learned part runs {steps} steps; fewer steps cut it in proportion")
