@@ -176,6 +176,23 @@ def test_beside_learned_rotations_permutations_stay_those_of_their_start():
     assert distance(weight.aligned.tensors, learned.aligned.tensors) > 0  # the rotations did learn
 
 
+def test_checks_left_to_auto_are_sized_from_the_steps_and_the_defaults_keep_the_zoos_sizes():
+    """Issue #58: 2 steps asked at GPT-2-small waited for full-size checks. Unset, the checks scale with the
+    steps (with floors); from 100 steps on (the data's defaults are 600 images, 300 text) they are the fixed
+    sizes the zoo's learned numbers were measured with; an option the user sets wins."""
+    sizes = {}
+    for steps in (2, 40, 100, 300, 600):
+        o = AlignConfig.from_options({"steps": steps}, method="learned", classes=ALL, data="digits").learned_options()
+        sizes[steps] = (o.check_every, o.check_examples, o.check_points)
+    assert sizes[2] == (5, 16, "midpoint") and sizes[40] == (10, 80, "midpoint")
+    assert sizes[100] == sizes[300] == sizes[600] == (25, 128, "path")  # what LearnedOptions fixed before
+    default = AlignConfig(method="learned", classes=ALL, data="shakespeare").learned_options()
+    assert (default.steps, default.check_every, default.check_examples) == (300, 25, 128)
+    mine = AlignConfig.from_options({"steps": 2, "check_examples": 64}, method="learned", classes=ALL,
+                                    data="digits").learned_options()
+    assert mine.check_examples == 64 and mine.check_every == 5
+
+
 @pytest.mark.slow
 def test_the_checks_are_sized_by_their_options_and_cost_what_the_plan_says():
     """check_examples / check_points / check_every reach the run (issue #46): a midpoint check of 8

@@ -138,8 +138,10 @@ class AlignConfig:
 
     def learned_options(self):
         """The learned optimiser's settings: what the user set, else the data's defaults (steps, input
-        noise: `symalign.data.learned_defaults`); the stopping rule's defaults live in LearnedOptions."""
+        noise: `symalign.data.learned_defaults`; the checks: sized from the steps, symalign.match.check_budget);
+        the stopping rule's other defaults live in LearnedOptions."""
         from symalign.data import learned_defaults
+        from symalign.match.check_budget import budget_checks
         from symalign.match.learned import LearnedOptions
         from symalign.match.matchers import matcher
 
@@ -149,6 +151,6 @@ class AlignConfig:
         return LearnedOptions(steps=steps, lr=self.lr, batch_size=self.batch_size, lambdas=self.lambdas,
                               alpha=self.alpha, seed=self.seed, soft=matcher(self.method).relaxed,
                               patience=self.patience,
-                              input_noise=noise, start=self.start, check_examples=self.option("check_examples"),
-                              check_every=self.option("check_every"), check_points=self.option("check_points"),
-                              round=self.option("round"))
+                              input_noise=noise, start=self.start, round=self.option("round"),
+                              **{name: self.option(name) if self.option(name) is not None else sized
+                                 for name, sized in budget_checks(steps).items()})

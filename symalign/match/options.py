@@ -36,6 +36,7 @@ class Option:
     choices: tuple[str, ...] | None = None
     minimum: float | None = None  # values below are refused
     universe_only: bool = False  # read only when three or more models are aligned
+    auto: bool = False  # None is a value the run works out (e.g. sized from the steps), not "no limit"
 
     @property
     def flag(self) -> str:
@@ -80,14 +81,16 @@ BUILTIN_OPTIONS: tuple[Option, ...] = (
            "(default 0.3 for images; text takes 0)", LEARNERS, minimum=0),
     Option("patience", int, 3, "learned/soft: checks (every --check-every steps) without improvement before stopping "
            "(a value above steps/check-every runs every step)", LEARNERS, minimum=1),
-    Option("check_examples", int, 128, "learned/soft: examples in the fixed check the stopping rule reads (at the "
-           "start, every --check-every steps and at the last step); at real scale the checks can cost more than "
-           "the steps (GPT-2-small: 128 windows × 3 points ≈ 2 minutes on 2 CPU cores), so a short run wants fewer",
-           LEARNERS, minimum=1),
-    Option("check_every", int, 25, "learned/soft: steps between checks", LEARNERS, minimum=1),
-    Option("check_points", str, "path", "learned/soft: where the check measures the loss: path (λ = 0.25, 0.5, "
+    Option("check_examples", int, None, "learned/soft: examples in the fixed check the stopping rule reads (at "
+           "the start, every --check-every steps and at the last step); default: sized from --steps, 2 per step "
+           "between 16 and 128 (at real scale full checks cost more than a short run's steps: GPT-2-small, 128 "
+           "windows × 3 points ≈ 2 minutes on 2 CPU cores)", LEARNERS, minimum=1, auto=True),
+    Option("check_every", int, None, "learned/soft: steps between checks (default: steps/4, between 5 and 25)",
+           LEARNERS, minimum=1, auto=True),
+    Option("check_points", str, None, "learned/soft: where the check measures the loss: path (λ = 0.25, 0.5, "
            "0.75; three or more models: the centroid and every edge midpoint) or midpoint (λ = 0.5, or the "
-           "centroid: a third of the cost for a pair)", LEARNERS, CHECK_POINTS),
+           "centroid: a third of the cost for a pair); default: path, midpoint below 50 steps", LEARNERS,
+           CHECK_POINTS, auto=True),
     Option("round", bool, True, "soft: keep the doubly-stochastic maps to the end instead of rounding them to "
            "permutations half-way (Theus et al. App. C.2's trade-off): the run reports the soft path's midpoint "
            "loss and how far its endpoint moved from B beside the rounded result, which is what it writes",

@@ -22,18 +22,20 @@ def option_widgets(method: str, data: str, three: bool, columns: list) -> dict:
     for i, option in enumerate(shown):
         where, default = columns[i % len(columns)], _default(option, data)
         key, label = f"align-option-{method}-{option.name}-{data}", option.name.replace("_", " ")
+        empty = " (0 = auto)" if option.auto else " (0 = none)"  # what leaving it at 0 means
         if option.choices is not None:
-            values[option.name] = where.selectbox(label, option.choices, index=option.choices.index(default),
-                                                  key=key, help=option.help)
+            offered = ((None,) if default is None else ()) + option.choices  # None: "auto", the run decides
+            values[option.name] = where.selectbox(label, offered, index=offered.index(default), key=key,
+                                                  format_func=lambda v: "auto" if v is None else v, help=option.help)
         elif option.kind is int:
             low = int(option.minimum) if option.minimum is not None else 0
-            value = where.number_input(label + (" (0 = none)" if default is None else ""), min_value=min(low, 0)
+            value = where.number_input(label + (empty if default is None else ""), min_value=min(low, 0)
                                        if default is None else low, value=int(default or 0), step=1, key=key,
                                        help=option.help)
             values[option.name] = None if default is None and value == 0 else int(value)
         else:
             low = float(option.minimum) if option.minimum is not None else None
-            value = where.number_input(label + (" (0 = none)" if default is None else ""), min_value=low,
+            value = where.number_input(label + (empty if default is None else ""), min_value=low,
                                        value=float(default or 0.0), format="%.4g", key=key, help=option.help)
             values[option.name] = None if default is None and value == 0 else float(value)
     return values
