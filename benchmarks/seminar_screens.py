@@ -42,8 +42,8 @@ def record_runs(home: Path) -> int:
         symalign(home, "barrier", a, b)
         for classes in ("permutations", "all"):
             symalign(home, "align", a, b, "--classes", classes, "--barrier", "--out", str(home / f"{i}{j}{classes}"))
-    symalign(home, "align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--method", "activation", "--data", "digits", "--classes", "all",
-             "--barrier", "--out", str(home / "01activation"))
+    symalign(home, "align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--method", "activation", "--data", "digits",
+             "--classes", "all", "--barrier", "--out", str(home / "01activation"))
     return 10
 
 
