@@ -34,17 +34,21 @@ def symalign(home: Path, *args: str) -> str:
                           text=True).stdout
 
 
-def record_runs(home: Path) -> int:
+def record_runs(home: Path) -> list[str]:
     """Ten runs over three vit-digits pairs: vanilla, weight (permutations), weight (all) on each, and
-    activation on the first."""
+    activation on the first; their ids."""
+    def run_id(*args: str) -> str:
+        return re.search(r'"run": "([^"]+)"', symalign(home, *args, "--json")).group(1)
+
+    ids = []
     for i, j in PAIRS:
         a, b = f"zoo:vit-digits/{i}", f"zoo:vit-digits/{j}"
-        symalign(home, "barrier", a, b)
+        ids.append(run_id("barrier", a, b))
         for classes in ("permutations", "all"):
-            symalign(home, "align", a, b, "--classes", classes, "--barrier", "--out", str(home / f"{i}{j}{classes}"))
-    symalign(home, "align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--method", "activation", "--data", "digits",
-             "--classes", "all", "--barrier", "--out", str(home / "01activation"))
-    return 10
+            ids.append(run_id("align", a, b, "--classes", classes, "--barrier", "--out", str(home / f"{i}{j}{classes}")))
+    ids.append(run_id("align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--method", "activation", "--data", "digits",
+                      "--classes", "all", "--barrier", "--out", str(home / "01activation")))
+    return ids
 
 
 def in_view(page, locator, height: int) -> bool:
@@ -69,8 +73,7 @@ def home_screens(page, url: str, out: Path, steps: int) -> list[str]:
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
         heading = page.get_by_text("2 · Two seeds trained apart", exact=True)
-        heading.scroll_into_view_if_needed()
-        page.evaluate("window.scrollBy(0, 0)")
+        heading.evaluate("e => e.scrollIntoView({block: 'start'})")  # part 2 at the top, as a lecturer scrolls
         page.wait_for_timeout(1500)
         numbers = page.locator('[data-testid="stMetric"]', has_text="learned matching").first
         slider = page.get_by_role("slider").first
@@ -83,11 +86,11 @@ def home_screens(page, url: str, out: Path, steps: int) -> list[str]:
     return said
 
 
-def compare_screens(page, url: str, out: Path) -> list[str]:
+def compare_screens(page, url: str, out: Path, ids: list[str]) -> list[str]:
     said = []
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
-        page.goto(f"{url}/compare")
+        page.goto(f"{url}/compare?runs={','.join(ids)}")
         page.get_by_text(re.compile(r"10 runs over 3 model pairs")).first.wait_for(timeout=60_000)
         page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
         page.wait_for_timeout(2000)
@@ -99,11 +102,11 @@ def compare_screens(page, url: str, out: Path) -> list[str]:
     return said
 
 
-def exports(page, url: str, out: Path) -> list[str]:
+def exports(page, url: str, out: Path, ids: list[str]) -> list[str]:
     """Compare's figure through its SVG button and the camera button's PNG, each opened back in chromium."""
     said = []
     page.set_viewport_size({"width": 1600, "height": 1000})
-    page.goto(f"{url}/compare")
+    page.goto(f"{url}/compare?runs={','.join(ids)}")
     page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
     page.wait_for_timeout(2000)
     with page.expect_download(timeout=120_000) as svg_download:
@@ -163,11 +166,11 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as folder, served_app(Path(folder)) as (url, _, home), chromium() as browser:
-        record_runs(home)
+        ids = record_runs(home)
         page = browser.new_context(viewport={"width": 1600, "height": 1000}, accept_downloads=True).new_page()
         lines = home_screens(page, url, out, args.demo_steps)
-        lines += compare_screens(page, url, out)
-        lines += exports(page, url, out)
+        lines += compare_screens(page, url, out, ids)
+        lines += exports(page, url, out, ids)
         lines += lambda_timing(page, url, home)
     print("\n".join(lines))
     (out / "README.md").write_text("# The app at seminar sizes (benchmarks/seminar_screens.py)\n\n"

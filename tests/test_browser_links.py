@@ -312,3 +312,36 @@ def test_beyond_the_straight_line_fits_as_a_job_that_survives_a_reload_and_a_clo
         assert again.get_by_text("Traceback").count() == 0
         again.get_by_text("A → B (straight)").first.scroll_into_view_if_needed()
         again.screenshot(path=str(shots / "paths-plane.png"))
+
+
+def test_a_permalink_opens_align_and_simplex_results_in_another_browser(tmp_path):
+    """Issue #56: Align and Simplex results are addressable. A link names the run(s); a browser that never
+    ran them (a new context: no session, no jobs of its own) opens exactly those, not the newest."""
+    with served_app(tmp_path) as (url, _, home), chromium() as browser:
+        env = dict(os.environ, SYMALIGN_HOME=str(home))
+
+        def cli(*args: str) -> str:
+            return subprocess.run([sys.executable, "-m", "symalign.cli", *args, "--json"], env=env, check=True,
+                                  capture_output=True, text=True).stdout
+
+        aligned = [re.search(r'"run": "([^"]+)"', cli("align", "zoo:vit-digits/0", f"zoo:vit-digits/{b}", "--classes",
+                                                      "permutations", "--barrier", "--max-examples", "64", "--out",
+                                                      str(tmp_path / f"aligned{b}"))).group(1) for b in (1, 2)]
+        zoo = [f"zoo:vit-digits/{i}" for i in range(3)]
+        surfaces = [re.search(r'"run": "([^"]+)"', cli("simplex", *zoo, "--method", "none", "--resolution", str(r),
+                                                       "--max-examples", "64")).group(1) for r in (2, 3)]
+        page = browser.new_context(viewport={"width": 1400, "height": 1200}).new_page()
+        page.goto(f"{url}/align?run={aligned[0]}")
+        page.get_by_text(f"Saved as run {aligned[0]}").first.wait_for(timeout=60_000)
+        assert aligned[1] not in page.locator("body").inner_text()  # the linked run, not the newest
+        other = browser.new_context(viewport={"width": 1400, "height": 1200}).new_page()
+        other.goto(f"{url}/simplex?runs={surfaces[0]}")
+        other.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+        chosen = other.locator('[data-testid="stMultiSelect"]').filter(has_text="simplex runs to show")
+        assert surfaces[0][-6:] in chosen.inner_text() and surfaces[1][-6:] not in chosen.inner_text()
+        assert other.get_by_text("Traceback").count() == 0
+        lost = browser.new_context().new_page()  # a run this history does not hold: said, not another run
+        lost.goto(f"{url}/align?run=does-not-exist")
+        lost.get_by_text(re.compile(r"in this history \(deleted, or from another machine\)")).first.wait_for(
+            timeout=60_000)
+        assert "does-not-exist" in lost.locator("body").inner_text()

@@ -44,7 +44,7 @@ def show_figure(fig, key: str) -> None:
     if projector_on():
         fig = projector(fig)
     st.plotly_chart(fig, key=key, config=export_config(st.session_state.get(FORMAT, "png"), f"symalign-{key}"))
-    html, svg, pdf, _ = st.columns([1, 1, 1, 3])
+    html, svg, pdf, _ = st.columns([2, 1, 1, 3])  # room for the label at the projector's 22 px text
     html.download_button("download as HTML", lambda: fig.to_html(include_plotlyjs=True),
                          file_name=f"symalign-{key}.html", mime="text/html", key=f"{key}-html", type="tertiary",
                          on_click="ignore", help="the figure as one self-contained, interactive HTML file")
