@@ -45,7 +45,8 @@ def record_runs(home: Path) -> list[str]:
         a, b = f"zoo:vit-digits/{i}", f"zoo:vit-digits/{j}"
         ids.append(run_id("barrier", a, b))
         for classes in ("permutations", "all"):
-            ids.append(run_id("align", a, b, "--classes", classes, "--barrier", "--out", str(home / f"{i}{j}{classes}")))
+            out = str(home / f"{i}{j}{classes}")
+            ids.append(run_id("align", a, b, "--classes", classes, "--barrier", "--out", out))
     ids.append(run_id("align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--method", "activation", "--data", "digits",
                       "--classes", "all", "--barrier", "--out", str(home / "01activation")))
     return ids
