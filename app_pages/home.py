@@ -93,7 +93,6 @@ if "demo-runs" in st.session_state and "demo-planted" not in st.session_state:  
 
 if "demo-planted" in st.session_state or "demo-runs" in st.session_state:
     from symalign.plots import curves_figure
-    from symalign.runs.table import run_label
     from symalign.ui.state import run_store
 
 if "demo-planted" in st.session_state:
@@ -117,10 +116,10 @@ if "demo-runs" in st.session_state:
         st.subheader("2 · Two seeds trained apart")
         cols = st.columns(len(runs))
         for col, run in zip(cols, runs):
-            col.metric(run_label(run).removeprefix("demo: "), f"barrier {run.metrics['barrier']:.3f}")
+            col.metric(f"{run.label.removeprefix('demo: ')} · barrier", f"{run.metrics['barrier']:.3f}")
         from symalign.ui.at_lambda import curves_at_lambda
 
-        curves_at_lambda(runs, [run_label(r) for r in runs], "demo",
+        curves_at_lambda(runs, [r.label.removeprefix("demo: ") for r in runs], "demo",  # short: one legend row
                          "The model at λ, at work: the unaligned path beside the aligned one")
         st.caption("These runs are in the run history: overlay them on the Interpolation page or "
                    "put them side by side on Compare matchers.")

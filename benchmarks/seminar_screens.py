@@ -73,10 +73,12 @@ def home_screens(page, url: str, out: Path, steps: int) -> list[str]:
     said.append(f"demo ({steps} learned steps) finished in {time.time() - began:.0f} s")
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
-        heading = page.get_by_text("2 · Two seeds trained apart", exact=True)
-        heading.evaluate("e => e.scrollIntoView({block: 'start'})")  # part 2 at the top, as a lecturer scrolls
-        page.wait_for_timeout(1500)
         numbers = page.locator('[data-testid="stMetric"]', has_text="learned matching").first
+        # part 2's numbers at the top of the screen, as a lecturer scrolls to them
+        numbers.evaluate("e => { e.scrollIntoView({block: 'start'}); let p = e.parentElement;"
+                         " while (p && p.scrollHeight <= p.clientHeight) p = p.parentElement;"
+                         " if (p) p.scrollTop -= 70; }")  # below Streamlit's header bar
+        page.wait_for_timeout(1500)
         slider = page.get_by_role("slider").first
         figure = page.locator(".js-plotly-plot").nth(1)
         fits = {name: in_view(page, loc, height) for name, loc in
@@ -116,8 +118,7 @@ def exports(page, url: str, out: Path, ids: list[str]) -> list[str]:
     (out / "compare-export.svg").write_text(svg)
     page.locator(".js-plotly-plot").first.hover()
     with page.expect_download(timeout=120_000) as png_download:
-        page.locator('.js-plotly-plot [data-title="Download plot"], .js-plotly-plot '
-                     '[data-title="Download plot as a png"]').first.click()
+        page.locator('.js-plotly-plot .modebar-btn[data-title*="download" i]').first.click()
     png = out / "compare-export.png"
     png.write_bytes(Path(png_download.value.path()).read_bytes())
     viewer = page.context.new_page()

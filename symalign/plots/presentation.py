@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from symalign.plots.legend import legend_entries
+from symalign.plots.legend import legend_names, legend_rows
 
 TEXT = "#111111"
 BASE, TITLE = 20, 26  # px: axis titles and annotations at BASE, ticks and legend at BASE - 2 (18)
-PROJECTOR_PLOTS, PROJECTOR_ROW = 520, 32  # px: the plots' share, and one legend row at 18 px
+# px: the plots' share (Home's demo, its numbers and the λ slider fit one 1280×720 screen), one legend row at 18 px
+PROJECTOR_PLOTS, PROJECTOR_ROW = 440, 32
 # px: an exported projector figure is slide-wide (the page stretches figures to its own width anyway); at
 # plotly's default 700 px a run label at 18 px ran off the canvas
 SLIDE_WIDTH = 1280
@@ -24,10 +25,10 @@ def projector(fig: go.Figure) -> go.Figure:
     out = go.Figure(fig)
     height = max(out.layout.height or 450, 560)
     if out.layout.legend.yref == "container":  # a legend under the plots (plots.legend): rows at the larger font
-        height = PROJECTOR_PLOTS + PROJECTOR_ROW * legend_entries(out)
+        height = PROJECTOR_PLOTS + PROJECTOR_ROW * legend_rows(legend_names(out), SLIDE_WIDTH - 130, BASE - 2)
     out.update_layout(font=dict(size=BASE, color=TEXT), title_font=dict(size=TITLE, color=TEXT),
                       legend=dict(font=dict(size=BASE - 2, color=TEXT)),
-                      margin=dict(l=90, r=40, t=90, b=90), height=height, width=SLIDE_WIDTH)
+                      margin=dict(l=90, r=40, t=70, b=80), height=height, width=SLIDE_WIDTH)
     out.update_xaxes(title_font=dict(size=BASE, color=TEXT), tickfont=dict(size=BASE - 2, color=TEXT))
     out.update_yaxes(title_font=dict(size=BASE, color=TEXT), tickfont=dict(size=BASE - 2, color=TEXT))
     out.update_annotations(font=dict(size=BASE, color=TEXT))  # subplot titles and labelled lines

@@ -35,4 +35,4 @@ def spectrum_figure(spectrum: dict, bin_size: float = math.pi / 60) -> go.Figure
         fig.update_xaxes(title_text="eigen-angle θ (rad)", range=[0, math.pi], row=1, col=col)
     fig.update_yaxes(title_text="eigenvalues", row=1, col=1)
     fig.update_layout(barmode="stack", margin=dict(l=40, r=20, t=80, b=40))
-    return legend_below(fig, row=12)  # short labels ("layer 3"): several share a row
+    return legend_below(fig)

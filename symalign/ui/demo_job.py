@@ -36,7 +36,7 @@ def _landed(runs: list[str]) -> None:
     store = run_store()
     for col, run_id in zip(st.columns(len(PARTS)), runs):
         run = store.get(run_id)
-        col.metric(run.label.removeprefix("demo: "), f"barrier {run.metrics['barrier']:.3f}")
+        col.metric(f"{run.label.removeprefix('demo: ')} · barrier", f"{run.metrics['barrier']:.3f}")
 
 
 def follow_demo(job_id: str) -> None:
