@@ -107,6 +107,12 @@ def test_compare_groups_runs_by_model_pair_with_one_colour_per_method():
     assert sum(len(t.x) for t in fig.data) == 10 and set(fig.layout.xaxis.categoryarray) == {
         "vit-digits 0↔1", "vit-digits 0↔2", "vit-digits 1↔2"}
     assert fig.layout.xaxis.tickangle == 0 and fig.layout.legend.y >= 1 and fig.layout.legend.yanchor == "bottom"
+    # one method run with two class sets: each set its own legend entry, the second lighter
+    for row in rows:
+        row["classes"] = "mlp perm, heads perm" if row["run"].startswith("weight") and row is rows[3] else "all"
+    fig = barrier_bars(pd.DataFrame(rows))
+    named = {t.name: t.marker.opacity for t in fig.data if t.showlegend}
+    assert named == {"none": 1.0, "weight: all": 1.0, "weight: mlp perm, heads perm": 0.55, "learned": 1.0}
 
 
 def test_bands_are_the_mean_and_one_std_of_a_methods_seed_pairs():

@@ -100,12 +100,14 @@ def barrier_bars(table: pd.DataFrame) -> go.Figure:
     pairs = [pair_label(m.split(" · ")) for m in table["models"]]
     order = list(dict.fromkeys(pairs))
     methods = list(dict.fromkeys(table["method"]))
-    repeats: dict[tuple[str, str], int] = {}
-    traces: dict[tuple[str, int], dict] = {}  # (method, repeat): one bar per pair
-    for pair, (_, row) in zip(pairs, table.iterrows()):
-        k = repeats.get((pair, row["method"]), 0)
-        repeats[(pair, row["method"])] = k + 1
-        t = traces.setdefault((row["method"], k), {"x": [], "y": [], "text": []})
+    classes = [str(c) for c in table["classes"]] if "classes" in table else [""] * len(table)
+    variants = {m: list(dict.fromkeys(c for c, mm in zip(classes, table["method"]) if mm == m)) for m in methods}
+    repeats: dict[tuple[str, str, str], int] = {}
+    traces: dict[tuple[str, int, int], dict] = {}  # (method, its classes variant, repeat): one bar per pair
+    for pair, cls, (_, row) in zip(pairs, classes, table.iterrows()):
+        k = repeats.get((pair, row["method"], cls), 0)
+        repeats[(pair, row["method"], cls)] = k + 1
+        t = traces.setdefault((row["method"], variants[row["method"]].index(cls), k), {"x": [], "y": [], "text": []})
         t["x"].append(pair)
         t["y"].append(row["barrier"])
         short = str(row.get("id", ""))[-6:]  # a run labelled by hand has no id in its label
@@ -113,10 +115,13 @@ def barrier_bars(table: pd.DataFrame) -> go.Figure:
         t["text"].append(f"{name}<br>{row['models']}<br>barrier {row['barrier']:.4f}"
                          + (f" · above mean endpoint loss {row['barrier_mean']:.4f}"
                             if pd.notna(row.get("barrier_mean")) else ""))
-    for (method, k), t in sorted(traces.items(), key=lambda kv: (methods.index(kv[0][0]), kv[0][1])):
-        fig.add_bar(x=t["x"], y=t["y"], name=method, legendgroup=method, showlegend=k == 0,
-                    marker_color=method_colour(method, methods.index(method)), marker_opacity=1.0 if k == 0 else 0.6,
-                    hovertext=t["text"], hoverinfo="text")
+    for (method, v, k), t in sorted(traces.items(), key=lambda kv: (methods.index(kv[0][0]), kv[0][1], kv[0][2])):
+        # a method run with several class sets: one legend entry per set, the later ones lighter (issue #56: a
+        # lighter "weight" bar had no entry saying it was permutations only)
+        name = method if len(variants[method]) == 1 else f"{method}: {variants[method][v]}"
+        fig.add_bar(x=t["x"], y=t["y"], name=name, legendgroup=name, showlegend=k == 0,
+                    marker_color=method_colour(method, methods.index(method)),
+                    marker_opacity=1.0 if v + k == 0 else 0.55, hovertext=t["text"], hoverinfo="text")
     fig.update_layout(barmode="group", height=420, yaxis_title="barrier (loss above the endpoint line; axis from 0)",
                       yaxis_rangemode="tozero", xaxis=dict(categoryorder="array", categoryarray=order, tickangle=0,
                                                            automargin=True),
