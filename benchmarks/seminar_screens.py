@@ -2,7 +2,7 @@
 view after the guided demo and of Compare with ten runs over three pairs; Compare's figure exported
 as SVG and PNG and rendered back; and the λ panel's update time on Interpolation.
 
-    python benchmarks/seminar_screens.py [--out docs/screenshots/seminar] [--demo-steps 150]
+    python benchmarks/seminar_screens.py [--out docs/screenshots/seminar] [--demo-steps 150] [--parts …]
 
 Needs Debian's chromium (the browser tests' setup). Starts the app (`symalign app`) on a fresh data
 folder, records the runs from the command line, drives chromium, and prints what fits in each
@@ -26,6 +26,7 @@ from figure_boxes import layout_problems, read_boxes  # noqa: E402
 
 SIZES = ((1600, 1000), (1280, 720))
 PAIRS = ((0, 1), (0, 2), (1, 2))
+PARTS = ("home", "compare", "export", "lambda")
 
 
 def symalign(home: Path, *args: str) -> str:
@@ -135,10 +136,11 @@ def exports(page, url: str, out: Path, ids: list[str]) -> list[str]:
 
 def lambda_timing(page, url: str, home: Path) -> list[str]:
     """Seconds from a λ key press to the model-at-λ panel showing the new λ's text, on gpt-shakespeare."""
-    symalign(home, "align", "zoo:gpt-shakespeare/0", "zoo:gpt-shakespeare/1", "--classes", "all", "--barrier",
-             "--out", str(home / "gpt01"))
+    out = symalign(home, "align", "zoo:gpt-shakespeare/0", "zoo:gpt-shakespeare/1", "--classes", "all", "--barrier",
+                   "--out", str(home / "gpt01"), "--json")
+    aligned = re.search(r'"run": "([^"]+)"', out).group(1)
     page.set_viewport_size({"width": 1600, "height": 1000})
-    page.goto(f"{url}/interpolation")
+    page.goto(f"{url}/interpolation?runs={aligned}")  # that run alone, whatever else the history holds
     panel = page.locator('[data-testid="stCode"]')
     page.wait_for_function("() => [...document.querySelectorAll('[data-testid=\"stCode\"]')]"
                            ".filter(e => e.innerText.trim().startsWith('ROMEO')).length === 2", timeout=180_000)
@@ -164,19 +166,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="docs/screenshots/seminar")
     parser.add_argument("--demo-steps", type=int, default=150)
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as folder, served_app(Path(folder)) as (url, _, home), chromium() as browser:
-        ids = record_runs(home)
+        ids = record_runs(home) if {"compare", "export"} & set(args.parts) else []
         page = browser.new_context(viewport={"width": 1600, "height": 1000}, accept_downloads=True).new_page()
-        lines = home_screens(page, url, out, args.demo_steps)
-        lines += compare_screens(page, url, out, ids)
-        lines += exports(page, url, out, ids)
-        lines += lambda_timing(page, url, home)
+        lines = home_screens(page, url, out, args.demo_steps) if "home" in args.parts else []
+        lines += compare_screens(page, url, out, ids) if "compare" in args.parts else []
+        lines += exports(page, url, out, ids) if "export" in args.parts else []
+        lines += lambda_timing(page, url, home) if "lambda" in args.parts else []
     print("\n".join(lines))
-    (out / "README.md").write_text("# The app at seminar sizes (benchmarks/seminar_screens.py)\n\n"
-                                   + "\n".join(f"- {line}" for line in lines) + "\n")
+    title = "# The app at seminar sizes (benchmarks/seminar_screens.py)\n\n"
+    (out / f"README-{'-'.join(args.parts)}.md").write_text(title + "\n".join(f"- {line}" for line in lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -60,3 +60,25 @@ def test_the_panel_reads_loss_and_accuracy_at_the_nearest_measured_lambda():
     assert point_on_curve(curve, 0.55) == (0.5, 3.0, 0.2)
     assert point_on_curve(curve, 0.9) == (1.0, 1.1, 0.88)
     assert point_on_curve({"lambdas": [0.0, 1.0], "loss": [1.0, 1.2]}, 0.4) == (0.0, 1.0, None)
+
+
+@pytest.mark.parametrize("ref", ["zoo:gpt-shakespeare/0", "zoo:llama-shakespeare/0"])
+def test_the_cached_generation_is_greedy_up_to_round_off(ref):
+    """Issue #56: the λ panel generates with transformers' key/value cache (3x faster). Every token it
+    picks must be the argmax of a full forward pass over the tokens before it, up to float round-off
+    (the cache's sums run in another order, so a near-tie may break the other way: then both logits
+    agree to 1e-4); past the context it slides a window, and both ways give a prompt plus 40 tokens."""
+    from symalign.data.text import model_tokenizer
+    from symalign.landscape.at_lambda import greedy_ids
+
+    model = canonicalize(load_model(ref))
+    module = model.to_module()
+    prompt = model_tokenizer(model.source)("ROMEO:\nBut soft, what light")["input_ids"]
+    ids = greedy_ids(module, prompt, 40, context=128)
+    assert ids[:len(prompt)] == prompt and len(ids) == len(prompt) + 40
+    with torch.inference_mode():
+        logits = module(input_ids=torch.tensor([ids])).logits[0]  # causal: position t - 1 predicts token t
+    for t in range(len(prompt), len(ids)):
+        assert float(logits[t - 1].max() - logits[t - 1, ids[t]]) < 1e-4, t
+    window = greedy_ids(module, prompt, 40, context=len(prompt) + 10)  # the sliding window's path
+    assert window[:len(prompt)] == prompt and len(window) == len(prompt) + 40
