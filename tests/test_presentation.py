@@ -111,8 +111,13 @@ def test_compare_groups_runs_by_model_pair_with_one_colour_per_method():
     for row in rows:
         row["classes"] = "mlp perm, heads perm" if row["run"].startswith("weight") and row is rows[3] else "all"
     fig = barrier_bars(pd.DataFrame(rows))
-    named = {t.name: t.marker.opacity for t in fig.data if t.showlegend}
-    assert named == {"none": 1.0, "weight: all": 1.0, "weight: mlp perm, heads perm": 0.55, "learned": 1.0}
+    from symalign.plots.colours import lighter
+
+    named = {t.name: t.marker.color for t in fig.data if t.showlegend}
+    weight = METHOD_COLOURS["weight"]
+    assert named == {"none": METHOD_COLOURS["none"], "weight: all": weight, "learned": METHOD_COLOURS["learned"],
+                     "weight: mlp perm, heads perm": lighter(weight)}
+    assert lighter("#000000", 0.5) == "#808080" and lighter(weight, 0.0) == weight
 
 
 def test_bands_are_the_mean_and_one_std_of_a_methods_seed_pairs():

@@ -32,3 +32,10 @@ def styles(methods: list[str | None]) -> list[tuple[str, str]]:
         seen[key] = repeat + 1
         out.append((method_colour(method, i), DASHES[repeat % len(DASHES)]))
     return out
+
+
+def lighter(colour: str, share: float = 0.45) -> str:
+    """`colour` (#rrggbb) mixed with `share` of white: a method's second variant, in its legend swatch too
+    (a bar's opacity does not reach the legend)."""
+    rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round(c + (255 - c) * share):02x}" for c in rgb)

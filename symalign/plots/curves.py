@@ -93,7 +93,7 @@ def barrier_bars(table: pd.DataFrame) -> go.Figure:
     endpoint loss) and its models in the hover. The legend sits above the plot, so neither the screen
     nor an SVG or PNG export puts it over an axis (issue #56: rotated run labels squashed the plot,
     two methods shared a colour, the legend covered the λ title)."""
-    from symalign.plots.colours import method_colour
+    from symalign.plots.colours import lighter, method_colour
     from symalign.plots.names import pair_label
 
     fig = go.Figure()
@@ -119,9 +119,10 @@ def barrier_bars(table: pd.DataFrame) -> go.Figure:
         # a method run with several class sets: one legend entry per set, the later ones lighter (issue #56: a
         # lighter "weight" bar had no entry saying it was permutations only)
         name = method if len(variants[method]) == 1 else f"{method}: {variants[method][v]}"
+        colour = method_colour(method, methods.index(method))
         fig.add_bar(x=t["x"], y=t["y"], name=name, legendgroup=name, showlegend=k == 0,
-                    marker_color=method_colour(method, methods.index(method)),
-                    marker_opacity=1.0 if v + k == 0 else 0.55, hovertext=t["text"], hoverinfo="text")
+                    marker_color=colour if v + k == 0 else lighter(colour, min(0.7, 0.45 * (v + k))),
+                    hovertext=t["text"], hoverinfo="text")
     fig.update_layout(barmode="group", height=420, yaxis_title="barrier (loss above the endpoint line; axis from 0)",
                       yaxis_rangemode="tozero", xaxis=dict(categoryorder="array", categoryarray=order, tickangle=0,
                                                            automargin=True),
