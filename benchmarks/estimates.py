@@ -3,7 +3,8 @@ the guided demo, Simplex's defaults, Ablations' `quick` grid and a learned Align
 
     python benchmarks/estimates.py [--families vit-digits gpt-shakespeare] [--steps N] [--only demo simplex …]
 
-Two passes, each in a fresh data folder (so nothing is reused): the first is estimated as a new
+Two passes, each task in a fresh data folder (so nothing is reused, not even the demo's vanilla
+barrier by Align): the first is estimated as a new
 machine's pages estimate it (no history: the typical figures of symalign.runs.durations, scaled by
 family and steps), the second from the first pass's history (what a page says the next time). Each
 task runs through the job function the app's worker calls, so the work is the page's. Prints a table
@@ -93,8 +94,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         for family in args.families:
             steps = args.steps or learned_defaults(DEMO_DATA[family])["steps"]
-            first, second = Path(folder) / f"{family}-1", Path(folder) / f"{family}-2"
-            for task in args.only:
+            for task in args.only:  # a data folder per task and pass: no task reuses another's runs
+                first, second = Path(folder) / f"{family}-{task}-1", Path(folder) / f"{family}-{task}-2"
                 cold, _ = estimate(task, family, steps, RunStore(first / "runs.sqlite"))
                 took = run(task, family, steps, first)
                 rows.append((family, task, "none (typical)", cold, took))
