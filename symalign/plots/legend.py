@@ -41,9 +41,18 @@ def legend_rows(names: list[str], width: float, font: float) -> int:
     return rows
 
 
+AXIS_ROOM = 70  # px under the plots for tick labels and the axis title, at the page's font
+
+
 def legend_below(fig: go.Figure, plot_height: int = PLOT_HEIGHT, row: int = ROW, width: float = PAGE_WIDTH,
-                 font: float = FONT) -> go.Figure:
-    """Put the legend at the figure's bottom, under the axis titles, and make room for its rows."""
+                 font: float = FONT, axis_room: int = AXIS_ROOM) -> go.Figure:
+    """Put the legend at the figure's bottom, under the axis titles, and make room for its rows: an
+    explicit bottom margin and axes that push their own margins, because the app's plotly template
+    (Streamlit's, the default once streamlit is imported) sets neither, and Plotly's margin growth for
+    the legend alone then left it over the tick labels in SVG exports."""
+    rows = legend_rows(legend_names(fig), width, font)
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
     fig.update_layout(legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left"),
-                      height=plot_height + row * legend_rows(legend_names(fig), width, font))
+                      height=plot_height + row * rows, margin=dict(b=axis_room + row * rows))
     return fig

@@ -23,12 +23,15 @@ SLIDE_WIDTH = 1280
 def projector(fig: go.Figure) -> go.Figure:
     """A copy of `fig` readable on a projector (fonts ≥ 18 px, dark text, thicker lines)."""
     out = go.Figure(fig)
-    height = max(out.layout.height or 450, 560)
+    height, bottom = max(out.layout.height or 450, 560), 80
     if out.layout.legend.yref == "container":  # a legend under the plots (plots.legend): rows at the larger font
-        height = PROJECTOR_PLOTS + PROJECTOR_ROW * legend_rows(legend_names(out), SLIDE_WIDTH - 130, BASE - 2)
+        rows = legend_rows(legend_names(out), SLIDE_WIDTH - 130, BASE - 2)
+        height, bottom = PROJECTOR_PLOTS + PROJECTOR_ROW * rows, 100 + PROJECTOR_ROW * rows
     out.update_layout(font=dict(size=BASE, color=TEXT), title_font=dict(size=TITLE, color=TEXT),
                       legend=dict(font=dict(size=BASE - 2, color=TEXT)),
-                      margin=dict(l=90, r=40, t=70, b=80), height=height, width=SLIDE_WIDTH)
+                      margin=dict(l=90, r=40, t=70, b=bottom), height=height, width=SLIDE_WIDTH)
+    out.update_xaxes(automargin=True)  # Streamlit's plotly template (the app's) leaves axes without it
+    out.update_yaxes(automargin=True)
     out.update_xaxes(title_font=dict(size=BASE, color=TEXT), tickfont=dict(size=BASE - 2, color=TEXT))
     out.update_yaxes(title_font=dict(size=BASE, color=TEXT), tickfont=dict(size=BASE - 2, color=TEXT))
     out.update_annotations(font=dict(size=BASE, color=TEXT))  # subplot titles and labelled lines
