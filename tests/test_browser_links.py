@@ -134,7 +134,9 @@ def test_a_run_link_opens_that_run_and_an_unknown_path_gives_home(tmp_path):
         reopened.goto(address)
         reopened.get_by_role("heading", name=f"vanilla [{older[-6:]}]").wait_for(timeout=60_000)
         assert reopened.get_by_role("switch", name="projector view").is_checked()
-        assert reopened.evaluate("getComputedStyle(document.documentElement).fontSize") == "22px"  # all text
+        # all text: the projector style is injected as the page script runs, so wait for it rather than read
+        # the size the moment the heading shows (a fresh-clone CI read 16px there once)
+        reopened.wait_for_function("getComputedStyle(document.documentElement).fontSize === '22px'", timeout=30_000)
         lost = browser.new_context().new_page()
         lost.goto(f"{url}/no-such-page")
         lost.get_by_text("Guided demo", exact=True).wait_for(timeout=60_000)
