@@ -6,7 +6,7 @@ import streamlit as st
 
 from symalign.match.config import CLASS_PRESETS, AlignConfig
 from symalign.match.matchers import matchers
-from symalign.runs.durations import estimate_text, learned_estimate
+from symalign.runs.durations import align_estimate, estimate_text
 from symalign.runs.execute import spectrum_run
 from symalign.runs.table import run_label
 from symalign.ui.jobs import follow_job, submit_job
@@ -43,7 +43,7 @@ with user_errors():
         st.info("No learned alignment with orthogonal maps yet. Run one on Align (method learned, preset all), or "
                 "here on two zoo seeds.")
         pair, steps = ("zoo:vit-digits/0", "zoo:vit-digits/1"), 600  # the digits' default steps, said outright
-        when = estimate_text(learned_estimate(store, *pair, steps), "about 40 s")
+        when = estimate_text(align_estimate(store, "learned", *pair, steps), "about 40 s")
         if st.button(f"Run learned matching on zoo:vit-digits/0 and /1 ({when})", key="spectra-quick"):
             config = AlignConfig(method="learned", classes=CLASS_PRESETS["all"], data="digits", steps=steps)
             # a background job, like every run a page starts: closing the tab does not stop it (issue #43)

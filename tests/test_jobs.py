@@ -257,10 +257,10 @@ def test_a_demo_cut_off_after_its_first_part_finishes_it_without_recomputing(que
     assert estimate["demo: learned matching"] == pytest.approx(2 * took["demo: learned matching"])  # 10 vs 5 steps
     assert demo_estimate(store, "gpt-shakespeare", 10) is None  # never run here: no number is made up
     # the other pages' estimates (Spectra's learned run, Ablations' grid, Simplex) come from the same history
-    from symalign.runs.durations import estimate_text, last_run, learned_estimate, simplex_estimate
+    from symalign.runs.durations import align_estimate, estimate_text, last_run, simplex_estimate
 
     pair = ("zoo:vit-digits/0", "zoo:vit-digits/1")
-    assert learned_estimate(store, *pair, 10) == pytest.approx(2 * took["demo: learned matching"])
+    assert align_estimate(store, "learned", *pair, 10) == pytest.approx(2 * took["demo: learned matching"])
     assert last_run(store, "barrier", model_a=pair[0], model_b=pair[1]).id == ids[0]  # the demo's vanilla part
     assert last_run(store, "align", method="weight", model_a=pair[0], model_b=pair[1]).id == ids[1]
     assert last_run(store, "align", method="weight", model_a=pair[1]) is None  # not that pair's order

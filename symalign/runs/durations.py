@@ -63,12 +63,6 @@ def estimate_text(seconds: float | None, typical: str) -> str:
     return f"{seconds:.0f} s here last time" if seconds < 90 else f"{seconds / 60:.1f} min here last time"
 
 
-def learned_estimate(store: RunStore, model_a: str, model_b: str, steps: int) -> float | None:
-    """A learned alignment of this pair at `steps`, from the newest one here (its time is its steps)."""
-    run = last_run(store, "align", method="learned", model_a=model_a, model_b=model_b)
-    return None if run is None else at_steps(run, steps)
-
-
 def at_steps(run: Run, steps: int) -> float | None:
     """A learned run's time scaled to `steps` (its time is its steps); None when it ran at the data's
     default (its steps are not recorded, so no scale is known)."""
