@@ -19,6 +19,7 @@ from __future__ import annotations
 import torch
 
 from symalign.errors import SymalignError
+from symalign.match.mapped import PrecisionView
 from symalign.match.matchers import MatchInputs, MatchOutput
 from symalign.match.options import HEAD_STRATEGIES
 from symalign.match.solvers import assignment, permutation_matrices, procrustes, procrustes_fixing_ones, rotary_fit
@@ -34,9 +35,11 @@ MAX_ROWS = 20_000
 
 @torch.no_grad()
 def collect(model: TransformerModel, data, max_examples: int | None = 256,
-            device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:
-    """Activations [rows, ...] on the evaluation batches: residual.j, layer.i.{mlp,heads,q,k}. The
-    forward passes run on `device`; activations are kept on the CPU (the solves read them there)."""
+            device: torch.device | str = "cpu") -> PrecisionView:
+    """Activations [rows, ...] on the evaluation batches: residual.j, layer.i.{mlp,heads,q,k}, the first
+    MAX_ROWS rows (token positions) of each. The forward passes run on `device` and stop once they
+    have those rows; activations are kept on the CPU in the model's precision and read as float64
+    one at a time (a GPT-2-small's every layer in float64 would be twice the memory)."""
     module = model.to_module().to(device)
     dims = model.dims
     store: dict[str, list[torch.Tensor]] = {}
@@ -66,19 +69,24 @@ def collect(model: TransformerModel, data, max_examples: int | None = 256,
         else:
             handles.append(modules[points["q"]].register_forward_hook(keep_out([f"layer.{i}.q"])))
             handles.append(modules[points["k"]].register_forward_hook(keep_out([f"layer.{i}.k"])))
+    rows = 0
     try:
         for inputs, _ in data.eval_batches(model, max_examples):
             hidden = module(**{k: v.to(device) for k, v in inputs.items()}, output_hidden_states=True).hidden_states
             for j, h in enumerate(hidden):
                 store.setdefault(f"residual.{j}", []).append(h.reshape(-1, h.shape[-1]).cpu())
+            rows += hidden[0].reshape(-1, hidden[0].shape[-1]).shape[0]
+            if rows >= MAX_ROWS:  # the solves read the first MAX_ROWS rows: later batches would be dropped
+                break
     finally:
         for h in handles:
             h.remove()
-    out = {k: torch.cat(v)[:MAX_ROWS].double() for k, v in store.items()}
+    out = {k: torch.cat(v)[:MAX_ROWS] for k, v in store.items()}
+    store.clear()
     for key in [k for k in out if not k.startswith("residual")]:
         if not key.endswith(".mlp"):
             out[key] = out[key].reshape(out[key].shape[0], -1, dims.d_head)  # k: key/value heads only
-    return out
+    return PrecisionView(out, torch.float64)
 
 
 def pearson(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

@@ -40,7 +40,7 @@ def activation_permutation_start(inputs: MatchInputs, data) -> MatchOutput | Non
     correlation of what they compute, which no residual basis changes) and whose continuous maps
     are solved by weight matching around them. None when no permutation is asked for."""
     from symalign.match.activation import activation_match
-    from symalign.match.weight import boundary_tensors, weight_match
+    from symalign.match.weight import boundary_tensors, sweep_settings, weight_match
 
     c = inputs.config
     perms = {k: v for k, v in inputs.classes.items() if k in ("mlp", "heads") and v == "perm"}
@@ -51,7 +51,7 @@ def activation_permutation_start(inputs: MatchInputs, data) -> MatchOutput | Non
     init = Transform({n: el for n, el in init.items() if n not in inputs.frozen})  # `--layers`: identity there
     fixed = frozenset(n for n in init if inputs.spec.spaces[n].kind in ("mlp", "heads")) | inputs.frozen
     transform, sweeps = weight_match(inputs.a.tensors, inputs.b.tensors, inputs.spec, inputs.classes,
-                                     boundary_tensors(inputs.a), c.head_cost, c.max_sweeps, c.seed,
+                                     boundary_tensors(inputs.a), **sweep_settings(c),
                                      device=inputs.device, init=init, fixed=fixed)
     return MatchOutput(transform, sweeps=sweeps)
 

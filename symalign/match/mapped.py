@@ -2,11 +2,15 @@
 
 Two economies keep a coordinate-descent step near the cost of its own solve:
 - a step reads and rewrites only the tensors its space touches, by applying the *change* of that
-  space's element (never the whole transform); they are held in float64, converted once;
+  space's element (never the whole transform);
 - a tensor that a single permutation or orthogonal space acts on, and that is larger than that
   space's correlation (token embeddings, an untied LM head), is never transformed at all: its
   correlation with A, M = A·Bᵀ, is computed once; under G it is M·Gᵀ, and its share of ‖A − G·B‖²
-  is ‖A‖² + ‖B‖² − 2⟨G, M⟩ (G orthogonal)."""
+  is ‖A‖² + ‖B‖² − 2⟨G, M⟩ (G orthogonal).
+
+Precision (`compute`): float64 everywhere, or float32 for the big work (cost matmuls, applying a
+step to B, B between steps) with the correlations summed, the solves and the distance in float64.
+On a CPU float32 halves the matmuls' time; benchmarks/weight_matching.py --precision compares the two."""
 
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ import torch
 
 from symalign.match.solvers import correlation, cross
 from symalign.memory import LARGE_MODEL_PARAMETERS
-from symalign.symmetry.groups import CO, CONTRA, GroupElement, Permutation
+from symalign.symmetry.groups import CO, CONTRA, Dense, GroupElement, Permutation
 from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform, apply_unchecked
 
@@ -58,27 +62,27 @@ def _static_space(spec: SymmetrySpec, name: str, classes: dict[str, str]) -> str
     return space.name
 
 
-def _folded_cross(a: torch.Tensor, b: torch.Tensor, axis: int) -> torch.Tensor:
-    """M = A·Bᵀ along `axis` in float64, summed over slices of the other axes converted one at a time
-    (the whole tensors in float64 would be two more copies of an embedding matrix)."""
+def _folded_cross(a: torch.Tensor, b: torch.Tensor, axis: int, compute: torch.dtype) -> torch.Tensor:
+    """M = A·Bᵀ along `axis`, summed in float64 over slices of the other axes, each slice converted to
+    `compute` on its own (the whole tensors in float64 would be two more copies of an embedding matrix)."""
     ua, ub = a.movedim(axis, -1).reshape(-1, a.shape[axis]), b.movedim(axis, -1).reshape(-1, b.shape[axis])
     total = torch.zeros(1, a.shape[axis], a.shape[axis], dtype=torch.float64, device=a.device)
     rows = max(1, CHUNK // a.shape[axis])
     for i in range(0, ua.shape[0], rows):
-        cross(ua[i:i + rows].double().T, ub[i:i + rows].double().T, into=total)
+        cross(ua[i:i + rows].to(compute).T, ub[i:i + rows].to(compute).T, into=total)
     return total
 
 
-class Float64View(Mapping):
-    """Tensors read as float64 on each access, never stored so: A is only ever read, and a float64
+class PrecisionView(Mapping):
+    """Tensors read in `dtype` on each access, never stored so: A is only ever read, and a float64
     copy of it would cost 8 bytes per parameter (a GPT-2-small: 0.7 GB). Converting float32 to
     float64 is exact, so every result is the same as with a stored copy."""
 
-    def __init__(self, tensors: Tensors):
-        self._tensors = tensors
+    def __init__(self, tensors: Tensors, dtype: torch.dtype = torch.float64):
+        self._tensors, self.dtype = tensors, dtype
 
     def __getitem__(self, name: str) -> torch.Tensor:
-        return self._tensors[name].to(torch.float64)
+        return self._tensors[name].to(self.dtype)
 
     def __iter__(self):
         return iter(self._tensors)
@@ -87,10 +91,20 @@ class Float64View(Mapping):
         return len(self._tensors)
 
 
-class MappedModel:
-    """A (read as float64), and B (float64) under the current transform."""
+def working(element: GroupElement, dtype: torch.dtype) -> GroupElement:
+    """`element` as a step applies it in `dtype`: a dense matrix rounded to float32 multiplies float32
+    weights at float32 speed (a float64 one would widen every tensor it touches)."""
+    if isinstance(element, Dense) and element.matrix.dtype != dtype and dtype == torch.float32:
+        return Dense(element.matrix.to(dtype), element.kind)
+    return element
 
-    def __init__(self, a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, str], consume_b: bool = False):
+
+class MappedModel:
+    """A (read in the compute precision), and B under the current transform."""
+
+    def __init__(self, a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, str], consume_b: bool = False,
+                 compute: torch.dtype = torch.float64):
+        self.compute = compute
         self.static: dict[str, tuple[str, torch.Tensor]] = {}  # tensor -> (space, M = A·Bᵀ [1, n, n])
         self.static_norms = 0.0  # Σ ‖A‖² + ‖B‖² over the static tensors
         norm_a = 0.0
@@ -99,17 +113,17 @@ class MappedModel:
             if space is None or a[name].numel() < FOLD_RATIO * spec.spaces[space].size ** 2:
                 continue
             axis = next(i for i, t in enumerate(spec.tensors[name]) if t is not None)
-            self.static[name] = (space, _folded_cross(a[name], b[name], axis))
+            self.static[name] = (space, _folded_cross(a[name], b[name], axis, torch.float64))  # once: exact
             norm_a += squared_norm(a[name])
             self.static_norms += squared_norm(a[name]) + squared_norm(b[name])
         dynamic = [n for n in spec.tensors if n not in self.static]
         self.spec = SymmetrySpec(spec.family, spec.spaces, {n: spec.tensors[n] for n in dynamic}, spec.canonical)
         self.spec_all = spec
-        self.a = Float64View({n: a[n] for n in dynamic})
+        self.a = PrecisionView({n: a[n] for n in dynamic}, compute)
         # B is kept in float64 while that is cheap; a real-size model keeps it in float32 between
-        # steps (each step still computes in float64): 4 bytes per parameter less.
+        # steps (4 bytes per parameter less), as does a float32 computation.
         size = sum(t.numel() for t in a.values())
-        self.store = torch.float64 if size <= LARGE_MODEL_PARAMETERS else torch.float32
+        self.store = torch.float64 if size <= LARGE_MODEL_PARAMETERS and compute == torch.float64 else torch.float32
         # consume_b: B's dict is handed over; its tensors live on here only (see take_aligned)
         self.b = {n: (b.pop(n) if consume_b else b[n]).to(self.store) for n in dynamic}
         self.static_b = {n: b.pop(n) for n in self.static} if consume_b else {}
@@ -128,9 +142,9 @@ class MappedModel:
         return out
 
     def touching(self, space: str) -> Mapping[str, torch.Tensor]:
-        """The transformed tensors `space` acts on, as they are now (float64 on access: the residual
+        """The transformed tensors `space` acts on, as they are now (converted on access: the residual
         touches every tensor, and a float64 copy of them all at once would double B)."""
-        return Float64View({n: self.b[n] for n in self._touching[space]})
+        return PrecisionView({n: self.b[n] for n in self._touching[space]}, self.compute)
 
     def touched(self, space: str) -> set[str]:
         """The names of the tensors `space` acts on (what a pending change of it would move)."""
@@ -140,24 +154,27 @@ class MappedModel:
         """Apply `elements` (each in the current head order) to `tensors` (default: those the
         elements' spaces touch, as they are now) and keep the result as the current B."""
         if tensors is None:  # one tensor at a time, the old one freed as its successor lands:
-            transform = Transform(elements)  # the residual touches every tensor (a second copy of B otherwise)
-            names = sorted({n for space in elements for n in self._touching[space]})
+            transform = Transform({k: working(v, self.compute) for k, v in elements.items()})
+            names = sorted({n for space in elements for n in self._touching[space]})  # the residual: all of B
             for name in names:
-                self.b[name] = apply_unchecked({name: self.b[name].to(torch.float64)}, self.spec,
+                self.b[name] = apply_unchecked({name: self.b[name].to(self.compute)}, self.spec,
                                                transform)[name].to(self.store)
-            return Float64View({n: self.b[n] for n in names})
-        out = apply_unchecked(tensors, self.spec, Transform(elements)) if elements else dict(tensors)
+            return PrecisionView({n: self.b[n] for n in names}, self.compute)
+        working_elements = Transform({k: working(v, self.compute) for k, v in elements.items()})
+        out = apply_unchecked(tensors, self.spec, working_elements) if elements else dict(tensors)
         self.b.update({n: t.to(self.store) for n, t in out.items()})
         return out
 
-    def correlation(self, space: str, element: GroupElement | None, names: list[str] | None = None) -> torch.Tensor:
+    def correlation(self, space: str, element: GroupElement | None, names: list[str] | None = None,
+                    dtype: torch.dtype | None = None) -> torch.Tensor:
         """C(A, B now) on `space`, where `element` is the space's current element (it reaches the
-        static tensors only here); `names` restricts the sum to those tensors."""
+        static tensors only here); `names` restricts the sum to those tensors; `dtype` overrides the
+        compute precision of the products."""
         tensors, spec = self.touching(space), self.spec
         if names is not None:
             tensors = {n: t for n, t in tensors.items() if n in names}
             spec = SymmetrySpec(spec.family, spec.spaces, {n: spec.tensors[n] for n in tensors}, spec.canonical)
-        c = correlation(self.a, tensors, spec, space)
+        c = correlation(self.a, tensors, spec, space, dtype=dtype or self.compute)
         for name, (s, m) in self.static.items():
             if s != space or (names is not None and name not in names):
                 continue

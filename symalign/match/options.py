@@ -22,6 +22,7 @@ HEAD_STRATEGIES = ("two-stage", "monotonic", "ignore")  # ignore: monotonic's ol
 HEAD_COSTS = ("circuit", "spectral")
 LEARNERS = ("learned", "soft")
 CHECK_POINTS = ("path", "midpoint")
+PRECISIONS = ("float32", "float64")
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,11 @@ BUILTIN_OPTIONS: tuple[Option, ...] = (
     Option("max_sweeps", int, 30, "weight: at most this many sweeps", ("weight",), minimum=1),
     Option("max_seconds", float, None, "weight: stop after the sweep that passes this many seconds", ("weight",),
            minimum=0),
+    Option("min_improvement", float, 1e-5, "weight: stop when a sweep shrinks the distance ‖A − T(B)‖/‖A‖ by less "
+           "than this fraction of it", ("weight",), minimum=0),
+    Option("precision", str, None, "weight: float32 or float64 for the cost matmuls and the steps (correlations "
+           "are summed and solved in float64 either way); default: float32 above 50M parameters, where it halves "
+           "the time, float64 below", ("weight",), PRECISIONS, auto=True),
     Option("barrier_per_sweep", int, 0, "weight: also measure the loss and accuracy barrier on this many λ points "
            "before the first sweep and after each one (0: off; e.g. 11), so one run gives the barrier-vs-iterations "
            "curve (Theus et al. Fig. 6); evaluates on the eval split of --data or the pair's training data",

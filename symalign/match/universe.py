@@ -24,7 +24,7 @@ from symalign.match.config import AlignConfig
 from symalign.match.learned import learn_transforms
 from symalign.match.learned_start import start_classes
 from symalign.match.matchers import matcher, method_names
-from symalign.match.weight import boundary_tensors, distance, weight_match
+from symalign.match.weight import boundary_tensors, distance, sweep_settings, weight_match
 from symalign.models import canonicalize, save_model, spec_of, transformed
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
@@ -92,7 +92,7 @@ def align_many(models: list[TransformerModel], config: AlignConfig,
     if config.method != "none" and active:
         for i in range(1, n):
             transforms[i], sweeps[i] = weight_match(canon[0].tensors, canon[i].tensors, spec, solved, boundary,
-                                                    config.head_cost, config.max_sweeps, config.seed, device=device)
+                                                    **sweep_settings(config), device=device)
             if progress:
                 progress(i, n - 1)
         for r in range(1, config.rounds + 1):
@@ -100,8 +100,8 @@ def align_many(models: list[TransformerModel], config: AlignConfig,
                                                                                               transforms[1:])]
             for i in range(1, n):
                 target = _mean([t for j, t in enumerate(aligned_tensors) if j != i])
-                transforms[i], _ = weight_match(target, canon[i].tensors, spec, solved, boundary, config.head_cost,
-                                                config.max_sweeps, config.seed, device=device)
+                transforms[i], _ = weight_match(target, canon[i].tensors, spec, solved, boundary,
+                                                **sweep_settings(config), device=device)
                 aligned_tensors[i] = transformed(canon[i], transforms[i]).tensors
             mean = _mean(aligned_tensors)
             rounds.append({"round": r, "distance_to_mean": [distance(mean, t) for t in aligned_tensors],

@@ -54,7 +54,8 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
                  init: Transform | None = None, fixed: frozenset[str] = frozenset(),
                  consume_b: bool = False,
                  on_unit: Callable[[MappedModel, Transform], None] | None = None,
-                 on_sweep: Callable[[Transform], dict] | None = None) -> tuple[Transform, list[SweepRecord]]:
+                 on_sweep: Callable[[Transform], dict] | None = None,
+                 precision: str | None = None) -> tuple[Transform, list[SweepRecord]]:
     """Transform T with T(B) ≈ A, and the per-sweep history (distance, seconds). The last entry
     says why it stopped (`stopped`: converged, sweep budget or time budget). Progress is reported
     per update unit (an MLP, a layer's attention), so a real-size model shows life within seconds.
@@ -67,7 +68,8 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     LARGE_MODEL_PARAMETERS: T(B) to about 1e-6 relative, far below a bf16 checkpoint's rounding).
     `on_unit(mapped, transform)`: called after every update unit, e.g. to check that the running B is
     the accumulated transform applied to B from scratch (tests/test_weight_invariant.py).
-    `on_sweep(transform)`: before the first sweep and after each; its dict joins that history entry, off the clock."""
+    `on_sweep(transform)`: before the first sweep and after each; its dict joins that history entry, off the clock.
+    `precision`: float32 or float64 for the cost matmuls and steps (symalign.match.mapped); None: by size."""
     handed = b if consume_b else None
     if device is not None or consume_b:
         b = {k: (b.pop(k) if consume_b else b[k]).to(device or "cpu") for k in list(b)}
@@ -76,7 +78,8 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     rng = random.Random(seed)
     transform = Transform({k: v.to(device) if device is not None else v for k, v in (init or {}).items()})
     start = time.perf_counter()
-    mapped = MappedModel(a, b, spec, classes, consume_b=consume_b)
+    compute = compute_dtype(precision, sum(t.numel() for t in a.values()))
+    mapped = MappedModel(a, b, spec, classes, consume_b=consume_b, compute=compute)
     del b  # consumed: the working copy holds what is left of B
     if transform:
         mapped.act(dict(transform))
@@ -94,7 +97,9 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     res_cls = classes.get("residual", "none")
     # the residual from the boundary tensors alone: their rows correspond across models
     if res_cls != "none" and "residual" not in transform:
-        c = mapped.correlation("residual", None, names=boundary)
+        # in float64 whatever the precision: once per run, and a small model's few boundary tensors leave
+        # C rank-deficient, where Procrustes' tie-break (1e-7 of C's norm) is below float32's round-off
+        c = mapped.correlation("residual", None, names=boundary, dtype=torch.float64)
         transform["residual"] = solve(res_cls, mapped.a, mapped.touching("residual"), mapped.spec, "residual", c)
         mapped.act({"residual": transform["residual"]})
         if on_unit is not None:
@@ -116,6 +121,15 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     if handed is not None:
         handed.update(mapped.take_aligned(transform))
     return transform.to("cpu"), [SweepRecord.from_json(h) for h in history]
+
+
+def compute_dtype(precision: str | None, parameters: int) -> torch.dtype:
+    """The precision of weight matching's big work. By default float32 at real scale, where it halves
+    the cost matmuls' time and moves the distance and barrier in their last digits only
+    (docs/benchmarks.md), and float64 below LARGE_MODEL_PARAMETERS, where it costs nothing."""
+    if precision is None:
+        precision = "float32" if parameters > LARGE_MODEL_PARAMETERS else "float64"
+    return {"float32": torch.float32, "float64": torch.float64}[precision]
 
 
 def _sweeps(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, classes: dict[str, str],
@@ -236,6 +250,13 @@ def _update_heads(space: str, mapped: MappedModel, transform: Transform, head_co
         mapped.act({query_heads: transform[query_heads]}, current)
 
 
+def sweep_settings(config) -> dict:
+    """weight_match's keyword arguments from an AlignConfig's options: the same sweeps whether weight
+    matching is the method, a learned run's start or a universe's pairwise step."""
+    return {"head_cost_kind": config.head_cost, "max_sweeps": config.max_sweeps, "seed": config.seed,
+            "tol": config.option("min_improvement"), "precision": config.option("precision")}
+
+
 def run_weight_matching(inputs: MatchInputs) -> MatchOutput:
     """The `weight` matcher (symalign.match.matchers). A real-size B that is handed over becomes
     aligned B in place (weight matching's working copy): one copy of B instead of two. The zoo's B is
@@ -246,7 +267,7 @@ def run_weight_matching(inputs: MatchInputs) -> MatchOutput:
                and sum(t.numel() for t in inputs.b.tensors.values()) > LARGE_MODEL_PARAMETERS)
     order = list(inputs.b.tensors)
     transform, history = weight_match(inputs.a.tensors, inputs.b.tensors, inputs.spec, inputs.classes,
-                                      boundary_tensors(inputs.a), c.head_cost, c.max_sweeps, c.seed, inputs.progress,
+                                      boundary_tensors(inputs.a), **sweep_settings(c), progress=inputs.progress,
                                       max_seconds=c.max_seconds, device=inputs.device, consume_b=consume,
                                       fixed=inputs.frozen, on_sweep=sweep_barrier(inputs, points) if points else None)
     aligned = {k: inputs.b.tensors.pop(k) for k in order} if consume else None
