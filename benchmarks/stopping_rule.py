@@ -50,7 +50,8 @@ def main() -> None:
                                      options={"barrier_per_sweep": args.points, "min_improvement": 1e-5})
                 result = align(models[i], models[j], config)
                 # the start (after the residual's boundary step, where the first sweep is compared) and each sweep
-                sweeps = [[s for s in result.sweeps if s.sweep == 0][-1]] + [s for s in result.sweeps if s.sweep > 0]
+                history = result.report.sweeps
+                sweeps = [[s for s in history if s.sweep == 0][-1]] + [s for s in history if s.sweep > 0]
                 dist = [s.distance for s in sweeps]
                 barrier = [s.barrier for s in sweeps]
                 converged = barrier[-1]

@@ -81,8 +81,9 @@ def collect(model: TransformerModel, data, max_examples: int | None = 256,
     finally:
         for h in handles:
             h.remove()
-    out = {k: torch.cat(v)[:MAX_ROWS] for k, v in store.items()}
-    store.clear()
+    out = {}
+    for key in list(store):  # one key's chunks and its concatenation at a time, not every key's twice
+        out[key] = torch.cat(store.pop(key))[:MAX_ROWS]
     for key in [k for k in out if not k.startswith("residual")]:
         if not key.endswith(".mlp"):
             out[key] = out[key].reshape(out[key].shape[0], -1, dims.d_head)  # k: key/value heads only

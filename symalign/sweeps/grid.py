@@ -64,8 +64,8 @@ PRESETS["data-amount"] = [(f"activation (all), {n} examples", "activation", "all
 PRESETS["learned-start"] = [(f"learned (all) from {v}", "learned", "all", {"start": v}) for v in ("weight", "identity")]
 # What each preset is for, in one line (the Ablations page's list, `symalign sweep --help`).
 PRESET_HELP = {
-    "quick": "vanilla, weight (permutations), weight (all) — no learning; on 2 cores about 10 s for vit-digits, 2 minutes "
-             "for gpt-shakespeare",
+    "quick": "vanilla, weight (permutations), weight (all) — no learning; on 2 cores about 10 s for vit-digits, "
+             "2 minutes for gpt-shakespeare",
     "table1": "Theus et al.'s rows — vanilla, activation, weight and learned (permutations / all)",
     "components": "weight matching with all classes, then each component kind switched off (Zhang et al. Fig. 3), "
                   "and with Zhang et al.'s rescaling added to the QK and VO rotations",
