@@ -32,6 +32,9 @@ COMMANDS: dict[str, tuple[list[str], float | None]] = {
                 "--out", "{out}"], 24),
     "activation": (["align", "{a}", "{b}", "--method", "activation", "--classes", "all", "--data", "shakespeare",
                     "--max-examples", "8", "--max-sweeps", "2", "--out", "{out}"], None),
+    # at OT-ACTS' and activation matching's default 256 examples (issue #58's goal: 40 bytes per parameter)
+    "activation-256": (["align", "{a}", "{b}", "--method", "activation", "--classes", "all", "--data", "shakespeare",
+                        "--max-examples", "256", "--max-sweeps", "2", "--out", "{out}"], 40),
     "learned": (["align", "{a}", "{b}", "--method", "learned", "--classes", "all", "--data", "shakespeare",
                  "--max-sweeps", "2", "--steps", "3", "--out", "{out}"], 64),
     "barrier": (["barrier", "{a}", "{b}", "--data", "shakespeare", "--max-examples", "8", "--points", "3"], 24),
@@ -44,6 +47,8 @@ COMMANDS: dict[str, tuple[list[str], float | None]] = {
                       "--max-examples", "8", "--out", "{out}"], None),
     "merge-ot-acts": (["merge", "{a}", "{b}", "--align", "ot-acts", "--data", "shakespeare", "--max-examples", "8",
                        "--out", "{out}"], None),
+    "merge-ot-acts-256": (["merge", "{a}", "{b}", "--align", "ot-acts", "--data", "shakespeare", "--max-examples",
+                           "256", "--out", "{out}"], 40),
 }
 
 

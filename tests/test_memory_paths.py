@@ -157,7 +157,8 @@ def test_weight_matching_builds_aligned_b_in_a_handed_over_b(monkeypatch):
     b = transformed(a, random_transform(spec_of(a), ALL, seed=1))
     monkeypatch.setattr(mapped_module, "LARGE_MODEL_PARAMETERS", 0)
     monkeypatch.setattr(mapped_module, "FOLD_RATIO", 0)  # the embedding and LM head count as static
-    config = AlignConfig(method="weight", classes=ALL, max_sweeps=2)
+    # float64 both times: "real scale" below would otherwise also switch the precision (test_weight_precision)
+    config = AlignConfig(method="weight", classes=ALL, max_sweeps=2, options={"precision": "float64"})
     exact = align(a, b, config)
     monkeypatch.setattr(weight_module, "LARGE_MODEL_PARAMETERS", 0)
     handed = b.with_tensors(dict(b.tensors))

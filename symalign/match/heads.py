@@ -11,40 +11,42 @@ import torch
 Tensors = dict[str, torch.Tensor]
 
 
-def _with_bias(t: Tensors, name: str) -> torch.Tensor:
+def _with_bias(t: Tensors, name: str, dtype: torch.dtype = torch.float64) -> torch.Tensor:
     """A projection's weight with its bias appended as an extra column (zeros for bias-free layers)."""
-    w = t[name + ".weight"].double()
+    w = t[name + ".weight"].to(dtype)
     b = t.get(name + ".bias")
-    b = torch.zeros(w.shape[:-1], dtype=torch.float64, device=w.device) if b is None else b.double()
+    b = torch.zeros(w.shape[:-1], dtype=dtype, device=w.device) if b is None else b.to(dtype)
     return torch.cat([w, b[..., None]], dim=-1)  # [H, dh, d+1] (grouped queries: [H_kv, g, dh, d+1])
 
 
-def _circuit_factors(t: Tensors, layer: int) -> tuple[torch.Tensor, ...]:
+def _circuit_factors(t: Tensors, layer: int, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
     """Per key/value head the factors of its circuits, QK = Qᵀ K and OV = O V (biases as an extra
     column). Query heads that share a key/value head are summed first (grouped-query attention):
     Σ_g Q_gᵀ K = (Σ_g Q_g)ᵀ K and Σ_g O_g V = (Σ_g O_g) V, so neither maps inside the head nor the
     order of its query heads change the circuits."""
     p = f"layer.{layer}.attn."
-    q, k, v = (_with_bias(t, p + n) for n in "qkv")  # [H, dh, d+1] (grouped queries: [H_kv, g, dh, d+1])
-    o = t[p + "o.weight"].double()  # [d, H, dh] (grouped: [d, H_kv, g, dh])
+    q, k, v = (_with_bias(t, p + n, dtype) for n in "qkv")  # [H, dh, d+1] (grouped queries: [H_kv, g, dh, d+1])
+    o = t[p + "o.weight"].to(dtype)  # [d, H, dh] (grouped: [d, H_kv, g, dh])
     if q.dim() == 4:
         q, o = q.sum(1), o.sum(2)
     return q, k, o, v
 
 
-def head_cost(a: Tensors, b: Tensors, layer: int, kind: str = "circuit") -> torch.Tensor:
+def head_cost(a: Tensors, b: Tensors, layer: int, kind: str = "circuit",
+              dtype: torch.dtype = torch.float64) -> torch.Tensor:
     """[H, H] score (higher = more alike) of A's head i against B's head j.
 
     `circuit`: ⟨QK_a, QK_b⟩ + ⟨OV_a, OV_b⟩ (Frobenius), computed from the factors without forming a
     circuit: ⟨Q_aᵀK_a, Q_bᵀK_b⟩ = Σ (Q_a Q_bᵀ) ⊙ (K_a K_bᵀ) and ⟨O_aV_a, O_bV_b⟩ = Σ (O_aᵀO_b) ⊙ (V_a V_bᵀ).
     The circuits are d × d per head (a GPT-2-small layer: 4 × 57 MB in float64); these products
-    are d_head × d_head per head pair (5 MB)."""
+    are d_head × d_head per head pair (5 MB). `dtype`: their precision (weight matching's float32 at
+    real scale; the [H, H] cost's entries differ by far more than float32's round-off)."""
     if kind == "circuit":
-        qa, ka, oa, va = _circuit_factors(a, layer)
-        qb, kb, ob, vb = _circuit_factors(b, layer)
+        qa, ka, oa, va = _circuit_factors(a, layer, dtype)
+        qb, kb, ob, vb = _circuit_factors(b, layer, dtype)
         qk = torch.einsum("hid,gjd->hgij", qa, qb) * torch.einsum("hid,gjd->hgij", ka, kb)
         ov = torch.einsum("dhi,dgj->hgij", oa, ob) * torch.einsum("hid,gjd->hgij", va, vb)
-        return (qk + ov).sum((-2, -1))
+        return (qk + ov).sum((-2, -1)).double()
     if kind == "spectral":
         p = f"layer.{layer}.attn."
         total = 0

@@ -58,8 +58,8 @@ def cross(ua: torch.Tensor, ub: torch.Tensor, into: torch.Tensor | None = None) 
     than the slices gets the product computed in the slices' precision, then added in its own)."""
     if into is None:
         return (ua @ ub.mT) if ua.dim() == 3 else (ua @ ub.T)[None]
-    if into.dtype != ua.dtype:
-        return into.add_(cross(ua, ub).to(into.dtype))
+    if into.dtype != ua.dtype:  # add_ widens as it adds: no converted copy of the product
+        return into.add_(cross(ua, ub))
     if ua.dim() == 3:
         return into.baddbmm_(ua, ub.mT)
     into[0].addmm_(ua, ub.T)

@@ -241,7 +241,7 @@ def _update_heads(space: str, mapped: MappedModel, transform: Transform, head_co
     children = mapped.spec.batched_in(space)
     inner = [s.name for s in children if s.name in transform]
     current = mapped.act({n: transform.pop(n).inverse() for n in inner}, mapped.touching(space))
-    delta = Permutation(assignment(head_cost(mapped.a, current, layer, head_cost_kind)))  # against heads as they are
+    delta = Permutation(assignment(head_cost(mapped.a, current, layer, head_cost_kind, mapped.compute)))  # heads now
     old = transform.get(space)
     transform[space] = delta if old is None else delta.compose(old)
     current = mapped.act({space: delta}, current)
