@@ -58,6 +58,7 @@ def plan_checks(config, n_models: int = 2) -> None:
 
 
 def cmd_align(args) -> None:
+    from symalign.match.stop_hint import stop_hint
     from symalign.runs.execute import align_run, align_summary
 
     config = align_config(args)
@@ -82,6 +83,9 @@ def cmd_align(args) -> None:
           f"same function as B (max |Δlogit| {r.function_gap_vs_b:.1e})")
     if summary.get("stopped"):
         print(f"weight matching stopped: {summary['stopped']}")
+        hint = stop_hint(r.sweeps)
+        if hint:
+            print(f"  {hint}")
     for h in r.barrier_per_sweep:
         print(f"  after sweep {h.sweep}{f' ({h.step})' if h.step else ''}: barrier {h.barrier:.4f}, "
               f"accuracy barrier {h.accuracy_barrier:.2f} pp")
