@@ -20,17 +20,9 @@ from itertools import combinations
 
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
+from symalign.match.stop_hint import looser_stop
 from symalign.models import load_model
 from symalign.train.recipes import DEMO_DATA
-
-
-def stop_index(distances: list[float], tol: float) -> int:
-    """The history index where `--min-improvement tol` stops: the first sweep whose relative improvement
-    over the sweep before is below tol (weight.py's rule), else the last."""
-    for i in range(1, len(distances)):
-        if distances[i] > distances[i - 1] * (1 - tol):
-            return i
-    return len(distances) - 1
 
 
 def main() -> None:
@@ -58,7 +50,8 @@ def main() -> None:
                 row = {"family": family, "classes": preset, "pair": f"{i}-{j}", "sweeps": len(sweeps) - 1,
                        "distance": dist, "barrier": barrier, "seconds": [s.seconds for s in sweeps], "stops": {}}
                 for tol in args.tols:
-                    k = stop_index(dist, tol)
+                    stop = looser_stop(history, tol)  # the package's own reading of the rule
+                    k = len(sweeps) - 1 if stop is None else sweeps.index(stop)
                     row["stops"][f"{tol:g}"] = {"sweep": k, "barrier": barrier[k],
                                                 "off_percent": 100 * abs(barrier[k] - converged) / abs(converged),
                                                 "seconds": sweeps[k].seconds}

@@ -10,7 +10,7 @@ Two economies keep a coordinate-descent step near the cost of its own solve:
 
 Precision (`compute`): float64 everywhere, or float32 for the big work (cost matmuls, applying a
 step to B, B between steps) with the correlations summed, the solves and the distance in float64.
-On a CPU float32 halves the matmuls' time; benchmarks/weight_matching.py --precision compares the two."""
+On a CPU float32 takes about a quarter off a GPT-2-small run (benchmarks/weight_scale.py)."""
 
 from __future__ import annotations
 
@@ -62,14 +62,15 @@ def _static_space(spec: SymmetrySpec, name: str, classes: dict[str, str]) -> str
     return space.name
 
 
-def _folded_cross(a: torch.Tensor, b: torch.Tensor, axis: int, compute: torch.dtype) -> torch.Tensor:
-    """M = A·Bᵀ along `axis`, summed in float64 over slices of the other axes, each slice converted to
-    `compute` on its own (the whole tensors in float64 would be two more copies of an embedding matrix)."""
+def _folded_cross(a: torch.Tensor, b: torch.Tensor, axis: int) -> torch.Tensor:
+    """M = A·Bᵀ along `axis` in float64 whatever the compute precision (once per run: exact), summed over
+    slices of the other axes converted one at a time (the whole tensors in float64 would be two more
+    copies of an embedding matrix)."""
     ua, ub = a.movedim(axis, -1).reshape(-1, a.shape[axis]), b.movedim(axis, -1).reshape(-1, b.shape[axis])
     total = torch.zeros(1, a.shape[axis], a.shape[axis], dtype=torch.float64, device=a.device)
     rows = max(1, CHUNK // a.shape[axis])
     for i in range(0, ua.shape[0], rows):
-        cross(ua[i:i + rows].to(compute).T, ub[i:i + rows].to(compute).T, into=total)
+        cross(ua[i:i + rows].double().T, ub[i:i + rows].double().T, into=total)
     return total
 
 
@@ -113,7 +114,7 @@ class MappedModel:
             if space is None or a[name].numel() < FOLD_RATIO * spec.spaces[space].size ** 2:
                 continue
             axis = next(i for i, t in enumerate(spec.tensors[name]) if t is not None)
-            self.static[name] = (space, _folded_cross(a[name], b[name], axis, torch.float64))  # once: exact
+            self.static[name] = (space, _folded_cross(a[name], b[name], axis))
             norm_a += squared_norm(a[name])
             self.static_norms += squared_norm(a[name]) + squared_norm(b[name])
         dynamic = [n for n in spec.tensors if n not in self.static]
@@ -153,15 +154,14 @@ class MappedModel:
     def act(self, elements: dict[str, GroupElement], tensors: Tensors | None = None) -> Mapping[str, torch.Tensor]:
         """Apply `elements` (each in the current head order) to `tensors` (default: those the
         elements' spaces touch, as they are now) and keep the result as the current B."""
+        transform = Transform({k: working(v, self.compute) for k, v in elements.items()})
         if tensors is None:  # one tensor at a time, the old one freed as its successor lands:
-            transform = Transform({k: working(v, self.compute) for k, v in elements.items()})
             names = sorted({n for space in elements for n in self._touching[space]})  # the residual: all of B
             for name in names:
                 self.b[name] = apply_unchecked({name: self.b[name].to(self.compute)}, self.spec,
                                                transform)[name].to(self.store)
             return PrecisionView({n: self.b[n] for n in names}, self.compute)
-        working_elements = Transform({k: working(v, self.compute) for k, v in elements.items()})
-        out = apply_unchecked(tensors, self.spec, working_elements) if elements else dict(tensors)
+        out = apply_unchecked(tensors, self.spec, transform) if elements else dict(tensors)
         self.b.update({n: t.to(self.store) for n, t in out.items()})
         return out
 
