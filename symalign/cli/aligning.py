@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from symalign.cli.common import (
     Bar,
-    add_class_flags,
+    add_alignment_flags,
     add_data_flag,
     add_dtype_flag,
-    add_option_flags,
     add_run_flags,
     add_split_flag,
     add_universe_flags,
@@ -26,12 +25,7 @@ def add_align(sub) -> None:
     p.add_argument("b")
     p.add_argument("--method", default="weight", choices=method_names(),
                    help="; ".join(f"{name}: {m.help}" for name, m in matchers().items()))
-    add_class_flags(p)
-    p.add_argument("--layers", default=None, metavar="BLOCKS",
-                   help="transform only these blocks (0-2, 3, -1, 1:, :-1, 0,2), or per component kind "
-                        "('mlp=0-1;heads=-1': kinds not named use every block); the others stay as they are, and a "
-                        "preset drops the residual map (it would move every block)")
-    add_option_flags(p, universe=False)
+    add_alignment_flags(p)
     add_data_flag(p)
     p.add_argument("--device", default="auto")
     p.add_argument("--seed", type=int, default=0)

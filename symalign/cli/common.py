@@ -59,15 +59,43 @@ def add_split_flag(p: argparse.ArgumentParser) -> None:
 
 def add_option_flags(p: argparse.ArgumentParser, universe: bool) -> None:
     """The matchers' options as flags, from their declarations (symalign.match.options): an option a
-    matcher declares is a flag here with no other edit. `universe`: align-many and simplex."""
+    matcher declares is a flag here with no other edit. `universe`: align-many and simplex. A flag the
+    command already has (merge's and transport's --max-examples: their evaluation and OT examples)
+    keeps the command's meaning and also reaches the matcher."""
     from symalign.match.options import all_options
 
     for o in all_options(universe=universe).values():
+        if o.flag in p._option_string_actions:
+            continue
         if o.kind is bool:
             p.add_argument(o.flag, dest=o.name, action="store_const", const=not o.default, default=None, help=o.help)
             continue
         default = "" if o.default is None else f" (default: {o.default})"
         p.add_argument(o.flag, type=o.kind, default=None, choices=o.choices, help=o.help + default)
+
+
+LAYERS_HELP = ("transform only these blocks (0-2, 3, -1, 1:, :-1, 0,2), or per component kind ('mlp=0-1;heads=-1': "
+               "kinds not named use every block); the others stay as they are, and a preset drops the residual map "
+               "(it would move every block)")
+
+
+def add_alignment_flags(p: argparse.ArgumentParser, universe: bool = False) -> None:
+    """Everything that says how a pair is aligned, one set for every command that aligns (align, merge,
+    transport): classes per component kind, the blocks, and the matchers' declared options."""
+    add_class_flags(p)
+    p.add_argument("--layers", default=None, metavar="BLOCKS", help=LAYERS_HELP)
+    add_option_flags(p, universe=universe)
+
+
+def alignment_given(args, own: tuple[str, ...] = ()) -> list[str]:
+    """The alignment flags a command line set (classes, blocks, options), as flags; `own`: option names
+    the command defines for itself (they do not count)."""
+    from symalign.match.options import all_options
+
+    given = [f"--{kind}" for kind in ("classes", *KINDS) if getattr(args, kind, None)]
+    given += ["--layers"] * bool(getattr(args, "layers", None))
+    return given + [o.flag for name, o in all_options().items()
+                    if name not in own and getattr(args, name, None) is not None]
 
 
 def add_universe_flags(p: argparse.ArgumentParser, default_method: str) -> None:
@@ -170,15 +198,23 @@ def store_for(args):
     return None if args.no_record else RunStore()
 
 
-def align_config(args, data: str | None = None):
-    """The AlignConfig the align, align-many and simplex flags describe."""
+def align_config(args, data: str | None = None, method: str | None = None, default_preset: str | None = None,
+                 own: tuple[str, ...] = ()):
+    """The AlignConfig the alignment flags describe (align, align-many, simplex; merge and transport,
+    whose `--align` names the method). `default_preset`: the classes when no class flag is given
+    (merge and transport align with all classes unless told otherwise); `own`: option names whose
+    flags the command defines with its own meaning (transport's --alpha), which the matcher does not read."""
     from symalign.match.config import AlignConfig
     from symalign.match.options import all_options
 
-    names = [*all_options(), "dtype", "layers"]  # the matchers' options, and what every method takes
+    names = [n for n in (*all_options(), "dtype", "layers") if n not in own]  # options, and what every method takes
     given = {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
-    return AlignConfig.from_options(given, method=args.method, classes=parse_classes(args), data=data or args.data,
-                                    device=args.device, seed=args.seed, preset=preset_of(args))
+    classes, preset = parse_classes(args), preset_of(args)
+    if not classes and preset is None:
+        preset = default_preset
+    return AlignConfig.from_options(given, method=method or args.method, classes=classes,
+                                    data=data or getattr(args, "data", None), device=args.device, seed=args.seed,
+                                    preset=preset)
 
 
 def preset_of(args) -> str | None:

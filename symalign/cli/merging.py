@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-from symalign.cli.common import Bar, add_dtype_flag, add_model_output_flags, print_json, store_for
-from symalign.merge.rules import ALIGNS, MERGE_ALIGNS, OT_SOLVERS, merge_rules
+from symalign.cli.common import (
+    Bar,
+    add_alignment_flags,
+    add_dtype_flag,
+    add_model_output_flags,
+    align_config,
+    alignment_given,
+    print_json,
+    store_for,
+)
+from symalign.merge.rules import ALIGNS, MERGE_ALIGNS, OT_SOLVERS, TRANSPORT_HEAD_STRATEGIES, merge_rules
 
 
 def add_merge(sub) -> None:
@@ -11,11 +20,14 @@ def add_merge(sub) -> None:
     add_dtype_flag(p)
     p.add_argument("models", nargs="+", metavar="MODEL")
     p.add_argument("--align", default="weight", choices=MERGE_ALIGNS,
-                   help="how the models are brought into the first's basis first (all classes); none: as they are; "
-                        "ot-acts / ot-wts: optimal-transport fusion (Imfeld et al.) on activations / weights "
-                        "(ot-acts reads activations on --max-examples examples, default 256)")
+                   help="how the models are brought into the first's basis first: a matcher (all classes unless "
+                        "--classes or the per-kind flags say otherwise; its options as for `align`); none: as "
+                        "they are; ot-acts / ot-wts: optimal-transport fusion (Imfeld et al.) on activations / "
+                        "weights, the same as --align none --how ot-acts / ot-wts (ot-acts reads activations on "
+                        "--max-examples examples, default 256)")
     p.add_argument("--ot-solver", default="emd", choices=OT_SOLVERS,
-                   help="OT fusion's plans: emd (exact; equal widths give permutations) or sinkhorn (soft)")
+                   help="OT fusion's plans (--align or --how ot-acts / ot-wts): emd (exact; equal widths give "
+                        "permutations; Zhang et al.'s OT-ACTS-EMD) or sinkhorn (soft; their OT-ACTS, OT-WTS)")
     p.add_argument("--ot-reg", type=float, default=None,
                    help="Sinkhorn's strength on the max-normalised cost (default: Imfeld et al.'s 0.08 for ot-acts, "
                         "0.06 for ot-wts)")
@@ -33,7 +45,28 @@ def add_merge(sub) -> None:
                                                 "(default: the first model's own data)")
     p.add_argument("--examples", type=int, default=64, help="training examples for Fisher or input Gram matrices")
     add_model_output_flags(p)
+    add_alignment_flags(p)
     p.set_defaults(func=cmd_merge)
+
+
+# Flags merge and transport define with their own meaning (evaluation examples, the task vector's scales, TransFusion's
+# head strategies): the matcher options of the same names are not theirs to set.
+OWN_FLAGS = ("max_examples", "alpha", "head_strategy")
+
+
+def alignment_of(args, data: str | None):
+    """The matcher's AlignConfig a merge or transport command line describes (all classes unless told
+    otherwise), or None for --align none / ot-*, which refuse matcher flags in one line."""
+    from symalign.errors import SymalignError
+    from symalign.match.matchers import method_names
+
+    if args.align in method_names() and args.align != "none":
+        return align_config(args, data, method=args.align, default_preset="all", own=OWN_FLAGS)
+    given = alignment_given(args, own=OWN_FLAGS)
+    if given:
+        raise SymalignError(f"--align {args.align} takes no {', '.join(dict.fromkeys(given))}: classes, blocks and "
+                            "matcher options are for --align weight, activation, learned or soft")
+    return None
 
 
 def _describe(name: str, rule) -> str:
@@ -65,16 +98,19 @@ def cmd_merge(args) -> None:
     from symalign.runs.merging import merge_run
 
     data = args.data or default_data_spec(load_model(args.models[0]))
+    alignment = alignment_of(args, data)
     with Bar(f"merge ({args.how}, align {args.align})") as bar:
         run = merge_run(args.models, args.align, args.how, data, examples=args.examples, max_examples=args.max_examples,
                         seed=args.seed, out=Path(args.out), store=store_for(args), source="cli",
                         progress=bar.phases, dtype=args.dtype, device=args.device, base=args.base,
                         parameters=parse_params(args.param), export_inputs=args.export_inputs,
-                        ot={"solver": args.ot_solver, "reg": args.ot_reg} if args.align.startswith("ot-") else None)
+                        ot={"solver": args.ot_solver, "reg": args.ot_reg}
+                        if args.align.startswith("ot-") or args.how.startswith("ot-") else None,
+                        alignment=alignment)
     out, report = run.out, run.result.report
     if args.json:
         print_json({"inputs": report["inputs"], "merged": report["merged"], "out": str(out), "align": args.align,
-                     **({"carried": report["carried"], "ot": report["ot"]} if "ot" in report else {}),
+                     **{k: report[k] for k in ("carried", "ot", "alignment") if k in report},
                      "how": args.how, "parameters": report["parameters"], "base": report["base"], "data": data,
                      "run": run.run_id})
         return
@@ -98,11 +134,19 @@ def add_transport(sub) -> None:
     p.add_argument("a_ft", metavar="A_FT", help="A fine-tuned on a task")
     p.add_argument("b", metavar="B", help="the model that receives the task vector")
     p.add_argument("--align", default="weight", choices=ALIGNS,
-                   help="how A is aligned to B (all classes) to re-express the task vector in B's basis")
+                   help="how A is aligned to B to re-express the task vector in B's basis: a matcher (all classes "
+                        "unless --classes or the per-kind flags say otherwise; its options as for `align`), or none")
+    p.add_argument("--head-strategy", default="circuit", choices=TRANSPORT_HEAD_STRATEGIES,
+                   help="how heads are paired (TransFusion Table 3): circuit (symalign's: whole-head QK/OV circuits), "
+                        "spectral (TransFusion's: singular-value spectra of q, k, v), brute-force (every head pair "
+                        "aligned inside, then paired by what that reaches), none (heads kept in order, the maps "
+                        "inside them still aligned)")
     p.add_argument("--alpha", default="0,0.25,0.5,0.75,1", help="comma-separated scales of the task vector")
     p.add_argument("--data-task", default=None, help="the fine-tune's task data (default: A_FT's own data)")
-    p.add_argument("--data-base", default=None, help="the original task's data (default: A's own data)")
+    p.add_argument("--data-base", default=None, help="the original task's data, the support set whose accuracy "
+                                                     "is reported beside the task's (default: A's own data)")
     add_model_output_flags(p)
+    add_alignment_flags(p)
     p.set_defaults(func=cmd_transport)
 
 
@@ -113,23 +157,47 @@ def cmd_transport(args) -> None:
     from symalign.runs.merging import transport_run
 
     alphas = parse_alphas(args.alpha)
+    strategy = args.head_strategy
+    alignment = transport_alignment(args, strategy)
     with Bar(f"transport (align {args.align})") as bar:
         run = transport_run(args.a, args.a_ft, args.b, alphas, args.data_task, args.data_base, args.align,
                             max_examples=args.max_examples, seed=args.seed, out=Path(args.out), store=store_for(args),
-                            source="cli", progress=bar.phases, dtype=args.dtype, device=args.device)
+                            source="cli", progress=bar.phases, dtype=args.dtype, device=args.device,
+                            alignment=alignment)
     result, out = run.result, run.out
     data_task, data_base = result.report["data_task"], result.report["data_base"]
     if args.json:
         print_json({"alpha": result.alphas, "task_loss": result.task_loss, "base_loss": result.base_loss,
-                     "task_accuracy": result.task_accuracy, "best_alpha": result.best_alpha, "out": str(out),
-                     "align": args.align, "data_task": data_task, "data_base": data_base, "run": run.run_id})
+                     "task_accuracy": result.task_accuracy, "base_accuracy": result.base_accuracy,
+                     "best_alpha": result.best_alpha, "out": str(out), "align": args.align,
+                     "head_strategy": strategy if alignment is not None else None,
+                     "data_task": data_task, "data_base": data_base, "run": run.run_id})
         return
     print(f"wrote {out}: B + α·τ at the best α = {result.best_alpha:g} (task vector of {args.a_ft} aligned by "
-          f"{args.align}); task = {data_task}, original task = {data_base}")
-    for alpha, t, o in zip(result.alphas, result.task_loss, result.base_loss):
-        print(f"  α {alpha:g}: task loss {t:.4f}, original task loss {o:.4f}")
+          f"{args.align}{f', heads {strategy}' if alignment is not None else ''}); task = {data_task}, "
+          f"original task (support) = {data_base}")
+    for alpha, t, ta, o, oa in zip(result.alphas, result.task_loss, result.task_accuracy, result.base_loss,
+                                   result.base_accuracy):
+        print(f"  α {alpha:g}: task loss {t:.4f} (accuracy {ta:.3f}), original task loss {o:.4f} (accuracy {oa:.3f})")
     if run.run_id:
         print(f"recorded as run {run.run_id}")
+
+
+def transport_alignment(args, strategy: str):
+    """The alignment a transport command line describes, TransFusion's head strategy applied; None for
+    --align none, which refuses matcher flags (and a head strategy other than the default) in one line."""
+    from symalign.barrier import default_data_spec
+    from symalign.errors import SymalignError
+    from symalign.merge.task_vectors import with_head_strategy
+    from symalign.models import load_model
+
+    config = alignment_of(args, args.data_base or (default_data_spec(load_model(args.a))
+                                                   if args.align not in ("none", "weight") else None))
+    if config is None:
+        if strategy != "circuit":
+            raise SymalignError(f"--head-strategy {strategy} pairs heads of an alignment; --align none has none")
+        return None
+    return with_head_strategy(config, strategy)
 
 
 COMMANDS = (add_merge, add_transport,)

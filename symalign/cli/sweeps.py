@@ -16,7 +16,9 @@ def add_sweep(sub) -> None:
     from symalign.sweeps.verma_tables import VERMA_TABLES
 
     p.add_argument("--preset", help=f"a named grid (docs/sweeps.md): {', '.join(PRESETS)}; or peers (merged models: "
-                                    "averaging, OT fusion, weight and learned matching + averaging); or curves (the "
+                                    "averaging, OT fusion, weight and learned matching + averaging); or zhang-table2 "
+                                    "(six fusion methods without matching, after matching without rescaling, "
+                                    "after matching: Zhang et al. Table 2); or curves (the "
                                     "straight line, the aligned line, a fitted curve and the aligned curve); or "
                                     f"{', '.join(VERMA_TABLES)} (Verma & Elbayad's Tables 1, 2 and Fig. 3 on the "
                                     "masked-LM BERTs, in pseudo-perplexity; --family defaults to bert-shakespeare)")
@@ -57,6 +59,8 @@ def cmd_sweep(args) -> None:
         return peers(args)
     if args.preset == "curves":
         return curves(args)
+    if args.preset == "zhang-table2":
+        return zhang(args)
     if args.preset in VERMA_TABLES:
         return verma(args)
     grid = read_grid(args.file) if args.file else preset_grid(args.preset, args.family or "", args.seeds)
@@ -131,6 +135,26 @@ def peers(args) -> None:
     print(peers_text(summary, cells))
     if args.out:
         print(f"wrote {args.out}/peers.csv and peers-cells.csv")
+
+
+def zhang(args) -> None:
+    """`--preset zhang-table2`: Zhang et al.'s Table 2 (symalign.sweeps.zhang), six fusion methods × without
+    matching, matching without rescaling and matching, on each seed pair of --family; nothing recorded."""
+    from symalign.sweeps.zhang import zhang_cells, zhang_summary, zhang_text
+
+    def progress(done: int, total: int, row: dict) -> None:
+        print(f"[{done}/{total}] {row['fusion']}, {row['state']}, {row['a']} ↔ {row['b']}: merged accuracy "
+              f"{row['accuracy']:.3f}, loss {row['loss']:.4f} ({row['seconds']:.1f} s)", file=sys.stderr, flush=True)
+
+    cells = zhang_cells(args.family or "", args.seeds, max_examples=args.max_examples, progress=progress)
+    summary = zhang_summary(cells)
+    if tables_written(args, "zhang-table2", cells, summary):
+        return
+    pairs = cells[["a", "b"]].drop_duplicates().shape[0]
+    print(f"Zhang et al. Table 2 on {args.family}: merged accuracy, mean ± std over {pairs} seed pairs")
+    print(zhang_text(summary, cells))
+    if args.out:
+        print(f"wrote {args.out}/zhang-table2.csv and zhang-table2-cells.csv")
 
 
 def verma(args) -> None:

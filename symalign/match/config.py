@@ -136,6 +136,11 @@ class AlignConfig:
             del out["options"]  # so a run's settings (and reuse keys) read as they did before plugin options
         return out
 
+    def matcher_json(self) -> dict:
+        """The classes and options alone (not the data, device, seed or export dtype): what a merge or a
+        transport records of the alignment it ran, beside its own data and seed."""
+        return {k: v for k, v in self.to_json().items() if k not in ("data", "device", "seed", "dtype")}
+
     def learned_options(self):
         """The learned optimiser's settings: what the user set, else the data's defaults (steps, input
         noise: `symalign.data.learned_defaults`; the checks: sized from the steps, symalign.match.check_budget);

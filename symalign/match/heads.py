@@ -2,11 +2,16 @@
 
 `circuit` (Theus et al.): inner products of the QK circuits W_Qᵀ W_K and OV circuits W_O W_V of
 each head pair (biases appended as an extra column), which no within-head map changes.
-`spectral` (TransFusion): closeness of the singular-value spectra of each head's q, k and v."""
+`spectral` (TransFusion): closeness of the singular-value spectra of each head's q, k and v.
+`brute-force` (TransFusion's ablation): for every head pair, the best map inside the pair (a
+permutation, or a rotation: Procrustes' optimum is the nuclear norm) and the similarity it reaches;
+the Hungarian pairing then reads those similarities."""
 
 from __future__ import annotations
 
 import torch
+
+from symalign.match.solvers import assignment
 
 Tensors = dict[str, torch.Tensor]
 
@@ -33,14 +38,17 @@ def _circuit_factors(t: Tensors, layer: int, dtype: torch.dtype) -> tuple[torch.
 
 
 def head_cost(a: Tensors, b: Tensors, layer: int, kind: str = "circuit",
-              dtype: torch.dtype = torch.float64) -> torch.Tensor:
+              dtype: torch.dtype = torch.float64, inner: str = "orthogonal") -> torch.Tensor:
     """[H, H] score (higher = more alike) of A's head i against B's head j.
 
     `circuit`: ⟨QK_a, QK_b⟩ + ⟨OV_a, OV_b⟩ (Frobenius), computed from the factors without forming a
     circuit: ⟨Q_aᵀK_a, Q_bᵀK_b⟩ = Σ (Q_a Q_bᵀ) ⊙ (K_a K_bᵀ) and ⟨O_aV_a, O_bV_b⟩ = Σ (O_aᵀO_b) ⊙ (V_a V_bᵀ).
     The circuits are d × d per head (a GPT-2-small layer: 4 × 57 MB in float64); these products
     are d_head × d_head per head pair (5 MB). `dtype`: their precision (weight matching's float32 at
-    real scale; the [H, H] cost's entries differ by far more than float32's round-off)."""
+    real scale; the [H, H] cost's entries differ by far more than float32's round-off). `inner`: for
+    `brute-force`, the class of the maps inside a head pair (perm, else rotations)."""
+    if kind == "brute-force":
+        return brute_force_head_cost(a, b, layer, inner)
     if kind == "circuit":
         qa, ka, oa, va = _circuit_factors(a, layer, dtype)
         qb, kb, ob, vb = _circuit_factors(b, layer, dtype)
@@ -56,7 +64,34 @@ def head_cost(a: Tensors, b: Tensors, layer: int, kind: str = "circuit",
             sb = torch.linalg.svdvals(wb.reshape(wb.shape[0], -1, wb.shape[-1]))
             total = total - torch.cdist(sa, sb)
         return total
-    raise ValueError(f"unknown head cost {kind!r}; choose circuit or spectral")
+    raise ValueError(f"unknown head cost {kind!r}; choose circuit, spectral or brute-force")
+
+
+def inner_correlations(a: Tensors, b: Tensors, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """[H, H, dh, dh] correlations of every head pair's QK and VO units: ⟨A's unit r, B's unit c⟩ over
+    the weights a map inside the head moves together (q and k rows for QK; v rows and o columns for VO)."""
+    qa, ka, oa, va = _circuit_factors(a, layer, torch.float64)
+    qb, kb, ob, vb = _circuit_factors(b, layer, torch.float64)
+    qk = torch.einsum("hid,gjd->hgij", qa, qb) + torch.einsum("hid,gjd->hgij", ka, kb)
+    vo = torch.einsum("hid,gjd->hgij", va, vb) + torch.einsum("dhi,dgj->hgij", oa, ob)
+    return qk, vo
+
+
+def best_inner_similarity(m: torch.Tensor, inner: str = "orthogonal") -> torch.Tensor:
+    """[H, H] the largest ⟨M, G⟩ over maps G of the class inside a head pair, for M [H, H, dh, dh]:
+    a permutation's by the assignment solver, a rotation's as the nuclear norm (Procrustes' optimum)."""
+    if inner != "perm":
+        return torch.linalg.svdvals(m).sum(-1)
+    flat = m.reshape(-1, *m.shape[-2:])
+    best = [c[torch.arange(len(c)), assignment(c)].sum() for c in flat]
+    return torch.stack(best).reshape(m.shape[:2])
+
+
+def brute_force_head_cost(a: Tensors, b: Tensors, layer: int, inner: str = "orthogonal") -> torch.Tensor:
+    """TransFusion's brute force: every head pair aligned inside (QK and VO each by its best map of the
+    class `inner`), scored by the similarity that alignment reaches."""
+    qk, vo = inner_correlations(a, b, layer)
+    return best_inner_similarity(qk, inner) + best_inner_similarity(vo, inner)
 
 
 def query_head_cost(a: Tensors, b: Tensors, layer: int) -> torch.Tensor:

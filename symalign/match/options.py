@@ -19,7 +19,7 @@ LAMBDA_SAMPLERS = ("uniform_mid", "half", "uniform", "normal")
 LEARNED_STARTS = ("weight", "activation", "auto", "identity")
 RESIDUAL_STRATEGIES = ("all", "first", "last", "identity")
 HEAD_STRATEGIES = ("two-stage", "monotonic", "ignore")  # ignore: monotonic's old name (stored runs)
-HEAD_COSTS = ("circuit", "spectral")
+HEAD_COSTS = ("circuit", "spectral", "brute-force")
 LEARNERS = ("learned", "soft")
 CHECK_POINTS = ("path", "midpoint")
 PRECISIONS = ("float32", "float64")
@@ -63,7 +63,9 @@ class Option:
 
 # The built-in matchers' options (each matcher's registration in symalign.match.matchers names them).
 BUILTIN_OPTIONS: tuple[Option, ...] = (
-    Option("head_cost", str, "circuit", "weight: how two heads are compared (their QK/VO circuits, or spectra)",
+    Option("head_cost", str, "circuit", "weight: how two heads are compared: their QK/VO circuits (no map inside "
+           "a head changes them), the spectra of q, k, v (TransFusion), or brute force (TransFusion's ablation: "
+           "each head pair aligned inside first, by the QK/VO class, and scored by what that reaches)",
            ("weight",), HEAD_COSTS),
     Option("max_sweeps", int, 30, "weight: at most this many sweeps", ("weight",), minimum=1),
     Option("max_seconds", float, None, "weight: stop after the sweep that passes this many seconds", ("weight",),

@@ -147,7 +147,7 @@ def _sweeps(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, class
             for space in unit:
                 deferred.settle(_reads(mapped, space))
                 if spec.spaces[space].kind == "heads" and spec.spaces[space].batched_by is None:
-                    _update_heads(space, mapped, transform, head_cost_kind)
+                    _update_heads(space, mapped, transform, head_cost_kind, classes.get("qk", "none"))
                 else:
                     _update_space(space, classes[spec.spaces[space].kind], mapped, transform, deferred)
             if on_unit is not None:
@@ -234,14 +234,17 @@ def _update_space(space: str, cls: str, mapped: MappedModel, transform: Transfor
     transform[space] = new
 
 
-def _update_heads(space: str, mapped: MappedModel, transform: Transform, head_cost_kind: str) -> None:
+def _update_heads(space: str, mapped: MappedModel, transform: Transform, head_cost_kind: str,
+                  inner: str = "orthogonal") -> None:
     """Match whole heads by a cost no per-head map changes, then drop the per-head maps (they were
-    solved for the old head order; the unit's next steps solve them again)."""
+    solved for the old head order; the unit's next steps solve them again). `inner`: the class inside
+    heads, which brute force aligns every head pair by."""
     layer = int(space.split(".")[1])
     children = mapped.spec.batched_in(space)
     inner = [s.name for s in children if s.name in transform]
     current = mapped.act({n: transform.pop(n).inverse() for n in inner}, mapped.touching(space))
-    delta = Permutation(assignment(head_cost(mapped.a, current, layer, head_cost_kind, mapped.compute)))  # heads now
+    delta = Permutation(assignment(head_cost(mapped.a, current, layer, head_cost_kind, mapped.compute,
+                                             inner)))  # heads now
     old = transform.get(space)
     transform[space] = delta if old is None else delta.compose(old)
     current = mapped.act({space: delta}, current)

@@ -26,7 +26,8 @@ from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator, Metrics
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
-from symalign.merge.rule import MERGE_ALIGNS, OT_ALIGNS, MergeInputs, install_hint
+from symalign.match.matchers import matcher
+from symalign.merge.rule import ALIGNS, MERGE_ALIGNS, OT_ALIGNS, MergeInputs, install_hint
 from symalign.merge.rules import merge_rule
 from symalign.models import canonicalize, save_model
 from symalign.models.compat import check_compatible
@@ -68,12 +69,14 @@ class MergeResult:
 
 def aligned_members(models: list[TransformerModel], how_align: str, data_spec: str | None,
                     seed: int = 0, progress: Progress | None = None, device: str = "cpu",
-                    ot=None, max_examples: int | None = None, steps: int | None = None) -> list[TransformerModel]:
+                    ot=None, max_examples: int | None = None, steps: int | None = None,
+                    config: AlignConfig | None = None) -> list[TransformerModel]:
     """Every model in the first one's basis (canonical forms; each the same function as before, except
     under OT fusion's soft plans: `ot` holds their solver, symalign.merge.ot_fusion.OTSettings).
-    `steps`: the learned matcher's most steps (None: the data's default); `max_examples`: the examples
-    OT-ACTS reads activations on (None: symalign.merge.ot_fusion.ACTIVATION_EXAMPLES), as `align
-    --max-examples` bounds activation matching's."""
+    `config`: the alignment in full (classes, options, layers: what `align` takes; its method is
+    `how_align`); without it, all classes at the method's defaults. `steps`: the learned matcher's most
+    steps (None: the data's default); `max_examples`: the examples OT-ACTS reads activations on (None:
+    symalign.merge.ot_fusion.ACTIVATION_EXAMPLES), as `align --max-examples` bounds activation matching's."""
     if how_align in OT_ALIGNS:
         from symalign.merge.ot_fusion import fuse_members
 
@@ -87,7 +90,10 @@ def aligned_members(models: list[TransformerModel], how_align: str, data_spec: s
         return members
     if how_align == "none":
         return [canonicalize(m) for m in models]
-    config = AlignConfig(method=how_align, preset="all", data=data_spec, seed=seed, device=device, steps=steps)
+    if config is None:
+        config = AlignConfig(method=how_align, preset="all", data=data_spec, seed=seed, device=device, steps=steps)
+    elif config.method != how_align:
+        raise SymalignError(f"the alignment's method {config.method!r} is not --align {how_align!r}")
     if len(models) == 2:
         result = align(models[0], models[1], config, progress=phase(progress, "align"))
         return [canonicalize(models[0]), result.aligned]
@@ -96,19 +102,15 @@ def aligned_members(models: list[TransformerModel], how_align: str, data_spec: s
     return align_many(models, config, progress=phase(progress, "align")).aligned
 
 
-def average(members: list[TransformerModel], inputs: MergeInputs) -> dict[str, torch.Tensor]:
-    """The `average` rule: the mean of the (aligned) logical tensors."""
-    return {n: torch.stack([m.tensors[n].double() for m in members]).mean(0).to(t.dtype)
-            for n, t in members[0].tensors.items()}
-
-
 def combine(members: list[TransformerModel], how: str, data=None, examples: int = 64, seed: int = 0,
             progress: Progress | None = None, device: str = "cpu", parameters: dict | None = None,
-            has_base: bool = False) -> dict[str, torch.Tensor]:
+            has_base: bool = False, ot=None, max_examples: int | None = None) -> dict[str, torch.Tensor]:
     """The merged logical tensors of models that already share one basis, by the registered rule `how`
-    (symalign.merge.rules; statistics that need forward or backward passes computed on `device`)."""
+    (symalign.merge.rules; statistics that need forward or backward passes computed on `device`).
+    `ot`, `max_examples`: the OT rules' plan solver and activation examples."""
     rule = merge_rule(how)
-    inputs = MergeInputs(data, examples, seed, pick_device(device), progress, rule.fill(parameters), has_base)
+    inputs = MergeInputs(data, examples, seed, pick_device(device), progress, rule.fill(parameters), has_base,
+                         ot, max_examples)
     return rule.combiner()(members, inputs)
 
 
@@ -137,12 +139,14 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
                  data_spec: str | None = None, examples: int = 64, max_examples: int | None = None, seed: int = 0,
                  progress: Progress | None = None, members: list[TransformerModel] | None = None,
                  device: str = "cpu", base: TransformerModel | None = None, parameters: dict | None = None,
-                 keep_members: bool = False, ot=None) -> MergeResult:
+                 keep_members: bool = False, ot=None, alignment: AlignConfig | None = None) -> MergeResult:
     """Align, combine, and evaluate the inputs and the merged model on the data's evaluation split
     (on `device`: cpu, cuda, mps or auto). `members`: the models already aligned by `aligned_members`
     (several merge rules, one alignment). `base`: the model the others were fine-tuned from, for the
     rules that need one (it comes first: the others are aligned into its basis). `parameters`: the
-    rule's (e.g. t, weight, density), over its defaults. `ot`: OT fusion's solver (OTSettings)."""
+    rule's (e.g. t, weight, density), over its defaults. `ot`: OT fusion's solver (OTSettings), for
+    `--align ot-*` and the `ot-*` rules. `alignment`: the matcher's classes and options in full
+    (aligned_members' `config`; None: all classes at the method's defaults)."""
     if base is not None:
         models = [base] + list(models)
     if len(models) < 2:
@@ -154,21 +158,31 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
     if how_align in OT_ALIGNS and rule.base != "none":
         raise SymalignError(f"--how {how} merges task vectors from a base, which OT fusion's soft plans do not "
                             "carry; use --align weight or learned with it")
+    if how_align in OT_ALIGNS and how in OT_ALIGNS:
+        raise SymalignError(f"--align {how_align} --how {how} would transport twice: OT fusion is either the "
+                            f"alignment or the rule (--align none --how {how_align} is --align {how_align})")
+    if alignment is not None and how_align in OT_ALIGNS + ("none",):
+        raise SymalignError(f"--align {how_align} takes no matcher classes or options; they are for --align "
+                            "weight, activation, learned or soft")
     for other in models[1:]:
         check_compatible(models[0], other)
     data = load_data(data_spec) if data_spec else None
-    if data is None and (rule.needs_data or how_align in ("learned", "ot-acts")):
+    if data is None and (rule.needs_data or how_align == "ot-acts"
+                         or (how_align in ALIGNS and matcher(how_align).needs_data)):
         raise SymalignError(f"--how {how} --align {how_align} needs data (--data SPEC)")
-    members = members or aligned_members(models, how_align, data_spec, seed, progress, device, ot, max_examples)
+    members = members or aligned_members(models, how_align, data_spec, seed, progress, device, ot, max_examples,
+                                         config=alignment)
     # keeps the first model's source, so its tokenizer files travel with the exported checkpoint
     has_base = base is not None or rule.base == "first"
     merged = members[0].with_tensors(combine(members, how, data, examples, seed, progress, device, parameters,
-                                             has_base))
+                                             has_base, ot, max_examples))
     report = {"align": how_align, "how": how, "models": [m.source for m in models], "data": data_spec,
               "examples": examples if rule.needs_data else None, "parameters": rule.fill(parameters),
               "base": models[0].source if has_base else None}
-    if how_align in OT_ALIGNS:
-        report["ot"] = _ot_json(ot, how_align)
+    if alignment is not None:
+        report["alignment"] = alignment.matcher_json()
+    if how_align in OT_ALIGNS or how in OT_ALIGNS:
+        report["ot"] = _ot_json(ot, how_align if how_align in OT_ALIGNS else how)
     if data is not None:
         evaluator = Evaluator(members[0], data, max_examples, pick_device(device))
 

@@ -36,7 +36,8 @@ from symalign.match.activation import _heads_two_stage, collect
 from symalign.match.heads import head_cost
 from symalign.match.solvers import assignment, slices
 from symalign.match.weight import boundary_tensors
-from symalign.merge.rule import OT_ALIGNS
+from symalign.merge.average import average
+from symalign.merge.rule import OT_ALIGNS, MergeInputs
 from symalign.merge.rule import OT_SOLVERS as SOLVERS
 from symalign.models import canonicalize, spec_of
 from symalign.models.family import TransformerModel
@@ -235,3 +236,21 @@ def weight_plans(a: dict, b: dict, spec: SymmetrySpec, boundary: list[str], n_la
             if p + kind in spec.spaces:
                 carry(p + kind, _head_plans(*_features(a, b, spec, p + kind), settings, reg))
     return b
+
+
+def ot_acts_merge(members: list[TransformerModel], inputs: MergeInputs) -> dict[str, torch.Tensor]:
+    """The `ot-acts` merge rule: the members carried onto the first by plans from activations, then
+    averaged (on aligned members this is Zhang et al.'s matching as a plug-in before OT-ACTS)."""
+    return _fused_average(members, "ot-acts", inputs)
+
+
+def ot_wts_merge(members: list[TransformerModel], inputs: MergeInputs) -> dict[str, torch.Tensor]:
+    """The `ot-wts` merge rule: the members carried onto the first by plans from weights, then averaged."""
+    return _fused_average(members, "ot-wts", inputs)
+
+
+def _fused_average(members: list[TransformerModel], how: str, inputs: MergeInputs) -> dict[str, torch.Tensor]:
+    if inputs.has_base:
+        raise SymalignError(f"--how {how} fuses models as they are; it takes no base")
+    fused = fuse_members(members, how, inputs.data, inputs.ot, inputs.max_examples, inputs.device)
+    return average(fused, inputs)

@@ -19,12 +19,16 @@ from symalign.registry import Registry, resolve
 
 # How models are brought into one basis before they are merged or a task vector is carried
 # (`--align` of merge and transport): kept here, free of torch, so the CLI offers it without loading it.
-ALIGNS = ("none", "weight", "learned")
+ALIGNS = ("none", "weight", "activation", "learned", "soft")  # none, then the built-in matchers
 # Optimal-transport fusion (symalign.merge.ot_fusion): soft plans, so for merging only (never transport,
 # whose task vector must stay in a function-preserving basis).
 OT_ALIGNS = ("ot-acts", "ot-wts")
 MERGE_ALIGNS = ALIGNS + OT_ALIGNS
 OT_SOLVERS = ("emd", "sinkhorn")
+# How a transport pairs heads (TransFusion, Table 3): circuit (symalign's: whole-head QK/OV circuits), spectral
+# (TransFusion's: the q, k, v singular-value spectra), brute-force (every head pair aligned inside, then paired),
+# none (heads kept in order; the maps inside them still aligned).
+TRANSPORT_HEAD_STRATEGIES = ("circuit", "spectral", "brute-force", "none")
 
 
 @dataclass
@@ -38,6 +42,8 @@ class MergeInputs:
     progress: Callable[[str, int, int], None] | None = None
     parameters: dict = field(default_factory=dict)  # the rule's parameters (its declared defaults filled in)
     has_base: bool = False  # the first member is the base model (a rule with `base` other than "none")
+    ot: Any = None  # OT fusion's plan solver (symalign.merge.ot_fusion.OTSettings) for the ot-* rules
+    max_examples: int | None = None  # the examples OT-ACTS reads activations on (None: its default, 256)
 
     def phase(self, name: str) -> Callable[[int, int], None] | None:
         """A (done, total) progress callback for one named phase of the rule."""

@@ -9,6 +9,7 @@ for contrast."""
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
-from symalign.merge.rule import ALIGNS
+from symalign.merge.rule import ALIGNS, TRANSPORT_HEAD_STRATEGIES
 from symalign.models import canonicalize, save_model, transformed
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
@@ -57,6 +58,19 @@ def check_transport(a: TransformerModel, a_ft: TransformerModel, b: TransformerM
         raise SymalignError("give at least one α")
 
 
+def with_head_strategy(config: AlignConfig, strategy: str) -> AlignConfig:
+    """The alignment with TransFusion's head strategy (Table 3): none keeps the heads in order (the maps
+    inside them are still aligned); circuit, spectral and brute-force pair them by that head cost."""
+    if strategy not in TRANSPORT_HEAD_STRATEGIES:
+        raise SymalignError(f"unknown head strategy {strategy!r}; choose {', '.join(TRANSPORT_HEAD_STRATEGIES)}")
+    config = copy.copy(config)  # not dataclasses.replace: __post_init__ would reset a preset's classes
+    if strategy == "none":
+        config.classes = {**config.classes, "heads": "none"}
+    else:
+        config.head_cost = strategy
+    return config
+
+
 @dataclass
 class Transport:
     alphas: list[float]
@@ -65,6 +79,7 @@ class Transport:
     task_accuracy: list[float]
     models: list[TransformerModel] = field(repr=False)  # B + α·τ for each α (canonical form)
     report: dict = field(default_factory=dict)
+    base_accuracy: list[float] = field(default_factory=list)  # the support set: the original task's accuracy
 
     @property
     def best_alpha(self) -> float:
@@ -82,13 +97,14 @@ class Transport:
 
 def task_vector_in(b: TransformerModel, a: TransformerModel, a_ft: TransformerModel, how_align: str,
                    data_spec: str | None, seed: int = 0, progress: Progress | None = None,
-                   device: str = "cpu") -> dict[str, torch.Tensor]:
-    """τ = π(A′) − π(A) in B's canonical basis (π the alignment of A to B; identity for 'none')."""
+                   device: str = "cpu", config: AlignConfig | None = None) -> dict[str, torch.Tensor]:
+    """τ = π(A′) − π(A) in B's canonical basis (π the alignment of A to B; identity for 'none').
+    `config`: the alignment in full (classes, options); None: all classes at the method's defaults."""
     canon_a, canon_ft = canonicalize(a), canonicalize(a_ft)
     if how_align == "none":
         moved_a, moved_ft = canon_a, canon_ft
     else:
-        config = AlignConfig(method=how_align, preset="all", data=data_spec, seed=seed, device=device)
+        config = config or AlignConfig(method=how_align, preset="all", data=data_spec, seed=seed, device=device)
         result = align(b, a, config, progress=phase(progress, "align"))
         moved_a, moved_ft = result.aligned, transformed(canon_ft, result.transform)
     return {n: moved_ft.tensors[n].double() - moved_a.tensors[n].double() for n in moved_a.tensors}
@@ -97,27 +113,33 @@ def task_vector_in(b: TransformerModel, a: TransformerModel, a_ft: TransformerMo
 def transport(a: TransformerModel, a_ft: TransformerModel, b: TransformerModel, alphas: list[float],
               data_task: str, data_base: str, how_align: str = "weight", align_data: str | None = None,
               max_examples: int | None = None, seed: int = 0, progress: Progress | None = None,
-              device: str = "cpu") -> Transport:
-    """B + α·τ for every α, with the fine-tune task's and the original task's evaluation losses
-    (alignment and evaluation on `device`: cpu, cuda, mps or auto)."""
+              device: str = "cpu", config: AlignConfig | None = None) -> Transport:
+    """B + α·τ for every α, with the fine-tune task's and the original task's (the support set's)
+    evaluation loss and accuracy (alignment and evaluation on `device`: cpu, cuda, mps or auto).
+    `config`: the alignment's classes and options (task_vector_in)."""
     check_transport(a, a_ft, b, alphas, how_align)
     task, base = load_data(data_task), load_data(data_base)
-    tau = task_vector_in(b, a, a_ft, how_align, align_data or data_base, seed, progress, device)
+    tau = task_vector_in(b, a, a_ft, how_align, align_data or data_base, seed, progress, device, config)
     canon_b = canonicalize(b)
     models = [canon_b.with_tensors({n: (t.double() + alpha * tau[n]).to(t.dtype) if alpha else t
                                     for n, t in canon_b.tensors.items()}) for alpha in alphas]
     where = pick_device(device)
     task_eval, base_eval = Evaluator(canon_b, task, max_examples, where), Evaluator(canon_b, base, max_examples, where)
-    task_loss, base_loss, task_acc = [], [], []
+    task_loss, base_loss, task_acc, base_acc = [], [], [], []
     for i, model in enumerate(models):
         t = task_eval(task_eval.hf_params(model))
         task_loss.append(t.loss)
         task_acc.append(t.accuracy)
-        base_loss.append(base_eval(base_eval.hf_params(model)).loss)
+        o = base_eval(base_eval.hf_params(model))
+        base_loss.append(o.loss)
+        base_acc.append(o.accuracy)
         if progress:
             progress("evaluate", i + 1, len(models))
-    result = Transport(alphas, task_loss, base_loss, task_acc, models)
+    result = Transport(alphas, task_loss, base_loss, task_acc, models, base_accuracy=base_acc)
     result.report = {"a": a.source, "a_ft": a_ft.source, "b": b.source, "align": how_align, "alpha": alphas,
                      "task_loss": task_loss, "base_loss": base_loss, "task_accuracy": task_acc,
-                     "best_alpha": result.best_alpha, "data_task": data_task, "data_base": data_base}
+                     "base_accuracy": base_acc, "best_alpha": result.best_alpha, "data_task": data_task,
+                     "data_base": data_base}
+    if config is not None:
+        result.report["alignment"] = config.matcher_json()
     return result

@@ -16,6 +16,7 @@ from symalign.runs.records import MergeSettings, TransportSettings
 from symalign.runs.store import RunStore
 
 if TYPE_CHECKING:
+    from symalign.match.config import AlignConfig
     from symalign.merge import MergeResult, Transport
 
 
@@ -31,12 +32,13 @@ def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "aver
               store: RunStore | None = None, source: str = "api", label: str = "",
               progress: PhaseProgress | None = None, dtype: str = "auto", device: str = "auto",
               base: ModelLike | None = None, parameters: dict | None = None, export_inputs: bool = False,
-              ot: dict | None = None) -> MergeRun:
+              ot: dict | None = None, alignment: AlignConfig | None = None) -> MergeRun:
     """Merge models (symalign.merge), save the checkpoint and record a `merge` run with the inputs'
     and merged model's evaluation metrics. Without `out`, the checkpoint goes to runs/<id>. `base`:
     for the rules that need one (it leads: the others are aligned into its basis); `parameters`: the
     rule's; `export_inputs`: also write the aligned inputs and a mergekit.yml (MergeResult.export_inputs);
-    `ot`: OT fusion's {"solver", "reg"} for `how_align` ot-acts / ot-wts."""
+    `ot`: OT fusion's {"solver", "reg"} for `how_align` or `how` ot-acts / ot-wts; `alignment`: the
+    matcher's classes and options (None: all classes at its defaults), recorded with the run."""
     from symalign.merge.merging import check_rule, merge_models
     from symalign.merge.ot_fusion import OTSettings
 
@@ -59,12 +61,13 @@ def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "aver
     settings = MergeSettings(how_align, how, spec, examples, max_examples, seed, owns_artifacts=out is None,
                              dtype=dtype,
                              device=device, base=names[0] if base is not None else None, parameters=parameters or {},
-                             ot={k: v for k, v in (ot or {}).items() if v is not None})
+                             ot={k: v for k, v in (ot or {}).items() if v is not None},
+                             alignment=alignment.matcher_json() if alignment is not None else {})
     with recorded(store, "merge", names[0], names[1], how_align, settings, source, label, names) as run:
         result = merge_models(models[1:] if base is not None else models, how_align, how, spec, examples=examples,
                               max_examples=max_examples, seed=seed, progress=progress, device=device,
                               base=models[0] if base is not None else None, parameters=parameters,
-                              keep_members=export_inputs, ot=ot_settings)
+                              keep_members=export_inputs, ot=ot_settings, alignment=alignment)
         out = run.folder(out)
         saved = result.save(out, dtype)
         if export_inputs:
@@ -72,7 +75,7 @@ def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "aver
         run.finish({"how": how, "align": how_align, "parameters": result.report["parameters"],
                     "base": result.report["base"], "inputs": result.report["inputs"],
                     "merged": result.report["merged"],
-                    **{k: result.report[k] for k in ("carried", "ot") if k in result.report}}, saved)
+                    **{k: result.report[k] for k in ("carried", "ot", "alignment") if k in result.report}}, saved)
     return MergeRun(run.id, result, saved)
 
 
@@ -87,9 +90,10 @@ def transport_run(a: ModelLike, a_ft: ModelLike, b: ModelLike, alphas: list[floa
                   data_base: str | None = None, how_align: str = "weight", max_examples: int | None = None,
                   seed: int = 0, out: str | Path | None = None, store: RunStore | None = None, source: str = "api",
                   label: str = "", progress: PhaseProgress | None = None, dtype: str = "auto",
-                  device: str = "auto") -> TransportRun:
+                  device: str = "auto", alignment: AlignConfig | None = None) -> TransportRun:
     """Task-vector transport (symalign.merge.task_vectors), the best-α checkpoint saved, recorded as a
-    `transport` run (α, both losses, best α). Without `out`, the checkpoint goes to runs/<id>."""
+    `transport` run (α, both tasks' losses and accuracies, best α). Without `out`, the checkpoint goes
+    to runs/<id>. `alignment`: the matcher's classes and options (None: all classes at its defaults)."""
     from symalign.merge.task_vectors import check_transport, transport
 
     model_a, model_ft, model_b = model_of(a), model_of(a_ft), model_of(b)
@@ -98,13 +102,14 @@ def transport_run(a: ModelLike, a_ft: ModelLike, b: ModelLike, alphas: list[floa
     data_task = data_task or default_data_spec(model_ft)
     data_base = data_base or default_data_spec(model_a)
     settings = TransportSettings(reference(a_ft), how_align, alphas, data_task, data_base, max_examples, seed,
-                                 owns_artifacts=out is None, dtype=dtype, device=device)
+                                 owns_artifacts=out is None, dtype=dtype, device=device,
+                                 alignment=alignment.matcher_json() if alignment is not None else {})
     names = [reference(a), reference(b), reference(a_ft)]
     with recorded(store, "transport", names[0], names[1], how_align, settings, source, label, names) as run:
         result = transport(model_a, model_ft, model_b, alphas, data_task, data_base, how_align,
-                           max_examples=max_examples, seed=seed, progress=progress, device=device)
+                           max_examples=max_examples, seed=seed, progress=progress, device=device, config=alignment)
         out = run.folder(out)
         saved = result.save(out, dtype)
-        run.finish({k: result.report[k] for k in ("alpha", "task_loss", "base_loss", "task_accuracy", "best_alpha")},
-                   saved)
+        run.finish({k: result.report[k] for k in ("alpha", "task_loss", "base_loss", "task_accuracy", "base_accuracy",
+                                                  "best_alpha", "alignment") if k in result.report}, saved)
     return TransportRun(run.id, result, saved)

@@ -99,7 +99,8 @@ class MergeSettings(Settings):
     device: str = "auto"
     base: str | None = None
     parameters: dict = field(default_factory=dict)
-    ot: dict = field(default_factory=dict)  # OT fusion's plan solver ({"solver", "reg"}), for --align ot-*
+    ot: dict = field(default_factory=dict)  # OT fusion's plan solver ({"solver", "reg"}), for --align / --how ot-*
+    alignment: dict = field(default_factory=dict)  # the matcher's classes and options when given (else all classes)
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,7 @@ class TransportSettings(Settings):
     owns_artifacts: bool = True
     dtype: str = "auto"
     device: str = "auto"
+    alignment: dict = field(default_factory=dict)  # the matcher's classes and options when given (else all classes)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,176 @@
+"""Merge and transport take every alignment option (issue #55): matching is a plug-in before any fusion
+(`--align weight ... --how ot-acts`), `--align none --how ot-acts` is the old `--align ot-acts`,
+matching then averaging is `align` then an average, TransFusion's brute-force head cost picks each
+head pair's best inner alignment, and transport reports the support set's accuracy per α."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+import torch
+from transformers import AutoModelForImageClassification
+
+from symalign.cli import main
+from symalign.match.align import align
+from symalign.match.config import AlignConfig
+from symalign.match.heads import best_inner_similarity, brute_force_head_cost, inner_correlations
+from symalign.merge import merge_models
+from symalign.merge.ot_fusion import OTSettings
+from symalign.merge.task_vectors import with_head_strategy
+from symalign.models import canonicalize, load_model
+
+ZHANG = {"mlp": "perm", "heads": "none", "qk": "orthogonal", "vo": "orthogonal", "residual": "none"}
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return load_model("zoo:vit-digits/0"), load_model("zoo:vit-digits/1")
+
+
+def largest_gap(x: dict, y: dict) -> float:
+    return max(float((x[n].double() - y[n].double()).abs().max()) for n in x)
+
+
+@pytest.mark.parametrize("how", ["ot-acts", "ot-wts"])
+def test_ot_as_a_rule_on_unaligned_models_is_the_old_ot_alignment(pair, how):
+    ot = OTSettings("sinkhorn")
+    old = merge_models(list(pair), how, "average", "digits", max_examples=64, ot=ot)
+    new = merge_models(list(pair), "none", how, "digits", max_examples=64, ot=ot)
+    assert largest_gap(old.merged.tensors, new.merged.tensors) < 1e-6
+    assert new.report["ot"] == {"solver": "sinkhorn", "reg": old.report["ot"]["reg"]}
+
+
+def test_matching_then_averaging_is_align_then_the_average(pair):
+    config = AlignConfig(method="weight", classes=ZHANG, seed=0, device="cpu")
+    aligned_b = align(pair[0], pair[1], config).aligned
+    a = canonicalize(pair[0]).tensors
+    expected = {n: (a[n].double() + aligned_b.tensors[n].double()) / 2 for n in a}
+    merged = merge_models(list(pair), "weight", "average", "digits", max_examples=64, alignment=config)
+    assert largest_gap(expected, merged.merged.tensors) < 1e-6
+    assert merged.report["alignment"]["classes"] == ZHANG
+    # the plug-in changes what OT fusion sees: matched first, it is not the unmatched fusion
+    fused = merge_models(list(pair), "weight", "ot-acts", "digits", max_examples=64, alignment=config)
+    plain = merge_models(list(pair), "none", "ot-acts", "digits", max_examples=64)
+    assert largest_gap(fused.merged.tensors, plain.merged.tensors) > 1e-3
+
+
+def test_merge_cli_takes_classes_and_a_fusion_rule_and_writes_a_loadable_checkpoint(tmp_path, capsys):
+    out = tmp_path / "merged"
+    main(["merge", "zoo:vit-digits/0", "zoo:vit-digits/1", "--align", "weight", "--mlp", "perm", "--qk",
+          "orthogonal", "--vo", "orthogonal", "--how", "ot-acts", "--max-examples", "64", "--out", str(out),
+          "--no-record", "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["alignment"]["classes"]["qk"] == "orthogonal" and summary["ot"]["solver"] == "emd"
+    record = json.loads((out / "merge.json").read_text())
+    assert record["how"] == "ot-acts" and record["alignment"]["classes"]["vo"] == "orthogonal"
+    model = AutoModelForImageClassification.from_pretrained(out)
+    assert model(pixel_values=torch.zeros(1, 1, 8, 8)).logits.shape[-1] == 10
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--align", "none", "--qk", "orthogonal"], "--align none takes no --qk"),
+    (["--align", "ot-acts", "--how", "ot-wts"], "would transport twice"),
+])
+def test_merge_refuses_alignment_flags_that_do_not_apply(tmp_path, capsys, argv, says):
+    assert main(["merge", "zoo:vit-digits/0", "zoo:vit-digits/1", *argv, "--out", str(tmp_path / "m"),
+                 "--no-record"]) == 2
+    assert says in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()
+
+
+def random_heads(h: int, dh: int, d: int, seed: int) -> dict[str, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    p = "layer.0.attn."
+    t = {p + f"{n}.weight": torch.randn(h, dh, d, generator=g, dtype=torch.float64) for n in "qkv"}
+    t[p + "o.weight"] = torch.randn(d, h, dh, generator=g, dtype=torch.float64)
+    return t
+
+
+def test_brute_force_scores_each_head_pair_by_its_best_inner_alignment():
+    a, b = random_heads(3, 4, 6, seed=0), random_heads(3, 4, 6, seed=1)
+    qk, vo = inner_correlations(a, b, 0)
+    perm_cost = brute_force_head_cost(a, b, 0, "perm")
+    for i, j in itertools.product(range(3), range(3)):  # every permutation of a head's 4 units, enumerated
+        best = sum(max(float(m[i, j][torch.arange(4), torch.tensor(p)].sum()) for p in itertools.permutations(range(4)))
+                   for m in (qk, vo))
+        assert float(perm_cost[i, j]) == pytest.approx(best, rel=1e-12)
+    rot_cost = brute_force_head_cost(a, b, 0, "orthogonal")
+    g = torch.Generator().manual_seed(2)
+    for i, j in itertools.product(range(3), range(3)):
+        for m in (qk, vo):  # Procrustes' rotation reaches the nuclear norm; no random rotation beats it
+            u, _, vh = torch.linalg.svd(m[i, j])
+            assert float((m[i, j] * (u @ vh)).sum()) == pytest.approx(float(best_inner_similarity(m[i:i + 1, j:j + 1])),
+                                                                      rel=1e-10)
+            for _ in range(20):
+                r, _ = torch.linalg.qr(torch.randn(4, 4, generator=g, dtype=torch.float64))
+                assert float((m[i, j] * r).sum()) <= float(best_inner_similarity(m[i:i + 1, j:j + 1])) + 1e-12
+        assert rot_cost[i, j] >= perm_cost[i, j] - 1e-12  # permutations are rotations
+
+
+def test_brute_force_finds_heads_that_were_shuffled_and_rotated_inside():
+    a = random_heads(4, 5, 8, seed=3)
+    order, g = [2, 0, 3, 1], torch.Generator().manual_seed(4)
+    rot = [torch.linalg.qr(torch.randn(5, 5, generator=g, dtype=torch.float64))[0] for _ in range(4)]
+    p = "layer.0.attn."
+    b = {p + f"{n}.weight": torch.stack([rot[h] @ a[p + f"{n}.weight"][order[h]] for h in range(4)]) for n in "qkv"}
+    b[p + "o.weight"] = torch.stack([a[p + "o.weight"][:, order[h]] @ rot[h].T for h in range(4)], 1)
+    cost = brute_force_head_cost(a, b, 0, "orthogonal")
+    assert cost.argmax(1).tolist() == [order.index(i) for i in range(4)]
+
+
+def test_head_strategies_set_the_head_cost_or_keep_the_heads_in_order():
+    config = AlignConfig(method="weight", preset="all")
+    assert with_head_strategy(config, "none").classes["heads"] == "none"
+    assert with_head_strategy(config, "brute-force").head_cost == "brute-force"
+    assert with_head_strategy(config, "spectral").classes["heads"] == "perm"
+    assert config.head_cost == "circuit"  # the original is left alone
+
+
+@pytest.mark.parametrize("strategy", ["brute-force", "none"])
+def test_transport_reports_task_and_support_accuracy_per_alpha(tmp_path, capsys, strategy):
+    main(["transport", "zoo:vit-digits/0", "zoo:vit-digits-flipped/0", "zoo:vit-digits/1", "--head-strategy", strategy,
+          "--alpha", "0,1", "--max-examples", "128", "--out", str(tmp_path / "t"), "--no-record", "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert len(summary["task_accuracy"]) == len(summary["base_accuracy"]) == 2
+    assert summary["head_strategy"] == strategy
+    b = load_model("zoo:vit-digits/1")
+    from symalign.data import load_data
+    from symalign.landscape.evaluate import Evaluator
+
+    own = Evaluator(canonicalize(b), load_data("digits"), 128, torch.device("cpu"))
+    assert summary["base_accuracy"][0] == pytest.approx(own(own.hf_params(canonicalize(b))).accuracy)  # α = 0 is B
+    assert summary["base_accuracy"][1] != summary["base_accuracy"][0] or summary["task_accuracy"][1] != \
+        summary["task_accuracy"][0]
+    record = json.loads((tmp_path / "t" / "transport.json").read_text())
+    assert record["alignment"]["classes"]["heads"] == ("none" if strategy == "none" else "perm")
+
+
+def test_transport_refuses_a_head_strategy_without_an_alignment(tmp_path, capsys):
+    assert main(["transport", "zoo:vit-digits/0", "zoo:vit-digits-flipped/0", "zoo:vit-digits/1", "--align", "none",
+                 "--head-strategy", "spectral", "--out", str(tmp_path / "t"), "--no-record"]) == 2
+    assert "--align none has none" in capsys.readouterr().err
+
+
+def test_zhang_table2_preset_runs_every_fusion_in_every_state_and_decides_from_the_numbers(capsys, tmp_path):
+    assert main(["sweep", "--preset", "zhang-table2", "--family", "vit-digits", "--seeds", "0", "1",
+                 "--max-examples", "128", "--out", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    import pandas as pd
+
+    from symalign.sweeps.zhang import FUSIONS, STATES
+
+    cells = pd.read_csv(tmp_path / "zhang-table2-cells.csv")
+    assert len(cells) == len(FUSIONS) * len(STATES) == 18
+    assert cells["accuracy"].between(0, 1).all() and cells["loss"].gt(0).all()
+    by = cells.set_index(["fusion", "state"])["accuracy"]
+    for fusion in FUSIONS:  # each verdict line says what the numbers say
+        gain = by[(fusion.name, "matching")] - by[(fusion.name, "w/o matching")]
+        verdict = "agrees" if gain > 0 else "does not agree"
+        assert f"{fusion.name}: matching helps: {verdict}" in text
+    # without matching, the plug-in's rows are the plain rules: Simple Avg is `merge --align none`
+    plain = merge_models([load_model("zoo:vit-digits/0"), load_model("zoo:vit-digits/1")], "none", "average",
+                         "digits", max_examples=128)
+    assert by[("Simple Avg", "w/o matching")] == pytest.approx(plain.report["merged"]["accuracy"])
+    assert "Simple Avg w/o matching 8%" in text and "16 cells not transcribed" in text
