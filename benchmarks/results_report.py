@@ -35,6 +35,7 @@ import torch
 from anatomy_section import anatomy_section
 from curves_section import curves_section
 from field_section import field_section
+from papers_section import papers_section
 from verma_section import verma_section
 
 from symalign.runs import RunStore
@@ -333,10 +334,14 @@ def main() -> None:
     parser.add_argument("--curves", nargs="*", default=[], metavar="FAMILY[=DIR]",
                         help="add beyond the straight line: the curves preset's table and the plane per family "
                              "(FAMILY=DIR: read `symalign sweep --preset curves --out DIR`'s cells)")
+    parser.add_argument("--papers", nargs="*", default=[], metavar="FAMILY[=DIR]",
+                        help="add the merging and transport papers' own tables (Zhang et al. Table 2, TransFusion "
+                             "Table 3 and Fig. 4; FAMILY=DIR: read the presets' cells from DIR)")
     parser.add_argument("--verma", action="store_true",
                         help="add Verma & Elbayad's masked-LM tables in their setting (the verma-* presets)")
     parser.add_argument("--only-sections", action="store_true",
-                        help="rewrite only the sections asked for (--widths, --anatomy, --field, --curves, --verma) "
+                        help="rewrite only the sections asked for (--widths, --anatomy, --field, --papers, --curves, "
+                             "--verma) "
                              "in the existing report")
     parser.add_argument("--out", default="docs/results.md")
     parser.add_argument("--points", type=int, help="λ points per curve (default: the sweep's, 21)")
@@ -356,10 +361,12 @@ def main() -> None:
     anatomy = anatomy_section(args.steps, args.max_examples or 64) if args.anatomy else []
     curves = curves_section(args.curves, out.parent / "results") if args.curves else []
     verma = verma_section(args.points, args.max_examples) if args.verma else []
+    papers = papers_section(args.papers, args.max_examples) if args.papers else []
     if args.only_sections:
         report = out.read_text() if out.is_file() else ""
         field = field_section(args.field, report, args.steps, args.max_examples) if args.field else []
-        named = (("width", widths), ("anatomy", anatomy), ("field", field), ("curves", curves), ("verma", verma))
+        named = (("width", widths), ("anatomy", anatomy), ("field", field), ("papers", papers), ("curves", curves),
+                 ("verma", verma))
         for _, section in named:
             report = with_section(report, "\n".join(section)) if section else report
         out.write_text(report)
@@ -407,8 +414,8 @@ def main() -> None:
     if overrides:
         header[2:2] = [f"**Quick check, not the numbers to quote**: sweeps shrunk to {overrides}.", ""]
     field = field_section(args.field, "\n".join(sections), args.steps, args.max_examples) if args.field else []
-    out.write_text("\n".join(header + sections + ["\n".join(part) for part in (verma, widths, anatomy, field, curves)
-                                                  if part]))
+    out.write_text("\n".join(header + sections + ["\n".join(part) for part in (verma, widths, anatomy, field, papers,
+                                                                              curves) if part]))
     print(f"wrote {out}")
 
 

@@ -174,3 +174,21 @@ def test_zhang_table2_preset_runs_every_fusion_in_every_state_and_decides_from_t
                          "digits", max_examples=128)
     assert by[("Simple Avg", "w/o matching")] == pytest.approx(plain.report["merged"]["accuracy"])
     assert "Simple Avg w/o matching 8%" in text and "16 cells not transcribed" in text
+
+
+def test_transfusion_presets_share_one_set_of_transports_and_decide_from_them(capsys, tmp_path):
+    from symalign.sweeps.transfusion import STRATEGIES, fig4_summary, fig4_text, table3_summary, transfusion_cells
+
+    cells = transfusion_cells("vit-digits", fine_tunes=[0], receivers=[1], alphas=(0.0, 1.0, 2.0), max_examples=128)
+    assert len(cells) == len(STRATEGIES) * 3
+    zero = cells[cells["alpha"] == 0]  # α = 0 is θ_B whatever the strategy
+    assert zero["task_accuracy"].nunique() == 1 and zero["support_accuracy"].nunique() == 1
+    table = table3_summary(cells).set_index("strategy")
+    at1 = cells[cells["alpha"] == 1].set_index("strategy")
+    for strategy in STRATEGIES:
+        assert table.loc[strategy, "task_delta_mean"] == pytest.approx(
+            at1.loc[strategy, "task_accuracy"] - zero["task_accuracy"].iloc[0])
+    text = fig4_text(fig4_summary(cells))
+    assert ("agrees that π" in text) != ("does not agree that π" in text)
+    assert main(["sweep", "--preset", "transfusion-table3", "--family", "llama-shakespeare"]) == 2
+    assert "the transport presets run on" in capsys.readouterr().err

@@ -18,7 +18,9 @@ def add_sweep(sub) -> None:
     p.add_argument("--preset", help=f"a named grid (docs/sweeps.md): {', '.join(PRESETS)}; or peers (merged models: "
                                     "averaging, OT fusion, weight and learned matching + averaging); or zhang-table2 "
                                     "(six fusion methods without matching, after matching without rescaling, "
-                                    "after matching: Zhang et al. Table 2); or curves (the "
+                                    "after matching: Zhang et al. Table 2); or transfusion-table3, transfusion-fig4 "
+                                    "(task-vector transport by head strategy, TransFusion; --family vit-digits or "
+                                    "gpt-shakespeare, --seeds: fine-tune seeds); or curves (the "
                                     "straight line, the aligned line, a fitted curve and the aligned curve); or "
                                     f"{', '.join(VERMA_TABLES)} (Verma & Elbayad's Tables 1, 2 and Fig. 3 on the "
                                     "masked-LM BERTs, in pseudo-perplexity; --family defaults to bert-shakespeare)")
@@ -61,6 +63,8 @@ def cmd_sweep(args) -> None:
         return curves(args)
     if args.preset == "zhang-table2":
         return zhang(args)
+    if args.preset in ("transfusion-table3", "transfusion-fig4"):
+        return transfusion(args)
     if args.preset in VERMA_TABLES:
         return verma(args)
     grid = read_grid(args.file) if args.file else preset_grid(args.preset, args.family or "", args.seeds)
@@ -155,6 +159,32 @@ def zhang(args) -> None:
     print(zhang_text(summary, cells))
     if args.out:
         print(f"wrote {args.out}/zhang-table2.csv and zhang-table2-cells.csv")
+
+
+def transfusion(args) -> None:
+    """`--preset transfusion-table3|transfusion-fig4`: TransFusion's head strategies for task-vector transport
+    on the family's fine-tunes (symalign.sweeps.transfusion); --seeds picks the fine-tune seeds. Nothing recorded."""
+    from symalign.sweeps.transfusion import fig4_summary, fig4_text, table3_summary, table3_text, transfusion_cells
+
+    def progress(done: int, total: int, row: dict) -> None:
+        print(f"[{done}/{total}] {row['strategy']}, {row['a_ft']} → {row['b']} ({row['seconds']:.1f} s)",
+              file=sys.stderr, flush=True)
+
+    cells = transfusion_cells(args.family or "", args.seeds, max_examples=args.max_examples, progress=progress)
+    table3 = args.preset == "transfusion-table3"
+    summary = table3_summary(cells) if table3 else fig4_summary(cells)
+    if tables_written(args, args.preset, cells, summary):
+        return
+    n = cells[["a_ft", "b"]].drop_duplicates().shape[0]
+    if table3:
+        print(f"TransFusion Table 3 on {args.family}: accuracy change against θ_B, mean ± std over {n} "
+              "(fine-tune, receiver) combinations")
+        print(table3_text(summary, cells))
+    else:
+        print(f"TransFusion Fig. 4 on {args.family}: task and support accuracy against α, mean over {n} combinations")
+        print(fig4_text(summary))
+    if args.out:
+        print(f"wrote {args.out}/{args.preset}.csv and {args.preset}-cells.csv")
 
 
 def verma(args) -> None:

@@ -1,0 +1,74 @@
+"""docs/results.md's "The merging and transport papers' own tables" section (results_report.py --papers
+FAMILY[=DIR] ...; issue #55).
+
+Per family: Zhang et al.'s Table 2 (`symalign sweep --preset zhang-table2`: six fusion methods without
+matching, after matching without rescaling, after matching) and TransFusion's Table 3 and Fig. 4 (the
+`transfusion-*` presets: task-vector transport by head strategy, and against α). Every verdict is
+decided from the numbers by symalign.sweeps.zhang / transfusion; paper values are those transcribed
+there. FAMILY=DIR reads the cells `symalign sweep --preset P --family FAMILY --out DIR` wrote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from symalign.sweeps.transfusion import (
+    TRANSPORT_PAIRS,
+    fig4_summary,
+    fig4_text,
+    table3_summary,
+    table3_text,
+    transfusion_cells,
+)
+from symalign.sweeps.zhang import zhang_cells, zhang_summary, zhang_text
+
+HEADING = "## The merging and transport papers' own tables"
+
+
+def _cells(folder: Path | None, name: str, compute) -> pd.DataFrame:
+    path = folder / f"{name}-cells.csv" if folder else None
+    return pd.read_csv(path) if path and path.is_file() else compute()
+
+
+def papers_section(entries: list[str], max_examples: int | None = None) -> list[str]:
+    """The section's lines for each FAMILY[=DIR] asked for."""
+    lines = [HEADING, "",
+             "Zhang et al.'s Table 2 and TransFusion's Table 3 / Fig. 4 in their own shape (issue #55). Zhang et al.: "
+             "each fusion method on the pair as it is (w/o matching), after their matching without rescaling (weight "
+             "matching with FFN permutations and rotations inside heads, QK and VO; heads in order, no residual map) "
+             "and after their matching (the same with their per-head rescaling, `orthogonal+rescale`); OT-ACTS-EMD "
+             "is OT fusion on activations with exact plans, OT-ACTS and OT-WTS use Sinkhorn at Imfeld et al.'s "
+             "strengths; Fisher and RegMean read 64 training examples. One cell on the command line: `symalign merge "
+             "A B --align weight --mlp perm --heads none --qk orthogonal --vo orthogonal --residual none --how ot-acts "
+             "--ot-solver sinkhorn`. TransFusion: the family's fine-tunes carried from seed 0 into seeds 1 and 2 "
+             "(`symalign transport A A_FT B --head-strategy none|brute-force|spectral|circuit`, weight matching with "
+             "all classes); the task is the fine-tune's, the support set the original task; Δ against θ_B's own "
+             "accuracy (α = 0).", ""]
+    for entry in entries:
+        family, _, folder = entry.partition("=")
+        folder = Path(folder) if folder else None
+        zhang = _cells(folder, "zhang-table2", lambda family=family: zhang_cells(family, max_examples=max_examples))
+        pairs = zhang[["a", "b"]].drop_duplicates().shape[0]
+        lines += [f"### Zhang et al. Table 2: matching before six fusion methods ({family})", "",
+                  f"Merged accuracy on the pair's evaluation split (loss in brackets), mean ± std over {pairs} seed "
+                  f"pairs (`symalign sweep --preset zhang-table2 --family {family}`).", "",
+                  zhang_text(zhang_summary(zhang), zhang, markdown=True), ""]
+        if family not in TRANSPORT_PAIRS:
+            lines += [f"TransFusion's tables: {family} has no fine-tunes in the zoo.", ""]
+            continue
+        transports = None
+        for name in ("transfusion-table3", "transfusion-fig4"):
+            if folder and (folder / f"{name}-cells.csv").is_file():
+                transports = pd.read_csv(folder / f"{name}-cells.csv")
+        if transports is None:
+            transports = transfusion_cells(family, max_examples=max_examples)
+        n = transports[["a_ft", "b"]].drop_duplicates().shape[0]
+        lines += [f"### TransFusion Table 3 and Fig. 4: head strategies for task-vector transport ({family})", "",
+                  f"Mean ± std over {n} (fine-tune, receiver) combinations (`symalign sweep --preset "
+                  f"transfusion-table3 --family {family}`).", "",
+                  table3_text(table3_summary(transports), transports, markdown=True), "",
+                  "Fig. 4 (mean over the combinations; task and support accuracy against α, θ_B + α·τ without π "
+                  "against θ_B + α·π(τ); `--preset transfusion-fig4` prints the same transports):", "",
+                  fig4_text(fig4_summary(transports), markdown=True), ""]
+    return lines
