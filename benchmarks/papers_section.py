@@ -13,15 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from symalign.sweeps.transfusion import (
-    TRANSPORT_PAIRS,
-    fig4_summary,
-    fig4_text,
-    table3_summary,
-    table3_text,
-    transfusion_cells,
-)
-from symalign.sweeps.zhang import zhang_cells, zhang_summary, zhang_text
+from symalign.sweeps import transfusion as tf
+from symalign.sweeps import zhang_figures as zf
+from symalign.sweeps.zhang import FIG3_STATES, zhang_cells, zhang_summary, zhang_text
 
 HEADING = "## The merging and transport papers' own tables"
 
@@ -31,8 +25,8 @@ def _cells(folder: Path | None, name: str, compute) -> pd.DataFrame:
     return pd.read_csv(path) if path and path.is_file() else compute()
 
 
-def papers_section(entries: list[str], max_examples: int | None = None) -> list[str]:
-    """The section's lines for each FAMILY[=DIR] asked for."""
+def papers_section(entries: list[str], max_examples: int | None = None, charts: Path | None = None) -> list[str]:
+    """The section's lines for each FAMILY[=DIR] asked for; Fig. 5's chart goes to `charts`/FAMILY-zhang-fig5.html."""
     lines = [HEADING, "",
              "Zhang et al.'s Table 2 and TransFusion's Table 3 / Fig. 4 in their own shape (issue #55). Zhang et al.: "
              "each fusion method on the pair as it is (w/o matching), after their matching without rescaling (weight "
@@ -54,7 +48,22 @@ def papers_section(entries: list[str], max_examples: int | None = None) -> list[
                   f"Merged accuracy on the pair's evaluation split (loss in brackets), mean ± std over {pairs} seed "
                   f"pairs (`symalign sweep --preset zhang-table2 --family {family}`).", "",
                   zhang_text(zhang_summary(zhang), zhang, markdown=True), ""]
-        if family not in TRANSPORT_PAIRS:
+        fig3 = _cells(folder, "zhang-fig3", lambda family=family: zhang_cells(family, max_examples=max_examples,
+                                                                              states=FIG3_STATES))
+        lines += [f"#### Zhang et al. Fig. 3: their matching without ATTN, FFN or rescaling ({family})", "",
+                  zhang_text(zhang_summary(fig3), fig3, markdown=True, preset="zhang-fig3"), ""]
+        fig4 = _cells(folder, "zhang-fig4", lambda family=family: zf.fig4_cells(family))
+        lines += [f"#### Zhang et al. Fig. 4: whole-model distance after each matching ({family})", "",
+                  zf.fig4_text(zf.fig4_summary(fig4), fig4, markdown=True), ""]
+        curves = zf.fig5_curves(family, max_examples=max_examples)
+        lines += [f"#### Zhang et al. Fig. 5: the path A → T(B) by which parts are matched ({family})", "",
+                  "\n".join(f"- {line}" for line in zf.fig5_text(curves).split("\n"))]
+        if charts is not None:
+            zf.fig5_figure(curves, family).write_html(charts / f"{family}-zhang-fig5.html", include_plotlyjs="cdn")
+            lines += ["", f"([chart](results/{family}-zhang-fig5.html): loss and accuracy along the path, mean ± std "
+                      "over the pairs)"]
+        lines += [""]
+        if family not in tf.TRANSPORT_PAIRS:
             lines += [f"TransFusion's tables: {family} has no fine-tunes in the zoo.", ""]
             continue
         transports = None
@@ -62,13 +71,13 @@ def papers_section(entries: list[str], max_examples: int | None = None) -> list[
             if folder and (folder / f"{name}-cells.csv").is_file():
                 transports = pd.read_csv(folder / f"{name}-cells.csv")
         if transports is None:
-            transports = transfusion_cells(family, max_examples=max_examples)
+            transports = tf.transfusion_cells(family, max_examples=max_examples)
         n = transports[["a_ft", "b"]].drop_duplicates().shape[0]
         lines += [f"### TransFusion Table 3 and Fig. 4: head strategies for task-vector transport ({family})", "",
                   f"Mean ± std over {n} (fine-tune, receiver) combinations (`symalign sweep --preset "
                   f"transfusion-table3 --family {family}`).", "",
-                  table3_text(table3_summary(transports), transports, markdown=True), "",
+                  tf.table3_text(tf.table3_summary(transports), transports, markdown=True), "",
                   "Fig. 4 (mean over the combinations; task and support accuracy against α, θ_B + α·τ without π "
                   "against θ_B + α·π(τ); `--preset transfusion-fig4` prints the same transports):", "",
-                  fig4_text(fig4_summary(transports), markdown=True), ""]
+                  tf.fig4_text(tf.fig4_summary(transports), markdown=True), ""]
     return lines

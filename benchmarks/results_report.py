@@ -361,7 +361,7 @@ def main() -> None:
     anatomy = anatomy_section(args.steps, args.max_examples or 64) if args.anatomy else []
     curves = curves_section(args.curves, out.parent / "results") if args.curves else []
     verma = verma_section(args.points, args.max_examples) if args.verma else []
-    papers = papers_section(args.papers, args.max_examples) if args.papers else []
+    papers = papers_section(args.papers, args.max_examples, out.parent / "results") if args.papers else []
     if args.only_sections:
         report = out.read_text() if out.is_file() else ""
         field = field_section(args.field, report, args.steps, args.max_examples) if args.field else []

@@ -192,3 +192,40 @@ def test_transfusion_presets_share_one_set_of_transports_and_decide_from_them(ca
     assert ("agrees that π" in text) != ("does not agree that π" in text)
     assert main(["sweep", "--preset", "transfusion-table3", "--family", "llama-shakespeare"]) == 2
     assert "the transport presets run on" in capsys.readouterr().err
+
+
+def test_zhang_fig3_takes_each_part_of_the_matching_out_and_says_what_each_does(capsys):
+    assert main(["sweep", "--preset", "zhang-fig3", "--family", "vit-digits", "--seeds", "0", "1",
+                 "--max-examples", "64"]) == 0
+    text = capsys.readouterr().out
+    for claim in ("the attention maps help", "FFN matching helps", "rescaling helps"):
+        assert text.count(claim) == 6  # one verdict per fusion method
+    assert "w/o ATTN" in text and "w/o FFN" in text and "no value transcribed" in text
+
+
+def test_zhang_fig4_ot_of_the_ffn_alone_moves_only_mlp_units_and_keeps_b(pair):
+    from symalign.match.weight import distance
+    from symalign.models import outputs, random_inputs
+    from symalign.sweeps.zhang_figures import _aligned_b, fig4_cells
+
+    a, b = pair
+    carried, canon_b = _aligned_b(a, b, "ot-ffn"), canonicalize(b)
+    changed = {n for n in canon_b.tensors if not torch.equal(canon_b.tensors[n], carried.tensors[n])}
+    assert changed and all(".mlp." in n for n in changed), changed
+    x = random_inputs(b, n=8)
+    assert float((outputs(canon_b, x) - outputs(carried, x)).abs().max()) < 1e-4  # exact plans: a permutation
+    cells = fig4_cells("vit-digits", [0, 1]).set_index("row")["distance"]
+    assert cells["no matching"] == pytest.approx(distance(canonicalize(a).tensors, canon_b.tensors))
+    assert cells["their matching w/o rescaling"] < cells["no matching"]
+
+
+def test_zhang_fig5_curves_run_from_a_to_b_whichever_parts_are_matched(pair, tmp_path, capsys):
+    assert main(["sweep", "--preset", "zhang-fig5", "--family", "vit-digits", "--seeds", "0", "1", "--points", "3",
+                 "--max-examples", "64", "--out", str(tmp_path)]) == 0
+    assert "full matching has the lowest barrier" in capsys.readouterr().out
+    import pandas as pd
+
+    cells = pd.read_csv(tmp_path / "zhang-fig5-cells.csv")
+    ends = cells[cells["lambda"].isin([0.0, 1.0])].groupby("lambda")["loss"]
+    assert (ends.max() - ends.min()).max() < 1e-4  # every row's path starts at A and ends at B's function
+    assert (tmp_path / "zhang-fig5.html").stat().st_size > 1000

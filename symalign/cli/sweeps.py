@@ -18,10 +18,11 @@ def add_sweep(sub) -> None:
     p.add_argument("--preset", help=f"a named grid (docs/sweeps.md): {', '.join(PRESETS)}; or peers (merged models: "
                                     "averaging, OT fusion, weight and learned matching + averaging); or zhang-table2 "
                                     "(six fusion methods without matching, after matching without rescaling, "
-                                    "after matching: Zhang et al. Table 2); or transfusion-table3, transfusion-fig4 "
-                                    "(task-vector transport by head strategy, TransFusion; --family vit-digits or "
-                                    "gpt-shakespeare, --seeds: fine-tune seeds); or curves (the "
-                                    "straight line, the aligned line, a fitted curve and the aligned curve); or "
+                                    "after matching: Zhang et al. Table 2), zhang-fig3 (w/o ATTN, FFN, rescaling), "
+                                    "zhang-fig4 (distances), zhang-fig5 (loss curves); or transfusion-table3, "
+                                    "transfusion-fig4 (task-vector transport by head strategy, TransFusion; "
+                                    "--family vit-digits or gpt-shakespeare, --seeds: fine-tune seeds); or curves "
+                                    "(the straight line, the aligned line, a fitted curve and the aligned curve); or "
                                     f"{', '.join(VERMA_TABLES)} (Verma & Elbayad's Tables 1, 2 and Fig. 3 on the "
                                     "masked-LM BERTs, in pseudo-perplexity; --family defaults to bert-shakespeare)")
     p.add_argument("--family", help="with --preset: the zoo recipe whose seeds 0, 1, 2 make the pairs (with "
@@ -61,8 +62,10 @@ def cmd_sweep(args) -> None:
         return peers(args)
     if args.preset == "curves":
         return curves(args)
-    if args.preset == "zhang-table2":
+    if args.preset in ("zhang-table2", "zhang-fig3"):
         return zhang(args)
+    if args.preset in ("zhang-fig4", "zhang-fig5"):
+        return zhang_figure(args)
     if args.preset in ("transfusion-table3", "transfusion-fig4"):
         return transfusion(args)
     if args.preset in VERMA_TABLES:
@@ -142,23 +145,57 @@ def peers(args) -> None:
 
 
 def zhang(args) -> None:
-    """`--preset zhang-table2`: Zhang et al.'s Table 2 (symalign.sweeps.zhang), six fusion methods × without
-    matching, matching without rescaling and matching, on each seed pair of --family; nothing recorded."""
-    from symalign.sweeps.zhang import zhang_cells, zhang_summary, zhang_text
+    """`--preset zhang-table2|zhang-fig3`: Zhang et al.'s Table 2 (six fusion methods × without matching,
+    matching without rescaling and matching) or Fig. 3 (matching without ATTN, FFN or rescaling) on each
+    seed pair of --family (symalign.sweeps.zhang); nothing recorded."""
+    from symalign.sweeps.zhang import PRESET_STATES, zhang_cells, zhang_summary, zhang_text
 
     def progress(done: int, total: int, row: dict) -> None:
         print(f"[{done}/{total}] {row['fusion']}, {row['state']}, {row['a']} ↔ {row['b']}: merged accuracy "
               f"{row['accuracy']:.3f}, loss {row['loss']:.4f} ({row['seconds']:.1f} s)", file=sys.stderr, flush=True)
 
-    cells = zhang_cells(args.family or "", args.seeds, max_examples=args.max_examples, progress=progress)
+    cells = zhang_cells(args.family or "", args.seeds, max_examples=args.max_examples, progress=progress,
+                        states=PRESET_STATES[args.preset])
     summary = zhang_summary(cells)
-    if tables_written(args, "zhang-table2", cells, summary):
+    if tables_written(args, args.preset, cells, summary):
         return
     pairs = cells[["a", "b"]].drop_duplicates().shape[0]
-    print(f"Zhang et al. Table 2 on {args.family}: merged accuracy, mean ± std over {pairs} seed pairs")
-    print(zhang_text(summary, cells))
+    what = "Table 2" if args.preset == "zhang-table2" else "Fig. 3"
+    print(f"Zhang et al. {what} on {args.family}: merged accuracy, mean ± std over {pairs} seed pairs")
+    print(zhang_text(summary, cells, preset=args.preset))
     if args.out:
-        print(f"wrote {args.out}/zhang-table2.csv and zhang-table2-cells.csv")
+        print(f"wrote {args.out}/{args.preset}.csv and {args.preset}-cells.csv")
+
+
+def zhang_figure(args) -> None:
+    """`--preset zhang-fig4|zhang-fig5`: Zhang et al.'s distance table after each matching, or the loss along
+    the path by which parts are matched (symalign.sweeps.zhang_figures); --out also gets fig5's chart."""
+    from symalign.sweeps import zhang_figures as z
+
+    def progress(done: int, total: int, row: dict) -> None:
+        value = f"distance {row['distance']:.4f}" if "distance" in row else f"barrier {row['barrier']:.4f}"
+        print(f"[{done}/{total}] {row['row']}, {row['a']} ↔ {row['b']}: {value}", file=sys.stderr, flush=True)
+
+    if args.preset == "zhang-fig4":
+        cells = z.fig4_cells(args.family or "", args.seeds, progress=progress)
+        summary = z.fig4_summary(cells)
+        if tables_written(args, args.preset, cells, summary):
+            return
+        print(f"Zhang et al. Fig. 4 on {args.family}: whole-model distance after each matching, mean ± std")
+        print(z.fig4_text(summary, cells))
+    else:
+        curves = z.fig5_curves(args.family or "", args.seeds, points=args.points or 21,
+                               max_examples=args.max_examples, progress=progress)
+        cells = z.fig5_cells(curves)
+        if tables_written(args, args.preset, cells, cells.groupby(["row", "lambda"], sort=False)["loss"].mean()
+                          .reset_index()):
+            return
+        print(f"Zhang et al. Fig. 5 on {args.family}: loss along A → T(B) by which parts are matched")
+        print(z.fig5_text(curves))
+        if args.out:
+            z.fig5_figure(curves, args.family).write_html(f"{args.out}/zhang-fig5.html", include_plotlyjs="cdn")
+    if args.out:
+        print(f"wrote {args.out}/{args.preset}.csv and {args.preset}-cells.csv")
 
 
 def transfusion(args) -> None:

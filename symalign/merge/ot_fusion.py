@@ -151,10 +151,12 @@ def check_fusable(model: TransformerModel, spec: SymmetrySpec | None = None) -> 
 
 
 def fuse_members(models: list[TransformerModel], how_align: str, data=None, settings: OTSettings | None = None,
-                 max_examples: int | None = None, device: torch.device | str = "cpu") -> list[TransformerModel]:
+                 max_examples: int | None = None, device: torch.device | str = "cpu",
+                 kinds: tuple[str, ...] | None = None) -> list[TransformerModel]:
     """Every model carried into the first one's units by OT plans (canonical forms; the first
     unchanged): what a merge rule then combines. `data` is needed for `ot-acts`, which reads
-    activations on `max_examples` evaluation examples (None: ACTIVATION_EXAMPLES)."""
+    activations on `max_examples` evaluation examples (None: ACTIVATION_EXAMPLES). `kinds`: carry only
+    the spaces of these kinds (Zhang et al. Fig. 4's "OT-Fusion on the FFN only": ("mlp",)); None: all."""
     settings = settings or OTSettings()
     settings.check()
     if how_align not in OT_ALIGNS:
@@ -172,10 +174,12 @@ def fuse_members(models: list[TransformerModel], how_align: str, data=None, sett
         if how_align == "ot-acts":
             transform = acts_plans(first, other, spec, collect(other, data, max_examples, device), acts_a,
                                    settings, reg)
+            if kinds is not None:
+                transform = Transform({k: v for k, v in transform.items() if spec.spaces[k].kind in kinds})
             tensors = apply_unchecked(other.tensors, spec, transform)
         else:
             tensors = weight_plans(first.tensors, dict(other.tensors), spec, boundary_tensors(first),
-                                   first.dims.n_layer, settings, reg)
+                                   first.dims.n_layer, settings, reg, kinds)
         out.append(other.with_tensors(tensors))
     return out
 
@@ -214,11 +218,14 @@ def _features(a: dict, b: dict, spec: SymmetrySpec, space: str, names: list[str]
 
 
 def weight_plans(a: dict, b: dict, spec: SymmetrySpec, boundary: list[str], n_layer: int,
-                 settings: OTSettings, reg: float) -> dict:
+                 settings: OTSettings, reg: float, kinds: tuple[str, ...] | None = None) -> dict:
     """OT-WTS: one pass, residual first (from the embedding and head rows, whose other axes correspond
     across models), then each layer's MLP, heads (paired whole by their circuits), QK and VO, each
-    solved on B as carried by the plans before it. Returns B's carried tensors."""
+    solved on B as carried by the plans before it. Returns B's carried tensors. `kinds`: carry only
+    spaces of these kinds (None: all)."""
     def carry(space: str, element: GroupElement) -> None:
+        if kinds is not None and spec.spaces[space].kind not in kinds:
+            return
         touched = {name for name, _, _ in spec.axes_of(space)}
         b.update(apply_unchecked({n: b[n] for n in touched}, spec, Transform({space: element})))
 

@@ -38,11 +38,27 @@ FUSIONS: tuple[Fusion, ...] = (
 )
 # Their matching's classes: FFN permutations and within-head rotations; heads in order, no residual map.
 ROTATIONS = {"mlp": "perm", "heads": "none", "qk": "orthogonal", "vo": "orthogonal", "residual": "none"}
+MATCHING = {**ROTATIONS, "qk": "orthogonal+rescale", "vo": "orthogonal+rescale"}  # their full matching
 STATES: dict[str, dict[str, str] | None] = {
     "w/o matching": None,
     "matching w/o rescaling": ROTATIONS,
-    "matching": {**ROTATIONS, "qk": "orthogonal+rescale", "vo": "orthogonal+rescale"},
+    "matching": MATCHING,
 }
+# Zhang Fig. 3: their matching with one part taken out (attention maps, FFN permutations, rescaling).
+FIG3_STATES: dict[str, dict[str, str] | None] = {
+    "matching": MATCHING,
+    "w/o ATTN": {**MATCHING, "qk": "none", "vo": "none"},
+    "w/o FFN": {**MATCHING, "mlp": "none"},
+    "w/o rescaling": ROTATIONS,
+}
+# The claims each preset checks per fusion method: (better state, worse state, what it would show).
+CLAIMS = {
+    "zhang-table2": (("matching", "w/o matching", "matching helps"),
+                     ("matching", "matching w/o rescaling", "rescaling helps")),
+    "zhang-fig3": (("matching", "w/o ATTN", "the attention maps help"), ("matching", "w/o FFN", "FFN matching helps"),
+                   ("matching", "w/o rescaling", "rescaling helps")),
+}
+PRESET_STATES = {"zhang-table2": STATES, "zhang-fig3": FIG3_STATES}
 # Zhang et al., Table 2 (two CIFAR-10 ViTs merged), merged accuracy: only the values transcribed into this
 # repository (issue #45 quoted two); the others are not transcribed and the report says so.
 ZHANG_TABLE2 = {("Simple Avg", "w/o matching"): 0.08, ("OT-ACTS", "w/o matching"): 0.61}
@@ -52,8 +68,10 @@ Progress = Callable[[int, int, dict], None]
 
 
 def zhang_cells(family: str, seeds: list[int] | None = None, examples: int = 64, max_examples: int | None = None,
-                device: str = "cpu", progress: Progress | None = None) -> pd.DataFrame:
-    """One row per (fusion, state, pair): the merged model's loss and accuracy on the pair's data."""
+                device: str = "cpu", progress: Progress | None = None,
+                states: dict[str, dict[str, str] | None] = STATES) -> pd.DataFrame:
+    """One row per (fusion, state, pair): the merged model's loss and accuracy on the pair's data.
+    `states`: the columns, each a class set for weight matching (None: no matching); Table 2's by default."""
     from symalign.barrier import default_data_spec
     from symalign.match.config import AlignConfig
     from symalign.merge.merging import aligned_members, merge_models
@@ -61,11 +79,11 @@ def zhang_cells(family: str, seeds: list[int] | None = None, examples: int = 64,
     from symalign.models import load_model
 
     pairs = peer_pairs(family, seeds)
-    rows, total = [], len(pairs) * len(STATES) * len(FUSIONS)
+    rows, total = [], len(pairs) * len(states) * len(FUSIONS)
     for a_ref, b_ref in pairs:
         models = [load_model(a_ref), load_model(b_ref)]
         data = default_data_spec(models[0])
-        for state, classes in STATES.items():
+        for state, classes in states.items():
             began = time.perf_counter()
             config = None if classes is None else AlignConfig(method="weight", classes=classes, device=device)
             how_align = "none" if config is None else "weight"
@@ -90,7 +108,7 @@ def zhang_summary(cells: pd.DataFrame) -> pd.DataFrame:
     and the paper's accuracy where it is transcribed."""
     out = []
     for fusion in FUSIONS:
-        for state in STATES:
+        for state in dict.fromkeys(cells["state"]):
             part = cells[(cells["fusion"] == fusion.name) & (cells["state"] == state)]
             if part.empty:
                 continue
@@ -103,17 +121,19 @@ def zhang_summary(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def verdicts(cells: pd.DataFrame) -> list[str]:
-    """The paper's claims read off the numbers, per fusion method: matching beats no matching, and
-    rescaling beats matching without it, in mean merged accuracy; every pair that goes the other way named."""
+def verdicts(cells: pd.DataFrame, preset: str = "zhang-table2") -> list[str]:
+    """The paper's claims read off the numbers, per fusion method (Table 2: matching beats no matching,
+    rescaling beats matching without it; Fig. 3: each part of the matching helps), in mean merged
+    accuracy; every pair that goes the other way named."""
     lines = []
     for fusion in FUSIONS:
         part = cells[cells["fusion"] == fusion.name]
         if part.empty:
             continue
-        by = {s: part[part["state"] == s].set_index(["a", "b"])["accuracy"] for s in STATES}
-        for better, worse, claim in (("matching", "w/o matching", "matching helps"),
-                                     ("matching", "matching w/o rescaling", "rescaling helps")):
+        by = {s: part[part["state"] == s].set_index(["a", "b"])["accuracy"] for s in dict.fromkeys(part["state"])}
+        for better, worse, claim in CLAIMS[preset]:
+            if better not in by or worse not in by:
+                continue
             gain = (by[better] - by[worse]).dropna()
             if gain.empty:
                 continue
@@ -126,10 +146,10 @@ def verdicts(cells: pd.DataFrame) -> list[str]:
     return lines
 
 
-def zhang_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = False) -> str:
+def zhang_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = False, preset: str = "zhang-table2") -> str:
     """The table a person reads: a row per fusion method, a column per state, merged accuracy mean ± std
     (loss beneath in the markdown form), the paper's value beside each where transcribed; then the verdicts."""
-    states = list(STATES)
+    states = list(dict.fromkeys(cells["state"]))
     head = ["fusion"] + [f"{s}" for s in states] + [f"paper: {s}" for s in states]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] if markdown else [
         f"{'fusion':<13}" + "".join(f"{s:>26}" for s in states)]
@@ -143,10 +163,11 @@ def zhang_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = Fals
         lines.append("| " + " | ".join([fusion, *ours, *paper]) + " |" if markdown else
                      f"{fusion:<13}" + "".join(f"{o:>26}" for o in ours))
     inputs = cells["inputs_accuracy"].mean()
+    known = {k: v for k, v in ZHANG_TABLE2.items() if k[1] in states}
     if not markdown:
-        known = ", ".join(f"{f} {s} {v:.0%}" for (f, s), v in ZHANG_TABLE2.items())
-        lines.append(f"the paper (two CIFAR-10 ViTs): {known}; the other "
-                     f"{len(FUSIONS) * len(STATES) - len(ZHANG_TABLE2)} cells not transcribed")
+        listed = ", ".join(f"{f} {s} {v:.0%}" for (f, s), v in known.items()) or "no value transcribed"
+        lines.append(f"the paper (two CIFAR-10 ViTs): {listed}; the other "
+                     f"{len(FUSIONS) * len(states) - len(known)} cells not transcribed")
     lines += ["", f"(the inputs themselves: {inputs:.1%} accuracy on average; {SETTING})", ""]
-    lines += [("- " if markdown else "") + v for v in verdicts(cells)]
+    lines += [("- " if markdown else "") + v for v in verdicts(cells, preset)]
     return "\n".join(lines)
