@@ -303,3 +303,28 @@ def test_a_long_job_that_finished_recently_is_found_as_recent_and_only_by_its_ow
     assert queue.find("align", since=after_queued, states=("done",), owner="browser-1").runs == ["run-1"]
     assert queue.find("align", since=after_queued, states=("done",), owner="browser-2") is None
     assert queue.find("align", since=time.time() + 1, states=("done",)) is None
+
+
+def test_a_job_queued_while_the_worker_leaves_is_run_not_stranded(queue, monkeypatch):
+    """The race a fresh-clone CI hit twice: a worker past its idle time had checked the queue, found it
+    empty and was on its way out when a job came; the submitter saw its pid alive and started none, and
+    the job stayed queued. Leaving now gives up the pidfile first and looks once more."""
+    from symalign.jobs import worker
+    from symalign.jobs.queue import worker_alive, worker_pidfile
+
+    worker_pidfile(queue.path).write_text(str(os.getpid()))  # this process is the worker
+    claim, ran = queue.claim, []
+
+    def claim_then_a_job_arrives(pid):
+        job = claim(pid)
+        if not ran and not getattr(claim_then_a_job_arrives, "submitted", False):
+            claim_then_a_job_arrives.submitted = True  # the empty check, then a visitor's job
+            queue.submit("barrier", {"a": "zoo:vit-digits/0", "b": "zoo:vit-digits/1", **BARRIER})
+            assert not ensure_worker(queue)  # the submitter trusts the worker it sees alive
+        return job
+
+    monkeypatch.setattr(queue, "claim", claim_then_a_job_arrives)
+    monkeypatch.setattr(worker, "run_job", lambda q, job: ran.append(job.id) or q.end(job.id, "done"))
+    assert worker.serve(queue, idle_exit=0.0, poll=0.01) == 1  # the old loop returned 0 here
+    assert len(ran) == 1 and queue.pending() == 0
+    assert not worker_alive(queue)  # and having left, it no longer claims to be there

@@ -231,6 +231,27 @@ def worker_alive(queue: JobQueue) -> bool:
     return pid_alive(pid)
 
 
+def release_worker(queue: JobQueue, pid: int) -> None:
+    """A worker about to exit gives up the pidfile (when it still names it), so that from then on a
+    submitter starts a new worker instead of trusting one that is on its way out (issue #55's CI
+    failure: a job queued in the second a worker took to exit waited forever)."""
+    path = worker_pidfile(queue.path)
+    try:
+        if int(path.read_text().strip()) == pid:
+            path.unlink()
+    except (OSError, ValueError):
+        pass
+
+
+def register_worker(queue: JobQueue, pid: int) -> None:
+    """A worker that took a job after releasing the pidfile names itself again, unless another has."""
+    try:
+        with open(worker_pidfile(queue.path), "x") as f:
+            f.write(str(pid))
+    except OSError:
+        pass
+
+
 def ensure_worker(queue: JobQueue, idle_exit: float = 60.0) -> bool:
     """Start a worker process for this data folder unless one is alive; True when one was started.
     The worker is detached (its own session): the app's script reruns and page changes never touch

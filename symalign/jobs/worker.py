@@ -8,7 +8,7 @@ import argparse
 import os
 import time
 
-from symalign.jobs.queue import Job, JobCancelled, JobQueue
+from symalign.jobs.queue import Job, JobCancelled, JobQueue, register_worker, release_worker
 
 
 class JobProgress:
@@ -59,14 +59,22 @@ def run_job(queue: JobQueue, job: Job) -> str:
 
 
 def serve(queue: JobQueue, idle_exit: float = 60.0, poll: float = 0.3) -> int:
-    """Take jobs until none has come for `idle_exit` seconds; returns how many ran."""
-    ran, idle_since = 0, time.monotonic()
+    """Take jobs until none has come for `idle_exit` seconds; returns how many ran.
+
+    Leaving is two steps so no job is stranded: give up the pidfile (a submitter from then on starts a
+    new worker), then look once more (a job queued before that, whose submitter saw this worker alive,
+    is ours to run)."""
+    ran, idle_since, pid = 0, time.monotonic(), os.getpid()
     while True:
         queue.reap()
-        job = queue.claim(os.getpid())
-        if job is None:
-            if time.monotonic() - idle_since > idle_exit:
+        job = queue.claim(pid)
+        if job is None and time.monotonic() - idle_since > idle_exit:
+            release_worker(queue, pid)
+            job = queue.claim(pid)
+            if job is None:
                 return ran
+            register_worker(queue, pid)
+        if job is None:
             time.sleep(poll)
             continue
         run_job(queue, job)

@@ -125,6 +125,8 @@ def follow_job(job_id: str, on_done_key: str) -> None:
             st.session_state.pop(f"{on_done_key}-job", None)
             st.error(f"Job {job.id} {job.state}" + (f": {job.error}" if job.error else "."))
             return
+        if job.state == "queued":
+            ensure_worker(job_queue())  # a worker that left as the job came: another takes it
         st.progress(job.fraction, text=f"job {job.id}: {job.state} · {job.phase or 'waiting'} {job.done}/{job.total}"
                                        f"{job_timing(job)} (you can leave this page; see Jobs)")
 
