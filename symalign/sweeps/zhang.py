@@ -140,9 +140,10 @@ def verdicts(cells: pd.DataFrame, preset: str = "zhang-table2") -> list[str]:
             against = [f"{a.split(':')[-1]} ↔ {b.split(':')[-1]} ({100 * g:+.1f} pp)" for (a, b), g in gain.items()
                        if g < 0]
             holds = gain.mean() > 0
+            where = (f"; the other way on {', '.join(against)}" if against else
+                     "; no pair differs" if (gain == 0).all() else "; on every pair")
             lines.append(f"{fusion.name}: {claim}: {'agrees' if holds else 'does not agree'} "
-                         f"(mean {100 * gain.mean():+.1f} pp of accuracy over {len(gain)} pairs"
-                         + (f"; the other way on {', '.join(against)}" if against else "; every pair") + ")")
+                         f"(mean {100 * gain.mean():+.1f} pp of accuracy over {len(gain)} pairs{where})")
     return lines
 
 
