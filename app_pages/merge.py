@@ -10,14 +10,14 @@ from symalign.merge.rules import merge_rules
 from symalign.merge.task_vectors import check_transport, parse_alphas
 from symalign.models.io import checkpoint_zip
 from symalign.plots import transport_figure
-from symalign.runs.merging import merge_run, transport_run
+from symalign.runs.merging import merge_alignment, merge_run, transport_run
 from symalign.runs.table import run_label
 from symalign.ui.figures import show_figure
 from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.permalink import linked_runs, show_permalink
 from symalign.ui.session import heavy_work
-from symalign.ui.state import cached_model, run_store
-from symalign.ui.widgets import StreamlitProgress, data_field, model_picker, user_errors
+from symalign.ui.state import cached_canonical_spec, cached_model, run_store
+from symalign.ui.widgets import StreamlitProgress, data_field, model_picker, toggle_grid, user_errors
 from symalign.zoo import zoo_reference
 
 ALIGN_TEXT = {"weight": "weight matching (all classes)", "learned": "learned matching (all classes)",
@@ -61,6 +61,10 @@ def merge_section() -> None:
     rules = {n: r for n, r in merge_rules().items() if r.available}  # mergekit's methods appear with mergekit
     how = c2.selectbox("merge rule", list(rules), key="merge-how", format_func=lambda n: rules[n].label)
     data = data_field(c3, "data (statistics and evaluation)", own_data(refs[0]), key=f"merge-data:{refs[0]}")
+    classes = None
+    if how_align in ("weight", "learned"):  # the matcher's classes, as on Align (Zhang et al.: matching, then any rule)
+        with st.expander("symmetry classes of the alignment (default: all)"):
+            classes = toggle_grid(cached_canonical_spec(refs[0]), default="all", prefix="merge-")
     rule = rules[how]
     base = None
     if rule.needs_base:  # model A is the base the others were fine-tuned from
@@ -73,7 +77,7 @@ def merge_section() -> None:
             low, high = rule.bounds.get(name, (-1e6, 1e6))
             parameters[name] = float(col.number_input(name, float(low), float(high), float(default),
                                                       key=f"merge-param:{how}:{name}"))
-    ot = ot_settings(how_align)
+    ot = ot_settings(how_align if how_align.startswith("ot-") else how)  # OT as the alignment, or as the rule
     o1, o2 = st.columns(2)
     examples = o1.number_input("training examples for Fisher / RegMean statistics", 1, 100_000, 64,
                                key="merge-examples")
@@ -86,14 +90,16 @@ def merge_section() -> None:
         st.session_state.pop("merge-last", None)
         if background:
             request = {"models": refs, "align": how_align, "how": how, "data": data, "examples": int(examples),
-                       "max_examples": int(max_examples) or None, "base": base, "parameters": parameters, "ot": ot}
+                       "max_examples": int(max_examples) or None, "base": base, "parameters": parameters, "ot": ot,
+                       "classes": classes}
             st.session_state["merge-last-job"] = submit_job("merge", request, label=f"merge ({how}, {how_align})")
         else:
             with heavy_work("the merge"):
                 bar = StreamlitProgress("merging…")
                 run = merge_run(refs, how_align, how, data, examples=int(examples),
                                 max_examples=int(max_examples) or None, store=run_store(), source="app", progress=bar,
-                                base=base, parameters=parameters, ot=ot)
+                                base=base, parameters=parameters, ot=ot,
+                                alignment=merge_alignment(how_align, classes, data))
                 bar.done()
             st.session_state["merge-last"] = [run.run_id]
     if "merge-last" not in st.session_state and "merge-last-job" not in st.session_state:
@@ -118,7 +124,8 @@ def merge_section() -> None:
 
 
 def ot_settings(how_align: str) -> dict | None:
-    """OT fusion's solver and Sinkhorn strength (None for the other alignments)."""
+    """OT fusion's solver and Sinkhorn strength, for OT as the alignment or as the merge rule after one
+    (Zhang et al.'s plug-in); None otherwise."""
     if not how_align.startswith("ot-"):
         return None
     s1, s2 = st.columns(2)

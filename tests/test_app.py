@@ -550,10 +550,14 @@ def test_merge_page_merges_records_the_run_and_offers_the_zip(home):
     at.number_input(key="merge-examples").set_value(16)
     at.number_input(key="merge-max-examples").set_value(128)
     at.checkbox(key="merge-background").uncheck()  # in this script run (the default is a job)
+    assert at.checkbox(key="merge-toggle:qk:orthogonal").value  # the alignment's classes start at `all`
+    at.checkbox(key="merge-toggle:residual:orthogonal").uncheck()  # Zhang et al.'s matching has no residual map
     at.button(key="merge-go").click().run()
     assert not clean(at).error, [e.value for e in at.error]
     (run,) = RunStore(home / "runs.sqlite").list(kind="merge")
     assert run.state == "done" and run.metrics["how"] == "regmean" and len(run.metrics["inputs"]) == 2
+    classes = run.settings["alignment"]["classes"]
+    assert classes["residual"] == "none" and classes["qk"] == "orthogonal" and classes["mlp"] == "perm"
     table = at.dataframe[0].value
     assert table["model"].tolist()[-1] == "merged"
     assert all(m.startswith("zoo:") for m in table["model"].tolist()[:2])  # the zoo's names, not absolute paths

@@ -63,12 +63,14 @@ def simplex_job(request: dict, store: RunStore, progress: Progress) -> list[str]
 
 def merge_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     """Merge models (the Merge page): the checkpoint goes to the run's folder."""
-    from symalign.runs.merging import merge_run
+    from symalign.runs.merging import merge_alignment, merge_run
 
-    run = merge_run(request["models"], request.get("align", "weight"), request.get("how", "average"),
+    how_align = request.get("align", "weight")
+    run = merge_run(request["models"], how_align, request.get("how", "average"),
                     request.get("data"), examples=request.get("examples", 64), max_examples=request.get("max_examples"),
                     store=store, source="app", label=request.get("label", ""), progress=progress,
-                    base=request.get("base"), parameters=request.get("parameters"), ot=request.get("ot"))
+                    base=request.get("base"), parameters=request.get("parameters"), ot=request.get("ot"),
+                    alignment=merge_alignment(how_align, request.get("classes"), request.get("data")))
     return [run.run_id]
 
 

@@ -20,6 +20,15 @@ if TYPE_CHECKING:
     from symalign.merge import MergeResult, Transport
 
 
+def merge_alignment(how_align: str, classes: dict | None, data: str | None) -> AlignConfig | None:
+    """The matcher's config for classes chosen one by one (the Merge page, its jobs); None: all classes."""
+    if not classes or how_align in ("none", "ot-acts", "ot-wts"):
+        return None
+    from symalign.match.config import AlignConfig
+
+    return AlignConfig(method=how_align, classes=classes, data=data)
+
+
 @dataclass
 class MergeRun:
     run_id: str | None
