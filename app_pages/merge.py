@@ -10,7 +10,7 @@ from symalign.merge.rules import merge_rules
 from symalign.merge.task_vectors import check_transport, parse_alphas
 from symalign.models.io import checkpoint_zip
 from symalign.plots import transport_figure
-from symalign.runs.merging import merge_alignment, merge_run, transport_run
+from symalign.runs.merging import head_strategy_alignment, merge_alignment, merge_run, transport_run
 from symalign.runs.table import run_label
 from symalign.ui.figures import show_figure
 from symalign.ui.jobs import follow_job, resume_job, submit_job
@@ -25,6 +25,9 @@ ALIGN_TEXT = {"weight": "weight matching (all classes)", "learned": "learned mat
 # Merging also offers the field's optimal-transport fusion (soft plans, so never for transport's task vectors).
 MERGE_ALIGN_TEXT = {**ALIGN_TEXT, "ot-acts": "OT fusion on activations (OT-ACTS, Imfeld et al.)",
                     "ot-wts": "OT fusion on weights (OT-WTS, Imfeld et al.)"}
+HEAD_STRATEGY_TEXT = {"circuit": "circuits (symalign's; the default)", "spectral": "spectra of q, k, v (TransFusion's)",
+                      "brute-force": "brute force (each head pair aligned inside first)",
+                      "none": "none (heads in order; the maps inside them still aligned)"}
 OT_SOLVER_TEXT = {"emd": "exact (EMD): equal widths give permutations", "sinkhorn": "Sinkhorn (soft plans)"}
 
 
@@ -163,6 +166,10 @@ def transport_section() -> None:
     alphas = o2.text_input("α values", "0,0.5,1,1.5,2", key="transport-alpha")
     data_task = data_field(o3, "fine-tune task data", own_data(ref_ft), key=f"transport-task:{ref_ft}")
     data_base = data_field(o4, "original task data", own_data(ref_a), key=f"transport-base:{ref_a}")
+    strategy = "circuit"
+    if how_align != "none":
+        strategy = st.selectbox("how heads are paired (TransFusion, Table 3)", list(HEAD_STRATEGY_TEXT),
+                                key="transport-head-strategy", format_func=HEAD_STRATEGY_TEXT.get)
     background = st.checkbox("run in the background", True, key="transport-background",
                              help="a job in a worker process: it goes on when you leave this page (see Jobs)")
     if st.button("Transport", type="primary", key="transport-go"):
@@ -171,14 +178,15 @@ def transport_section() -> None:
         if background:
             check_transport(cached_model(ref_a), cached_model(ref_ft), cached_model(ref_b), values, how_align)
             request = {"a": ref_a, "a_ft": ref_ft, "b": ref_b, "alphas": values, "align": how_align,
-                       "data_task": data_task or None, "data_base": data_base or None}
+                       "data_task": data_task or None, "data_base": data_base or None, "head_strategy": strategy}
             st.session_state["transport-last-job"] = submit_job("transport", request,
                                                                 label=f"transport ({how_align}): {ref_ft} → {ref_b}")
         else:
             with heavy_work("the transport"):
                 bar = StreamlitProgress("transporting…")
                 run = transport_run(ref_a, ref_ft, ref_b, values, data_task or None, data_base or None,
-                                    how_align, store=run_store(), source="app", progress=bar)
+                                    how_align, store=run_store(), source="app", progress=bar,
+                                    alignment=head_strategy_alignment(how_align, strategy, data_base or None))
                 bar.done()
             st.session_state["transport-last"] = [run.run_id]
     resume_job(("transport",), "transport-last")
@@ -191,6 +199,10 @@ def transport_section() -> None:
         show_figure(transport_figure(m["alpha"], m["task_loss"], m["base_loss"],
                                          title=f"best α = {m['best_alpha']:g} (lowest fine-tune task loss)"),
                         key="transport-fig")
+        if m.get("base_accuracy"):  # the support set beside the task (TransFusion's two columns)
+            st.dataframe(pd.DataFrame({"α": m["alpha"], "task accuracy": m["task_accuracy"],
+                                       "support (original task) accuracy": m["base_accuracy"]}),
+                         hide_index=True, key="transport-accuracy")
         download(run, "transported", "transport-download")
 
 

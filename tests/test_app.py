@@ -612,13 +612,17 @@ def test_merge_page_fuses_by_optimal_transport_and_shows_what_the_plans_did_to_b
 def test_transport_tab_carries_the_zoo_fine_tune_and_records_the_run(home):
     at = clean(page("merge").run())
     at.text_input(key="transport-alpha").set_value("0,1")
+    at.selectbox(key="transport-head-strategy").set_value("brute-force")  # TransFusion's Table 3 strategies
     at.checkbox(key="transport-background").uncheck()  # in this script run (the default is a job)
     at.button(key="transport-go").click().run()
     assert not clean(at).error, [e.value for e in at.error]
     (run,) = RunStore(home / "runs.sqlite").list(kind="transport")
     assert run.models == ["zoo:vit-digits/0", "zoo:vit-digits/1", "zoo:vit-digits-flipped/0"]
     assert run.metrics["alpha"] == [0.0, 1.0] and run.metrics["task_loss"][1] < run.metrics["task_loss"][0]
+    assert run.settings["alignment"]["head_cost"] == "brute-force"
     assert len(at.get("plotly_chart")) == 1 and len(downloads(at)) == 1
+    support = at.dataframe[-1].value  # the support set's accuracy beside the task's
+    assert support["support (original task) accuracy"].tolist() == pytest.approx(run.metrics["base_accuracy"])
     at.text_input(key="transport-alpha").set_value("0,one").run()
     at.checkbox(key="transport-background").uncheck()  # in this script run (the default is a job)
     at.button(key="transport-go").click().run()

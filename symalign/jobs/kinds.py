@@ -76,12 +76,15 @@ def merge_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
 
 def transport_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     """Carry a fine-tune's task vector over (the Merge & transport page): checkpoint in the run's folder."""
-    from symalign.runs.merging import transport_run
+    from symalign.runs.merging import head_strategy_alignment, transport_run
 
+    how_align = request.get("align", "weight")
     run = transport_run(request["a"], request["a_ft"], request["b"], [float(x) for x in request["alphas"]],
-                        request.get("data_task"), request.get("data_base"), request.get("align", "weight"),
+                        request.get("data_task"), request.get("data_base"), how_align,
                         max_examples=request.get("max_examples"), store=store, source="app",
-                        label=request.get("label", ""), progress=progress)
+                        label=request.get("label", ""), progress=progress,
+                        alignment=head_strategy_alignment(how_align, request.get("head_strategy"),
+                                                          request.get("data_base")))
     return [run.run_id]
 
 

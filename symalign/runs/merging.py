@@ -29,6 +29,17 @@ def merge_alignment(how_align: str, classes: dict | None, data: str | None) -> A
     return AlignConfig(method=how_align, classes=classes, data=data)
 
 
+def head_strategy_alignment(how_align: str, strategy: str | None, data: str | None) -> AlignConfig | None:
+    """A transport's alignment with TransFusion's head strategy (all classes; the Merge page's transport
+    tab and its jobs); None for the default (circuit) or no alignment."""
+    if how_align == "none" or strategy in (None, "circuit"):
+        return None
+    from symalign.match.config import AlignConfig
+    from symalign.merge.task_vectors import with_head_strategy
+
+    return with_head_strategy(AlignConfig(method=how_align, preset="all", data=data), strategy)
+
+
 @dataclass
 class MergeRun:
     run_id: str | None
