@@ -62,8 +62,15 @@ PRESET_STATES = {"zhang-table2": STATES, "zhang-fig3": FIG3_STATES}
 # Zhang et al., Table 2 (two CIFAR-10 ViTs merged), merged accuracy: only the values transcribed into this
 # repository (issue #45 quoted two); the others are not transcribed and the report says so.
 ZHANG_TABLE2 = {("Simple Avg", "w/o matching"): 0.08, ("OT-ACTS", "w/o matching"): 0.61}
-SETTING = ("not comparable in size: the paper merges two CIFAR-10 ViTs; the zoo's vit-digits pairs are 8×8 digit "
-           "ViTs (3 seed pairs), the only image setting the CPU zoo has")
+SETTING = {"vit-digits": "not comparable in size: the paper merges two CIFAR-10 ViTs; the zoo's vit-digits pairs are "
+                         "8×8 digit ViTs (3 seed pairs), the only image setting the CPU zoo has",
+           "": "not comparable: the paper merges two CIFAR-10 ViTs; these pairs are {family}, another setting"}
+
+
+def setting(cells: pd.DataFrame) -> str:
+    """The one line that says how the pairs differ from the paper's (by the family the cells are of)."""
+    family = cells["a"].iloc[0].split(":")[-1].rsplit("/", 1)[0]
+    return SETTING.get(family, SETTING[""].format(family=family))
 Progress = Callable[[int, int, dict], None]
 
 
@@ -121,6 +128,11 @@ def zhang_summary(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def pp(share: float) -> str:
+    """A difference of accuracies in percentage points; under 0.1 pp with two decimals (not "-0.0")."""
+    return f"{100 * share:+.2f} pp" if abs(100 * share) < 0.1 else f"{100 * share:+.1f} pp"
+
+
 def verdicts(cells: pd.DataFrame, preset: str = "zhang-table2") -> list[str]:
     """The paper's claims read off the numbers, per fusion method (Table 2: matching beats no matching,
     rescaling beats matching without it; Fig. 3: each part of the matching helps), in mean merged
@@ -137,13 +149,12 @@ def verdicts(cells: pd.DataFrame, preset: str = "zhang-table2") -> list[str]:
             gain = (by[better] - by[worse]).dropna()
             if gain.empty:
                 continue
-            against = [f"{a.split(':')[-1]} ↔ {b.split(':')[-1]} ({100 * g:+.1f} pp)" for (a, b), g in gain.items()
-                       if g < 0]
+            against = [f"{a.split(':')[-1]} ↔ {b.split(':')[-1]} ({pp(g)})" for (a, b), g in gain.items() if g < 0]
             holds = gain.mean() > 0
             where = (f"; the other way on {', '.join(against)}" if against else
                      "; no pair differs" if (gain == 0).all() else "; on every pair")
             lines.append(f"{fusion.name}: {claim}: {'agrees' if holds else 'does not agree'} "
-                         f"(mean {100 * gain.mean():+.1f} pp of accuracy over {len(gain)} pairs{where})")
+                         f"(mean {pp(gain.mean())} of accuracy over {len(gain)} pairs{where})")
     return lines
 
 
@@ -169,6 +180,6 @@ def zhang_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = Fals
         listed = ", ".join(f"{f} {s} {v:.0%}" for (f, s), v in known.items()) or "no value transcribed"
         lines.append(f"the paper (two CIFAR-10 ViTs): {listed}; the other "
                      f"{len(FUSIONS) * len(states) - len(known)} cells not transcribed")
-    lines += ["", f"(the inputs themselves: {inputs:.1%} accuracy on average; {SETTING})", ""]
+    lines += ["", f"(the inputs themselves: {inputs:.1%} accuracy on average; {setting(cells)})", ""]
     lines += [("- " if markdown else "") + v for v in verdicts(cells, preset)]
     return "\n".join(lines)
