@@ -15,14 +15,30 @@ import pandas as pd
 
 from symalign.sweeps import transfusion as tf
 from symalign.sweeps import zhang_figures as zf
-from symalign.sweeps.zhang import FIG3_STATES, zhang_cells, zhang_summary, zhang_text
+from symalign.sweeps.zhang import FIG3_STATES, STATES, zhang_cells, zhang_summary, zhang_text
 
 HEADING = "## The merging and transport papers' own tables"
 
 
-def _cells(folder: Path | None, name: str, compute) -> pd.DataFrame:
-    path = folder / f"{name}-cells.csv" if folder else None
-    return pd.read_csv(path) if path and path.is_file() else compute()
+def _cells(folder: Path | None, names: tuple[str, ...], compute) -> pd.DataFrame:
+    """The cells a preset wrote under any of `names` in `folder`, else computed."""
+    for name in names if folder else ():
+        if (folder / f"{name}-cells.csv").is_file():
+            return pd.read_csv(folder / f"{name}-cells.csv")
+    return compute()
+
+
+def _fig3_cells(family: str, table2: pd.DataFrame, max_examples: int | None) -> pd.DataFrame:
+    """Fig. 3's columns: those with the classes of a Table 2 column are that column's cells, relabelled
+    (the same alignments and merges); only the others are computed."""
+    same = {f3: t2 for f3, classes in FIG3_STATES.items() for t2, c in STATES.items() if c == classes}
+    computed = zhang_cells(family, max_examples=max_examples,
+                           states={s: c for s, c in FIG3_STATES.items() if s not in same})
+    reused = table2[table2["state"].isin(same.values())].copy()
+    reused["state"] = reused["state"].map({t2: f3 for f3, t2 in same.items()})
+    order = {state: i for i, state in enumerate(FIG3_STATES)}
+    cells = pd.concat([reused, computed], ignore_index=True)
+    return cells.sort_values("state", key=lambda s: s.map(order), kind="stable", ignore_index=True)
 
 
 def papers_section(entries: list[str], max_examples: int | None = None, charts: Path | None = None) -> list[str]:
@@ -42,17 +58,17 @@ def papers_section(entries: list[str], max_examples: int | None = None, charts: 
     for entry in entries:
         family, _, folder = entry.partition("=")
         folder = Path(folder) if folder else None
-        zhang = _cells(folder, "zhang-table2", lambda family=family: zhang_cells(family, max_examples=max_examples))
+        zhang = _cells(folder, ("zhang-table2",), lambda family=family: zhang_cells(family, max_examples=max_examples))
         pairs = zhang[["a", "b"]].drop_duplicates().shape[0]
         lines += [f"### Zhang et al. Table 2: matching before six fusion methods ({family})", "",
                   f"Merged accuracy on the pair's evaluation split (loss in brackets), mean ± std over {pairs} seed "
                   f"pairs (`symalign sweep --preset zhang-table2 --family {family}`).", "",
                   zhang_text(zhang_summary(zhang), zhang, markdown=True), ""]
-        fig3 = _cells(folder, "zhang-fig3", lambda family=family: zhang_cells(family, max_examples=max_examples,
-                                                                              states=FIG3_STATES))
+        fig3 = _cells(folder, ("zhang-fig3",), lambda family=family, zhang=zhang: _fig3_cells(family, zhang,
+                                                                                               max_examples))
         lines += [f"#### Zhang et al. Fig. 3: their matching without ATTN, FFN or rescaling ({family})", "",
                   zhang_text(zhang_summary(fig3), fig3, markdown=True, preset="zhang-fig3"), ""]
-        fig4 = _cells(folder, "zhang-fig4", lambda family=family: zf.fig4_cells(family))
+        fig4 = _cells(folder, ("zhang-fig4",), lambda family=family: zf.fig4_cells(family))
         lines += [f"#### Zhang et al. Fig. 4: whole-model distance after each matching ({family})", "",
                   zf.fig4_text(zf.fig4_summary(fig4), fig4, markdown=True), ""]
         curves = zf.fig5_curves(family, max_examples=max_examples)
@@ -66,12 +82,8 @@ def papers_section(entries: list[str], max_examples: int | None = None, charts: 
         if family not in tf.TRANSPORT_PAIRS:
             lines += [f"TransFusion's tables: {family} has no fine-tunes in the zoo.", ""]
             continue
-        transports = None
-        for name in ("transfusion-table3", "transfusion-fig4"):
-            if folder and (folder / f"{name}-cells.csv").is_file():
-                transports = pd.read_csv(folder / f"{name}-cells.csv")
-        if transports is None:
-            transports = tf.transfusion_cells(family, max_examples=max_examples)
+        transports = _cells(folder, ("transfusion-table3", "transfusion-fig4"),
+                            lambda family=family: tf.transfusion_cells(family, max_examples=max_examples))
         n = transports[["a_ft", "b"]].drop_duplicates().shape[0]
         lines += [f"### TransFusion Table 3 and Fig. 4: head strategies for task-vector transport ({family})", "",
                   f"Mean ± std over {n} (fine-tune, receiver) combinations (`symalign sweep --preset "

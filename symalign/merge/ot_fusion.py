@@ -257,7 +257,5 @@ def ot_wts_merge(members: list[TransformerModel], inputs: MergeInputs) -> dict[s
 
 
 def _fused_average(members: list[TransformerModel], how: str, inputs: MergeInputs) -> dict[str, torch.Tensor]:
-    if inputs.has_base:
-        raise SymalignError(f"--how {how} fuses models as they are; it takes no base")
     fused = fuse_members(members, how, inputs.data, inputs.ot, inputs.max_examples, inputs.device)
     return average(fused, inputs)

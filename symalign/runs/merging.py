@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from symalign.barrier import default_data_spec
 from symalign.errors import SymalignError
+from symalign.merge.rule import OT_ALIGNS
 from symalign.models.compat import check_compatible
 from symalign.models.io import export_dtype
 from symalign.progress import PhaseProgress
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 def merge_alignment(how_align: str, classes: dict | None, data: str | None) -> AlignConfig | None:
     """The matcher's config for classes chosen one by one (the Merge page, its jobs); None: all classes."""
-    if not classes or how_align in ("none", "ot-acts", "ot-wts"):
+    if not classes or how_align in ("none", *OT_ALIGNS):
         return None
     from symalign.match.config import AlignConfig
 
