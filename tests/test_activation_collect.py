@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from symalign.data import load_data
-from symalign.match import activation
+from symalign.match import capture
 from symalign.models import load_model
 
 
@@ -22,13 +22,13 @@ def test_the_pass_stops_at_max_rows_and_keeps_the_same_rows(monkeypatch):
             yield batch
 
     monkeypatch.setattr(data, "eval_batches", counted)
-    monkeypatch.setattr(activation, "MAX_ROWS", 10**9)
-    everything = activation.collect(model, data, max_examples=None)
+    monkeypatch.setattr(capture, "MAX_ROWS", 10**9)
+    everything = capture.collect(model, data, max_examples=None)
     all_batches = len(batches)
     batches.clear()
     rows_per_batch = next(iter(original(model, None)))[0]["input_ids"].numel()
-    monkeypatch.setattr(activation, "MAX_ROWS", rows_per_batch + 1)  # needs the second batch, not the third
-    cut = activation.collect(model, data, max_examples=None)
+    monkeypatch.setattr(capture, "MAX_ROWS", rows_per_batch + 1)  # needs the second batch, not the third
+    cut = capture.collect(model, data, max_examples=None)
     assert all_batches > 2 and len(batches) == 2
     assert set(cut) == set(everything)
     for key in everything:

@@ -15,7 +15,8 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from symalign.match.activation import collect, pearson
+from symalign.match.capture import collect
+from symalign.match.moments import pearson
 from symalign.models.family import TransformerModel
 
 KINDS = ("mlp", "heads", "residual")

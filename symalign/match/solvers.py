@@ -158,35 +158,46 @@ def _batched(u: torch.Tensor) -> torch.Tensor:
     return u if u.dim() == 3 else u[None]
 
 
-def _complex(u: torch.Tensor) -> torch.Tensor:
-    """[count, n, rest] real slices -> [count, n/2, rest] complex: pair (i, i + n/2) as x_i + i·x_{i+n/2}."""
-    u = _batched(u)
-    half = u.shape[1] // 2
-    return torch.complex(u[:, :half], u[:, half:])
+RotaryMoments = tuple[torch.Tensor, torch.Tensor, torch.Tensor]  # Σ a bᵀ [count, n, n], Σ a², Σ b² [count, n]
 
 
 def rotary_fit(co: list[tuple[torch.Tensor, torch.Tensor]],
                contra: list[tuple[torch.Tensor, torch.Tensor]], rotated: int | None = None) -> torch.Tensor:
     """The rotary map G (a complex number z per frequency pair) with A ≈ G·B on co slices and
-    A ≈ G^-T·B on contra slices ([count, n, rest] pairs of A and B). G^-T multiplies a pair by z/|z|²,
-    so the phase of z comes from both sides' complex correlations and its modulus from the ratio of
-    norms (geometric mean of both sides, as for rescalings; least squares when one side is absent).
-    Exact when B is A under a rotary map. With `rotated` below the size (partial rotary) the rest gets
-    the orthogonal map that best fits both sides (Procrustes; G^-T = G there)."""
-    n = (co or contra)[0][0].shape[-2]
+    A ≈ G^-T·B on contra slices ([count, n, rest] pairs of A and B); see rotary_fit_moments."""
+    def moments(pairs) -> list[RotaryMoments]:
+        return [(_batched(x) @ _batched(y).mT, (_batched(x) ** 2).sum(-1), (_batched(y) ** 2).sum(-1))
+                for x, y in pairs]
+    return rotary_fit_moments(moments(co), moments(contra), rotated)
+
+
+def rotary_fit_moments(co: list[RotaryMoments], contra: list[RotaryMoments],
+                       rotated: int | None = None) -> torch.Tensor:
+    """rotary_fit from the slices' second moments alone (what activation matching accumulates). Pair
+    (i, i + n/2) is the complex number x_i + i·x_{i+n/2}; G^-T multiplies a pair by z/|z|², so the phase
+    of z comes from both sides' complex correlations and its modulus from the ratio of norms (geometric
+    mean of both sides, as for rescalings; least squares when one side is absent). Exact when B is A
+    under a rotary map. With `rotated` below the size (partial rotary) the rest gets the orthogonal map
+    that best fits both sides (Procrustes; G^-T = G there)."""
+    n = (co or contra)[0][0].shape[-1]
     if rotated is not None and rotated < n:
-        def lead(pairs):
-            return [(x[..., :rotated, :], y[..., :rotated, :]) for x, y in pairs]
-        c = sum(_batched(x[..., rotated:, :]) @ _batched(y[..., rotated:, :]).mT for x, y in co + contra)
-        return rotary_matrix(*rotary_parts(rotary_fit(lead(co), lead(contra))), procrustes(c))
-    def side(pairs):
-        if not pairs:
+        def lead(sides):
+            return [(c[..., :rotated, :rotated], sa[..., :rotated], sb[..., :rotated]) for c, sa, sb in sides]
+        rest = sum(c[..., rotated:, rotated:] for c, _, _ in co + contra)
+        return rotary_matrix(*rotary_parts(rotary_fit_moments(lead(co), lead(contra))), procrustes(rest))
+    half = n // 2
+
+    def side(sides):
+        if not sides:
             return None
-        za = [_complex(p[0]) for p in pairs]
-        zb = [_complex(p[1]) for p in pairs]
-        corr = sum((x * y.conj()).sum(-1) for x, y in zip(za, zb))
-        na = sum((x.abs() ** 2).sum(-1) for x in za)
-        nb = sum((y.abs() ** 2).sum(-1) for y in zb)
+        corr, na, nb = 0, 0, 0
+        for c, sa, sb in sides:  # Σ (a_i + i·a_h)(b_i − i·b_h) = Σ a_i b_i + a_h b_h + i·(a_h b_i − a_i b_h)
+            diag = c.diagonal(dim1=-2, dim2=-1)
+            real = diag[..., :half] + diag[..., half:]
+            imag = c[..., half:, :half].diagonal(dim1=-2, dim2=-1) - c[..., :half, half:].diagonal(dim1=-2, dim2=-1)
+            corr = corr + torch.complex(real, imag)
+            na = na + sa[..., :half] + sa[..., half:]
+            nb = nb + sb[..., :half] + sb[..., half:]
         return corr, na, nb
 
     s_co, s_contra = side(co), side(contra)

@@ -32,8 +32,10 @@ import numpy as np
 import torch
 
 from symalign.errors import SymalignError
-from symalign.match.activation import _heads_two_stage, collect
+from symalign.match.capture import residual_keys
+from symalign.match.head_blocks import paired, two_stage
 from symalign.match.heads import head_cost
+from symalign.match.moments import PairMoments, pair_moments
 from symalign.match.solvers import assignment, slices
 from symalign.match.weight import boundary_tensors
 from symalign.merge.average import average
@@ -45,8 +47,8 @@ from symalign.symmetry.groups import Dense, GroupElement, Permutation, _along
 from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform, apply_unchecked
 
-# Examples OT-ACTS reads activations on when none are given: every layer's activations of both models are held
-# at once (symalign.match.activation.collect), so this bounds its memory (GPT-2-small: ~23 GiB at 256 examples).
+# Examples OT-ACTS reads activations on when none are given. Its distances come from statistics summed batch by
+# batch (symalign.match.moments), so the examples cost time, not memory; MAX_ROWS positions bound both.
 ACTIVATION_EXAMPLES = 256
 DEFAULT_REG = {"ot-acts": 0.08, "ot-wts": 0.06}  # Imfeld et al.'s tuned Sinkhorn strengths (their ViT config)
 
@@ -117,24 +119,22 @@ def distances(fa: torch.Tensor, fb: torch.Tensor) -> torch.Tensor:
     return torch.cdist(fa.double(), fb.double())
 
 
-def standardised(x: torch.Tensor) -> torch.Tensor:
-    """[rows, n] activations -> [n, rows] unit features: centred, unit variance (Imfeld et al.'s
-    `center`, `std`), so a unit's scale does not decide whom it is paired with."""
-    return ((x - x.mean(0)) / x.std(0).clamp_min(1e-8)).T
-
-
-def _per_head(x: torch.Tensor) -> torch.Tensor:
-    """[rows, H, dh] activations -> [H, dh, rows] standardised unit features of each head."""
-    return torch.stack([standardised(x[:, h]) for h in range(x.shape[1])])
+def _distance_plan(d: torch.Tensor, settings: OTSettings, reg: float) -> Transport:
+    return Transport(barycentric(plan(d, settings, reg)))
 
 
 def _space_plan(fa: torch.Tensor, fb: torch.Tensor, settings: OTSettings, reg: float) -> Transport:
-    return Transport(barycentric(plan(distances(fa, fb), settings, reg)))
+    return _distance_plan(distances(fa, fb), settings, reg)
 
 
 def _head_plans(fa: torch.Tensor, fb: torch.Tensor, settings: OTSettings, reg: float) -> Transport:
     """One plan per head: fa, fb [H, n, d] features of each head's units."""
-    return Transport(torch.stack([barycentric(plan(distances(x, y), settings, reg)) for x, y in zip(fa, fb)]))
+    return _head_distance_plans(torch.stack([distances(x, y) for x, y in zip(fa, fb)]), settings, reg)
+
+
+def _head_distance_plans(d: torch.Tensor, settings: OTSettings, reg: float) -> Transport:
+    """One plan per head from its [H, n, n] distances."""
+    return Transport(torch.stack([barycentric(plan(x, settings, reg)) for x in d]))
 
 
 def check_fusable(model: TransformerModel, spec: SymmetrySpec | None = None) -> None:
@@ -167,13 +167,12 @@ def fuse_members(models: list[TransformerModel], how_align: str, data=None, sett
     if how_align == "ot-acts" and data is None:
         raise SymalignError("--align ot-acts needs data (--data SPEC): its plans compare activations")
     reg, max_examples = settings.strength(how_align), max_examples or ACTIVATION_EXAMPLES
-    acts_a = collect(first, data, max_examples, device) if how_align == "ot-acts" else None
     out = [first]
     for model in models[1:]:
         other = canonicalize(model)
         if how_align == "ot-acts":
-            transform = acts_plans(first, other, spec, collect(other, data, max_examples, device), acts_a,
-                                   settings, reg)
+            transform = acts_plans(first, pair_moments(first, other, data, max_examples, device), settings, reg)
+            transform = Transform({k: v for k, v in transform.items() if k in spec.spaces})
             if kinds is not None:
                 transform = Transform({k: v for k, v in transform.items() if spec.spaces[k].kind in kinds})
             tensors = apply_unchecked(other.tensors, spec, transform)
@@ -184,27 +183,26 @@ def fuse_members(models: list[TransformerModel], how_align: str, data=None, sett
     return out
 
 
-def acts_plans(a: TransformerModel, b: TransformerModel, spec: SymmetrySpec, acts_b: dict, acts_a: dict,
-               settings: OTSettings, reg: float) -> Transform:
-    """OT-ACTS: each space's plan from standardised activations (none depends on another space's plan,
-    as for activation matching), heads paired whole first."""
+def acts_plans(a: TransformerModel, stats: dict[str, PairMoments], settings: OTSettings, reg: float) -> Transform:
+    """OT-ACTS: each space's plan from the distances between standardised activations (none depends on
+    another space's plan, as for activation matching), heads paired whole first. The distances come
+    from the pair's moments: ‖z_a − z_b‖² summed over the residual's streams, over q and k for QK."""
+    def dist(*sq: torch.Tensor) -> torch.Tensor:
+        return sum(sq).sqrt()
+
     out = Transform()
-    streams = sorted(k for k in acts_a if k.startswith("residual."))
-    if "residual" in spec.spaces:
-        out["residual"] = _space_plan(torch.cat([standardised(acts_a[k]) for k in streams], 1),
-                                      torch.cat([standardised(acts_b[k]) for k in streams], 1), settings, reg)
+    out["residual"] = _distance_plan(dist(*(stats[k].standardised_sq_distances() for k in residual_keys(stats))),
+                                     settings, reg)
+    dh = a.dims.d_head
     for i in range(a.dims.n_layer):
         p = f"layer.{i}."
-        if p + "mlp" in spec.spaces:
-            out[p + "mlp"] = _space_plan(standardised(acts_a[p + "mlp"]), standardised(acts_b[p + "mlp"]),
-                                         settings, reg)
-        order = _heads_two_stage(acts_a[p + "heads"], acts_b[p + "heads"])
+        out[p + "mlp"] = _distance_plan(dist(stats[p + "mlp"].standardised_sq_distances()), settings, reg)
+        order = two_stage(stats[p + "heads"].pearson(), dh)
         out[p + "heads"] = Permutation(order)
-        qk_a = torch.cat([_per_head(acts_a[p + "q"]), _per_head(acts_a[p + "k"])], 2)
-        qk_b = torch.cat([_per_head(acts_b[p + "q"][:, order]), _per_head(acts_b[p + "k"][:, order])], 2)
-        out[p + "qk"] = _head_plans(qk_a, qk_b, settings, reg)
-        out[p + "vo"] = _head_plans(_per_head(acts_a[p + "heads"]), _per_head(acts_b[p + "heads"][:, order]),
-                                    settings, reg)
+        qk = [paired(stats[p + key].standardised_sq_distances(), dh, order) for key in ("q", "k")]
+        out[p + "qk"] = _head_distance_plans(dist(*qk), settings, reg)
+        vo = paired(stats[p + "heads"].standardised_sq_distances(), dh, order)
+        out[p + "vo"] = _head_distance_plans(dist(vo), settings, reg)
     return out
 
 

@@ -34,7 +34,8 @@ Progress = Callable[[int, int, dict], None]
 
 def relabelled(a, b, row: VermaRow, data, max_examples: int | None = 256):
     """B relabelled by the row's strategy (A and B canonical; post-LN BERTs are canonical as they are)."""
-    from symalign.match.activation import activation_match, collect
+    from symalign.match.activation import activation_match
+    from symalign.match.capture import collect
     from symalign.merge.relabel import attention_streams, ignore_heads, relabel_streams, stream_permutations
     from symalign.models import spec_of, transformed
 
