@@ -118,3 +118,8 @@ def test_a_model_paired_with_itself_shares_its_module_and_still_counts_each_batc
         live = m.stds()[0] > 1e-6  # pearson divides by rows with unbiased stds, as before: the diagonal is 1 - 1/rows
         torch.testing.assert_close(m.pearson().diagonal()[live], torch.full((int(live.sum()),), 1 - 1 / m.rows,
                                    dtype=torch.float64), atol=1e-9, rtol=0, msg=key)
+
+
+def test_residual_streams_are_in_depth_order_so_last_is_the_deepest():
+    keys = [f"residual.{j}" for j in range(13)] + ["layer.0.mlp"]
+    assert capture.residual_keys(sorted(keys)) == [f"residual.{j}" for j in range(13)]  # sorted() puts 10 before 2

@@ -15,8 +15,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from symalign.match.capture import collect
-from symalign.match.moments import pearson
+from symalign.match.moments import pair_moments
 from symalign.models.family import TransformerModel
 
 KINDS = ("mlp", "heads", "residual")
@@ -59,36 +58,33 @@ class Correlations:
                 "heads": [h.to_json(matrices=h.layer == matrices_of) for h in self.heads]}
 
 
-def _matched(a: torch.Tensor, b: torch.Tensor) -> float:
-    """Mean correlation of column i of `a` with column i of `b` (rows are samples)."""
-    return float(pearson(a, b).diagonal().mean())
+def _matched(corr: torch.Tensor) -> float:
+    """Mean correlation of A's unit i with B's unit i."""
+    return float(corr.diagonal().mean())
 
 
-def head_blocks(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, float, float]:
-    """|corr| of head-output features [rows, H, d_head] of A and B, and its mean inside and outside
-    the diagonal d_head × d_head blocks."""
-    heads, d = a.shape[1], a.shape[2]
-    c = pearson(a.reshape(a.shape[0], -1), b.reshape(b.shape[0], -1)).abs()
-    inside = torch.block_diag(*[torch.ones(d, d, dtype=torch.bool)] * heads)
+def head_block_means(corr: torch.Tensor, d_head: int) -> tuple[torch.Tensor, float, float]:
+    """|corr| over heads × d_head features and its mean inside and outside the diagonal head blocks."""
+    c, heads = corr.abs(), corr.shape[0] // d_head
+    inside = torch.block_diag(*[torch.ones(d_head, d_head, dtype=torch.bool)] * heads)
     across = float(c[~inside].mean()) if heads > 1 else float("nan")
     return c, float(c[inside].mean()), across
 
 
 def feature_correlations(a: TransformerModel, b: TransformerModel, aligned: TransformerModel, data,
                          max_examples: int | None = 256, device: torch.device | str = "cpu") -> Correlations:
-    """Per-layer matched-feature correlations and head maps of A against B as given and aligned."""
+    """Per-layer matched-feature correlations and head maps of A against B as given and aligned (from the
+    pairs' streamed moments: one batch of each model held at a time)."""
     data.check_model(a)
-    acts = [collect(m, data, max_examples, device) for m in (a, b, aligned)]
+    given, after = (pair_moments(a, other, data, max_examples, device) for other in (b, aligned))
     layers, heads = [], []
+    dh = a.dims.d_head
     for i in range(a.dims.n_layer):
         keys = {"mlp": f"layer.{i}.mlp", "heads": f"layer.{i}.heads", "residual": f"residual.{i + 1}"}
-        for kind, key in keys.items():
-            x, y, z = (act[key] for act in acts)
-            if kind == "heads":
-                x, y, z = (t.reshape(t.shape[0], -1) for t in (x, y, z))
-            layers.append(LayerCorrelation(i, kind, _matched(x, y), _matched(x, z)))
-        x, y, z = (act[f"layer.{i}.heads"] for act in acts)
-        before, within_b, across_b = head_blocks(x, y)
-        after, within_a, across_a = head_blocks(x, z)
-        heads.append(HeadBlocks(i, x.shape[1], x.shape[2], within_b, across_b, within_a, across_a, before, after))
+        corr = {kind: (given[key].pearson(), after[key].pearson()) for kind, key in keys.items()}
+        for kind in keys:
+            layers.append(LayerCorrelation(i, kind, _matched(corr[kind][0]), _matched(corr[kind][1])))
+        before, within_b, across_b = head_block_means(corr["heads"][0], dh)
+        mapped, within_a, across_a = head_block_means(corr["heads"][1], dh)
+        heads.append(HeadBlocks(i, before.shape[0] // dh, dh, within_b, across_b, within_a, across_a, before, mapped))
     return Correlations(layers, heads)
