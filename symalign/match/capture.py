@@ -17,7 +17,9 @@ from collections.abc import Iterator
 import torch
 
 from symalign.match.mapped import PrecisionView
+from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.models.family import TransformerModel
+from symalign.models.functional import functional_params, module_names, weightless_module
 from symalign.models.fused import split_qkv
 
 MAX_ROWS = 20_000  # positions read per key: enough for every solve's statistics, and a bound on the data pass
@@ -29,8 +31,15 @@ def activation_batches(model: TransformerModel, data, max_examples: int | None =
     """Each evaluation batch's activations {key: [rows, features]} on the CPU in the model's precision,
     the last batch cut so that no more than MAX_ROWS rows are read in all. The forward passes run on
     `device`; the pass stops once it has the rows. Two of these can run in lockstep on one module (a
-    model aligned with itself): each batch starts from an empty store and yields its own dict."""
-    module = model.to_module().to(device)
+    model aligned with itself): each batch starts from an empty store and yields its own dict. The
+    module holds no weights of its own (torch.func on the model's tensors; at real scale on the
+    layout's views, as symalign.models.functional.logits_of), so a pass costs no copy of the model."""
+    from torch.func import functional_call
+
+    module = weightless_module(model, fused=False).to(device)
+    large = sum(t.numel() for t in model.tensors.values()) > LARGE_MODEL_PARAMETERS  # the zoo keeps its layout
+    params = {k: v.to(device) for k, v in functional_params(model.family, model.config, model.tensors,
+                                                            module_names(module), contiguous=not large).items()}
     dims = model.dims
     store: dict[str, list[torch.Tensor]] = {}
     handles = []
@@ -63,7 +72,8 @@ def activation_batches(model: TransformerModel, data, max_examples: int | None =
     try:
         for inputs, _ in data.eval_batches(model, max_examples):
             store.clear()
-            hidden = module(**{k: v.to(device) for k, v in inputs.items()}, output_hidden_states=True).hidden_states
+            kwargs = {**{k: v.to(device) for k, v in inputs.items()}, "output_hidden_states": True}
+            hidden = functional_call(module, params, args=(), kwargs=kwargs).hidden_states
             batch = {f"residual.{j}": h.reshape(-1, h.shape[-1]).cpu() for j, h in enumerate(hidden)}
             batch.update((key, torch.cat(parts)) for key, parts in store.items())
             store.clear()

@@ -47,16 +47,18 @@ def fused_config(config):
     return config
 
 
-def weightless_module(template: TransformerModel) -> torch.nn.Module:
+def weightless_module(template: TransformerModel, fused: bool = True) -> torch.nn.Module:
     """The template's module structure and buffers with no weights of its own: functional_call is
     always given every parameter, so a copy of the weights here would only cost memory (4 bytes per
     parameter). Built without initialisation (untouched memory), then parameters are replaced by
     empty placeholders; tied parameters keep one placeholder, so the tie is still seen. A slow
-    activation runs as its fused kernel (`fused_config`): every path and learned step is faster."""
+    activation runs as its fused kernel (`fused_config`): every path and learned step is faster;
+    `fused=False` keeps the config's own (what reads activations values, not losses)."""
     from transformers.initialization import no_init_weights
 
     with no_init_weights():
-        module = template.family.hf_class(fused_config(template.config)).float().eval()
+        config = fused_config(template.config) if fused else template.config
+        module = template.family.hf_class(config).float().eval()
     placeholders: dict[int, torch.nn.Parameter] = {}
     originals = list(module.parameters())  # alive until every one is replaced: ids stay unique
     for sub in module.modules():
