@@ -77,6 +77,13 @@ PAIRS = [
     PairRecipe("vit-digits-rotate", "eval", "vit", "digits-rotate", "none",
                dict(layers=2, width=128, heads=8, mlp=256, patch=2), seeds=(10, 11), steps=1500, batch_size=128,
                lr=2e-3),
+    # issue #59: wide pairs (width >= 192) that vary what a user's pairs vary. The first is the issue's own
+    # construction (tied embeddings, GPT2Config's default; 3 layers, width 256, 4 heads, BPE of 1,024 tokens,
+    # AdamW 3e-3 with a cosine schedule for 1,200 steps); the second differs from it in the tie alone.
+    PairRecipe("gpt2-prose-tied-256", "wide", "gpt2", "prose", "bpe",
+               dict(layers=3, width=256, heads=4, context=128, tied=True), steps=1200),
+    PairRecipe("gpt2-prose-untied-256", "wide", "gpt2", "prose", "bpe",
+               dict(layers=3, width=256, heads=4, context=128), steps=1200),
 ]
 
 
@@ -173,7 +180,7 @@ def _tokenizer(r: PairRecipe, text: str):
     from symalign.offline_hub import bpe_tokenizer, wordpiece_tokenizer
 
     train = text[: int(len(text) * (1 - EVAL_FRACTION))]
-    return (bpe_tokenizer if r.tokenizer == "bpe" else wordpiece_tokenizer)(train, 1024)
+    return (bpe_tokenizer if r.tokenizer == "bpe" else wordpiece_tokenizer)(train, r.shape.get("vocab", 1024))
 
 
 def _config(r: PairRecipe, tokenizer=None):
@@ -186,12 +193,13 @@ def _config(r: PairRecipe, tokenizer=None):
                                              pad_token_id=tokenizer.pad_token_id)
     if r.family == "gpt2":
         return GPT2Config(n_layer=s["layers"], n_embd=s["width"], n_head=s["heads"], vocab_size=vocab,
-                          n_positions=s["context"], tie_word_embeddings=False, resid_pdrop=0.0, embd_pdrop=0.0,
+                          n_positions=s["context"], tie_word_embeddings=s.get("tied", False), resid_pdrop=0.0,
+                          embd_pdrop=0.0,
                           attn_pdrop=0.0, architectures=["GPT2LMHeadModel"], **ends)
     if r.family == "llama":
         return LlamaConfig(num_hidden_layers=s["layers"], hidden_size=s["width"], num_attention_heads=s["heads"],
                            num_key_value_heads=s["kv_heads"], intermediate_size=s["mlp"], vocab_size=vocab,
-                           max_position_embeddings=s["context"], tie_word_embeddings=False,
+                           max_position_embeddings=s["context"], tie_word_embeddings=s.get("tied", False),
                            architectures=["LlamaForCausalLM"], **ends)
     return ViTConfig(num_hidden_layers=s["layers"], hidden_size=s["width"], num_attention_heads=s["heads"],
                      intermediate_size=s["mlp"], image_size=8, patch_size=s["patch"], num_channels=1, num_labels=10,
@@ -286,7 +294,7 @@ def pair_paths(r: PairRecipe, cache: Path = DEFAULT_CACHE, steps: int | None = N
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", choices=["dev", "eval", "all"], default="all")
+    parser.add_argument("--set", choices=["dev", "eval", "wide", "all"], default="all")
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--steps", type=int, default=None, help="training steps per model (default: the recipe's)")

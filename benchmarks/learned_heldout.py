@@ -117,7 +117,7 @@ def row_for(r: heldout_pairs.PairRecipe, cache: Path, baselines: dict, log=print
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", choices=["dev", "eval", "all"], default="eval")
+    parser.add_argument("--set", choices=["dev", "eval", "wide", "all"], default="eval")
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--cache", type=Path, default=heldout_pairs.DEFAULT_CACHE)
     parser.add_argument("--presets", nargs="+", default=["all", "full"], choices=["all", "full"],
