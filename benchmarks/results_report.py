@@ -298,7 +298,10 @@ def swept(preset: str, family: str, overrides: dict, executor: str, store: RunSt
     """The preset's summary records (its cells' frame with `cells`), from the run history where it has them."""
     grid = preset_grid(preset, family)
     for key, value in overrides.items():
-        setattr(grid, key, value)
+        if key == "max_sweeps":
+            grid.capped(value)
+        else:
+            setattr(grid, key, value)
     grid.check_options("results_report.py")
     result = run_sweep(grid, executor=executor, store=store,
                        progress=lambda d, t, r: print(f"[{d}/{t}] {r['row']} {r['a']} ↔ {r['b']}: "
@@ -347,13 +350,15 @@ def main() -> None:
     parser.add_argument("--points", type=int, help="λ points per curve (default: the sweep's, 21)")
     parser.add_argument("--max-examples", type=int, help="evaluation examples per curve (default: all)")
     parser.add_argument("--steps", type=int, help="learned matching steps (default: the data's)")
+    parser.add_argument("--max-sweeps", type=int, help="weight matching's sweeps where a row sets none (a quick check; "
+                                                        "default: to convergence)")
     args = parser.parse_args()
     ablations = [p for p in PRESETS if p not in MAIN_PRESETS]
     for entry in args.ablations:
         if entry.rpartition(":")[2] not in ablations:
             parser.error(f"--ablations {entry}: choose from {', '.join(ablations)} (optionally FAMILY:PRESET)")
     overrides = {k: v for k, v in (("points", args.points), ("max_examples", args.max_examples),
-                                   ("steps", args.steps)) if v is not None}
+                                   ("steps", args.steps), ("max_sweeps", args.max_sweeps)) if v is not None}
     out = Path(args.out)
     (out.parent / "results").mkdir(parents=True, exist_ok=True)
     store = RunStore()

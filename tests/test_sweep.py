@@ -185,7 +185,7 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
     root = Path(__file__).resolve().parents[1]
     home, out = tmp_path / "home", tmp_path / "docs" / "results.md"
     command = [sys.executable, "benchmarks/results_report.py", "--families", "vit-digits", "--executor", "serial",
-               "--points", "3", "--max-examples", "48", "--steps", "3", "--out", str(out),
+               "--points", "3", "--max-examples", "48", "--steps", "3", "--max-sweeps", "3", "--out", str(out),
                "--ablations", "layer-subsets", "vit-digits:lambda-sampling", "vit-digits:wm-iterations",
                "gpt-shakespeare:data-amount",
                "--widths", "vit-digits", "--anatomy", "--field", "vit-digits"]
@@ -225,7 +225,7 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
     assert "Per seed pair it breaks" in report or "and on every seed pair" in report  # the ordering, per pair
     store = RunStore(home / "runs.sqlite")
     for preset in ("table1", "components"):
-        grid = preset_grid(preset, "vit-digits")
+        grid = preset_grid(preset, "vit-digits").capped(3)
         grid.points, grid.max_examples, grid.steps = 3, 48, 3
         result = run_sweep(grid, executor="serial", store=store)
         assert (result.executed, result.reused) == (0, len(grid.cells()))  # the report's sweeps, all recorded
@@ -237,7 +237,7 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
     for preset in ("layer-subsets", "lambda-sampling"):  # the ablation sections: the sweep's own summary
         assert f"### vit-digits: {preset}" in report
         assert (out.parent / "results" / f"vit-digits-{preset}.html").is_file()
-        grid = preset_grid(preset, "vit-digits")
+        grid = preset_grid(preset, "vit-digits").capped(3)
         grid.points, grid.max_examples, grid.steps = 3, 48, 3
         result = run_sweep(grid, executor="serial", store=store)
         assert result.executed == 0
@@ -297,3 +297,12 @@ def test_a_vanilla_row_reuses_a_recorded_barrier_run(tmp_path):
     assert vanilla["run_id"] == run_id and vanilla["barrier"] == pytest.approx(curve.barrier)
     other = dict(spec, points=5)  # other evaluation settings: a different curve, measured
     assert run_sweep(grid_from_dict(other, "t"), executor="serial", store=store).reused == 0
+
+
+def test_a_capped_grid_stops_weight_matching_only_where_a_row_sets_no_sweeps_of_its_own():
+    iterations = preset_grid("wm-iterations", "vit-digits")
+    own = {r.name: dict(r.options).get("max_sweeps") for r in iterations.rows}
+    assert {r.name: dict(r.options).get("max_sweeps") for r in iterations.capped(2).rows} == own
+    table = preset_grid("table1", "vit-digits").capped(2)
+    for row in table.rows:
+        assert dict(row.options).get("max_sweeps") == (2 if row.method == "weight" else None), row.name

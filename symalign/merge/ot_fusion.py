@@ -176,6 +176,7 @@ def fuse_members(models: list[TransformerModel], how_align: str, data=None, sett
             if kinds is not None:
                 transform = Transform({k: v for k, v in transform.items() if spec.spaces[k].kind in kinds})
             tensors = apply_unchecked(other.tensors, spec, transform)
+            del transform  # the plans (an MLP's is n² floats) are not needed past their carrying
         else:
             tensors = weight_plans(first.tensors, dict(other.tensors), spec, boundary_tensors(first),
                                    first.dims.n_layer, settings, reg, kinds)
@@ -186,23 +187,22 @@ def fuse_members(models: list[TransformerModel], how_align: str, data=None, sett
 def acts_plans(a: TransformerModel, stats: dict[str, PairMoments], settings: OTSettings, reg: float) -> Transform:
     """OT-ACTS: each space's plan from the distances between standardised activations (none depends on
     another space's plan, as for activation matching), heads paired whole first. The distances come
-    from the pair's moments: ‖z_a − z_b‖² summed over the residual's streams, over q and k for QK."""
-    def dist(*sq: torch.Tensor) -> torch.Tensor:
-        return sum(sq).sqrt()
+    from the pair's moments: ‖z_a − z_b‖² summed over the residual's streams, over q and k for QK.
+    Each point's moments are dropped from `stats` once read, so the plans replace them in memory."""
+    def dist(*keys: str, order: torch.Tensor | None = None) -> torch.Tensor:
+        sq = [stats.pop(k).standardised_sq_distances() for k in keys]
+        return sum(sq if order is None else [paired(d, dh, order) for d in sq]).sqrt()
 
-    out = Transform()
-    out["residual"] = _distance_plan(dist(*(stats[k].standardised_sq_distances() for k in residual_keys(stats))),
-                                     settings, reg)
     dh = a.dims.d_head
+    out = Transform()
+    out["residual"] = _distance_plan(dist(*residual_keys(stats)), settings, reg)
     for i in range(a.dims.n_layer):
         p = f"layer.{i}."
-        out[p + "mlp"] = _distance_plan(dist(stats[p + "mlp"].standardised_sq_distances()), settings, reg)
+        out[p + "mlp"] = _distance_plan(dist(p + "mlp"), settings, reg)
         order = two_stage(stats[p + "heads"].pearson(), dh)
         out[p + "heads"] = Permutation(order)
-        qk = [paired(stats[p + key].standardised_sq_distances(), dh, order) for key in ("q", "k")]
-        out[p + "qk"] = _head_distance_plans(dist(*qk), settings, reg)
-        vo = paired(stats[p + "heads"].standardised_sq_distances(), dh, order)
-        out[p + "vo"] = _head_distance_plans(dist(vo), settings, reg)
+        out[p + "qk"] = _head_distance_plans(dist(p + "q", p + "k", order=order), settings, reg)
+        out[p + "vo"] = _head_distance_plans(dist(p + "heads", order=order), settings, reg)
     return out
 
 

@@ -14,7 +14,7 @@ try:
     import tomllib
 except ImportError:  # Python 3.10
     import tomli as tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations, product
 from pathlib import Path
 from typing import Any
@@ -174,6 +174,18 @@ class Grid:
         _check_count("steps", self.steps, source)
         if not isinstance(self.seeds, list) or not self.seeds or not all(isinstance(s, int) for s in self.seeds):
             raise SymalignError(f"{source}: seeds must be a list of integers, e.g. [0, 1, 2]")
+
+    def capped(self, max_sweeps: int) -> Grid:
+        """The grid with weight matching stopped after `max_sweeps` sweeps in every row that does not set
+        its own: a quick check (benchmarks/results_report.py --max-sweeps), not numbers to quote."""
+        from symalign.match.options import options_of
+
+        def cap(row: Row) -> Row:
+            if "max_sweeps" not in options_of(row.method) or "max_sweeps" in dict(row.options):
+                return row
+            return replace(row, options=row.options + (("max_sweeps", max_sweeps),))
+        self.rows = [cap(r) for r in self.rows]
+        return self
 
     def to_json(self) -> dict:
         return {"name": self.name, "pairs": [list(p) for p in self.pairs], "rows": [r.to_json() for r in self.rows],
