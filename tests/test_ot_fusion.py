@@ -137,3 +137,17 @@ def test_peers_refuses_a_family_the_zoo_lacks(capsys):
     assert main(["sweep", "--preset", "peers", "--family", "no-such-recipe"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no-such-recipe" in err
+
+
+def test_an_exact_plan_at_gpt2_small_mlp_width_is_the_optimal_permutation():
+    """POT's default pivot budget stops a 3072² EMD short of optimal (a permutation, but not the best one)."""
+    from scipy.optimize import linear_sum_assignment
+
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(3072, 32, generator=g, dtype=torch.float64), torch.randn(3072, 32, generator=g,
+                                                                               dtype=torch.float64)
+    cost = torch.cdist(x, y)
+    t = plan(cost, OTSettings("emd"), 0.0)
+    assert torch.equal((t > 0).sum(0), torch.ones(3072, dtype=torch.long))
+    rows, cols = linear_sum_assignment(cost.numpy())
+    assert float((t * cost).sum() * 3072) == pytest.approx(float(cost[rows, cols].sum()), rel=1e-9)

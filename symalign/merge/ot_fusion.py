@@ -101,7 +101,12 @@ def plan(cost: torch.Tensor, settings: OTSettings, reg: float) -> torch.Tensor:
     n_a, n_b = c.shape
     a, b = np.full(n_a, 1.0 / n_a), np.full(n_b, 1.0 / n_b)
     if settings.solver == "emd":
-        t = ot.emd(a, b, c)
+        # POT's default budget (100,000 pivots) stops a 3072² plan (a GPT-2-small MLP) short of optimal, where
+        # it is no longer a permutation; a budget of n_a·n_b pivots reaches it (3 s there)
+        t, log = ot.emd(a, b, c, numItermax=max(100_000, n_a * n_b), log=True)
+        if log["warning"] is not None:
+            raise SymalignError(f"exact OT did not reach its optimum on a {n_a}×{n_b} plan ({log['warning']}); "
+                                "use --ot-solver sinkhorn")
     else:
         t = ot.sinkhorn(a, b, c, reg, numItermax=10_000, stopThr=1e-10)
     if not np.isfinite(t).all():

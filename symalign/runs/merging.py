@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 from symalign.barrier import default_data_spec
 from symalign.errors import SymalignError
 from symalign.merge.rule import OT_ALIGNS
+from symalign.models.canonical import canonicalize
 from symalign.models.compat import check_compatible
 from symalign.models.io import export_dtype
 from symalign.progress import PhaseProgress
-from symalign.runs.recording import ModelLike, model_of, recorded, reference
+from symalign.runs.recording import ModelLike, loaded_here, model_of, recorded, reference
 from symalign.runs.records import MergeSettings, TransportSettings
 from symalign.runs.store import RunStore
 
@@ -76,6 +77,9 @@ def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "aver
         from symalign.merge.ot_fusion import check_fusable
 
         check_fusable(models[0])
+    # every merge reads canonical forms only: a model loaded here is folded in place of its raw tensors, so the
+    # raw and the canonical model never both stay (a real checkpoint: 4 bytes per parameter each)
+    models = [canonicalize(m, consume=loaded_here(r)) for m, r in zip(models, refs)]
     spec = data or default_data_spec(models[0])
     names = [reference(m) for m in refs]
     export_dtype(models[0], dtype)  # an unknown dtype is refused before any work
