@@ -73,19 +73,30 @@ def exported(request) -> dict:
     missing = static_export_missing()
     if missing:
         raise AssertionError(missing)  # chromium is here (require_chromium), so kaleido must draw with it
+    import warnings
+
+    import kaleido
     import plotly.io as pio
     import streamlit  # noqa: F401  (registers its template; the app draws and exports with it)
 
     before, pio.templates.default = pio.templates.default, request.param  # the CI found the streamlit case
     out = {}
-    for name, fig in figures().items():
-        for view in ("page", "projector"):
-            shown = projector(fig) if view == "projector" else fig
-            out[name, view] = (shown.to_image(format="svg").decode(), png_size(shown.to_image(format="png", scale=2)))
-    broken = figures()["curves"]  # the layout the issue found: a legend anchored inside the plot's bottom edge
-    broken.update_layout(legend=dict(orientation="h", yref="paper", yanchor="bottom", y=-0.35), height=420)
-    out["broken", "page"] = (broken.to_image(format="svg").decode(), None)
-    pio.templates.default = before
+    # one kaleido browser for all 25 exports (0.3 s an export instead of 2.3 s: each call would start its own)
+    kaleido.start_sync_server(silence_warnings=True)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="The kopts argument is ignored")  # plotly's, for a server
+            for name, fig in figures().items():
+                for view in ("page", "projector"):
+                    shown = projector(fig) if view == "projector" else fig
+                    out[name, view] = (shown.to_image(format="svg").decode(),
+                                       png_size(shown.to_image(format="png", scale=2)))
+            broken = figures()["curves"]  # the layout the issue found: a legend anchored inside the plot's bottom
+            broken.update_layout(legend=dict(orientation="h", yref="paper", yanchor="bottom", y=-0.35), height=420)
+            out["broken", "page"] = (broken.to_image(format="svg").decode(), None)
+    finally:
+        kaleido.stop_sync_server(silence_warnings=True)
+        pio.templates.default = before
     return out
 
 
