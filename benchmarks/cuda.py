@@ -101,7 +101,7 @@ def check() -> None:
                                     device=d).result.task_loss[0])
 
 
-def timings(work: Path, device: str, points: int, steps: int) -> None:
+def timings(work: Path, device: str, points: int, steps: int, device_batches_only: bool = False) -> None:
     from memory import ORG, build  # benchmarks/memory.py: the same checkpoints
 
     from symalign.match.align import align
@@ -115,8 +115,12 @@ def timings(work: Path, device: str, points: int, steps: int) -> None:
     print(f"GPT-2-small shapes ({params / 1e6:.1f}M parameters, bf16 on disk) on {name}, torch {torch.__version__}")
 
     def row(what: str, seconds: float, note: str) -> None:
-        ROWS.append({"timing": what, "seconds": seconds, "note": note})
-        print(f"{what:40s} {seconds:8.1f} s  {note}", flush=True)
+        peak = torch.cuda.max_memory_allocated() / 2**30 if device == "cuda" else None
+        ROWS.append({"timing": what, "seconds": seconds, "note": note, "peak_gpu_gib": peak})
+        print(f"{what:40s} {seconds:8.1f} s  {note}" + (f"  (peak GPU {peak:.2f} GiB)" if peak is not None else ""),
+              flush=True)
+        if device == "cuda":
+            torch.cuda.reset_peak_memory_stats()
 
     (a, b), s = timed(lambda: [load_model(f"{ORG}/gpt2-small-{i}") for i in range(2)])
     row("load both by hub id", s, "")
@@ -125,7 +129,7 @@ def timings(work: Path, device: str, points: int, steps: int) -> None:
     row("weight matching, all classes, 3 sweeps", s, f"solves {sweeps[-1].seconds:.1f} s, {sweeps[-1].stopped or ''}")
     import symalign.landscape.evaluate as evaluate
 
-    for merged in (False, True):  # the data source's CPU-sized batches, then merged to the device's room
+    for merged in ((True,) if device_batches_only else (False, True)):  # CPU-sized batches, then the device's
         evaluate.DEVICE_BATCHES = merged
         (_, curve), s = timed(lambda: barrier_run(a, b, "shakespeare", points=points, device=device))
         row(f"barrier, {points} points, 256 windows of 128", s,
@@ -151,6 +155,8 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=21, help="--timings: barrier points")
     parser.add_argument("--steps", type=int, default=30, help="--timings: learned steps")
     parser.add_argument("--only", nargs="*", default=[], help="substrings of the --check cases to run")
+    parser.add_argument("--device-batches-only", action="store_true",
+                        help="--timings: the barrier with device-sized batches only (not also the CPU-sized ones)")
     args = parser.parse_args()
     DEVICES[:] = args.devices
     ONLY[:] = args.only
@@ -163,7 +169,7 @@ def main() -> None:
         if args.check:
             check()
         if args.timings:
-            timings(Path(args.work), args.device, args.points, args.steps)
+            timings(Path(args.work), args.device, args.points, args.steps, args.device_batches_only)
     finally:
         if args.json:
             Path(args.json).write_text(json.dumps(ROWS, indent=2, default=str))
