@@ -273,7 +273,9 @@ def test_an_align_run_is_a_job_its_progress_shows_in_view_and_a_reload_picks_it_
         again.goto(f"{url}/align")
         shown = again.get_by_text("barrier after alignment").first
         shown.wait_for(timeout=60_000)
-        assert f"Saved as run {done[0].id}" in again.locator("body").inner_text()  # that run
+        # that run: its line is drawn after the metrics, so wait for it rather than read the page mid-render (a CI
+        # run once read the body between the two)
+        again.get_by_text(f"Saved as run {done[0].id}").first.wait_for(timeout=60_000)
 
 
 def test_beyond_the_straight_line_fits_as_a_job_that_survives_a_reload_and_a_closed_tab(tmp_path):
