@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from symalign.match.heads import best_inner_similarity
 from symalign.match.solvers import assignment
 
 
@@ -26,11 +27,4 @@ def two_stage(corr: torch.Tensor, width: int) -> torch.Tensor:
     """Verma & Elbayad's Head-Perm on a correlation over heads of `width` features: each head pair is
     scored by the best one-to-one matching of its features (an inner assignment), then heads are
     paired by an outer assignment on those scores. Returns B's head for each of A's."""
-    per_pair = blocks(corr, width)
-    n = per_pair.shape[0]
-    score = torch.zeros(n, n, dtype=torch.float64)
-    for i in range(n):
-        for j in range(n):
-            c = per_pair[i, j]
-            score[i, j] = c[torch.arange(width), assignment(c)].sum()
-    return assignment(score)
+    return assignment(best_inner_similarity(blocks(corr, width), "perm"))
