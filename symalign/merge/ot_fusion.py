@@ -176,8 +176,8 @@ def fuse_members(models: list[TransformerModel], how_align: str, data=None, sett
     for model in models[1:]:
         other = canonicalize(model)
         if how_align == "ot-acts":
-            transform = acts_plans(first, pair_moments(first, other, data, max_examples, device), settings, reg)
-            transform = Transform({k: v for k, v in transform.items() if k in spec.spaces})
+            transform = acts_plans(first, spec, pair_moments(first, other, data, max_examples, device), settings,
+                                   reg)
             if kinds is not None:
                 transform = Transform({k: v for k, v in transform.items() if spec.spaces[k].kind in kinds})
             tensors = apply_unchecked(other.tensors, spec, transform)
@@ -189,7 +189,8 @@ def fuse_members(models: list[TransformerModel], how_align: str, data=None, sett
     return out
 
 
-def acts_plans(a: TransformerModel, stats: dict[str, PairMoments], settings: OTSettings, reg: float) -> Transform:
+def acts_plans(a: TransformerModel, spec: SymmetrySpec, stats: dict[str, PairMoments], settings: OTSettings,
+               reg: float) -> Transform:
     """OT-ACTS: each space's plan from the distances between standardised activations (none depends on
     another space's plan, as for activation matching), heads paired whole first. The distances come
     from the pair's moments: ‖z_a − z_b‖² summed over the residual's streams, over q and k for QK.
@@ -200,10 +201,12 @@ def acts_plans(a: TransformerModel, stats: dict[str, PairMoments], settings: OTS
 
     dh = a.dims.d_head
     out = Transform()
-    out["residual"] = _distance_plan(dist(*residual_keys(stats)), settings, reg)
+    if "residual" in spec.spaces:
+        out["residual"] = _distance_plan(dist(*residual_keys(stats)), settings, reg)
     for i in range(a.dims.n_layer):
         p = f"layer.{i}."
-        out[p + "mlp"] = _distance_plan(dist(p + "mlp"), settings, reg)
+        if p + "mlp" in spec.spaces:
+            out[p + "mlp"] = _distance_plan(dist(p + "mlp"), settings, reg)
         order = two_stage(stats[p + "heads"].pearson(), dh)
         out[p + "heads"] = Permutation(order)
         out[p + "qk"] = _head_distance_plans(dist(p + "q", p + "k", order=order), settings, reg)
