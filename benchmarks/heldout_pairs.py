@@ -25,6 +25,7 @@ import ast
 import hashlib
 import json
 import math
+import os
 import sys
 import sysconfig
 import time
@@ -84,6 +85,18 @@ PAIRS = [
                dict(layers=3, width=256, heads=4, context=128, tied=True), steps=1200),
     PairRecipe("gpt2-prose-untied-256", "wide", "gpt2", "prose", "bpe",
                dict(layers=3, width=256, heads=4, context=128), steps=1200),
+    # the rest of the family: other corpora, vocabularies (2k-8k), 8 heads, depth 4-6, widths 192-512, tied and
+    # untied twins, other seeds and training lengths (trained on a GPU: `--device cuda`)
+    PairRecipe("gpt2-code-tied-192", "wide", "gpt2", "code", "bpe",
+               dict(layers=4, width=192, heads=8, context=128, tied=True, vocab=4096), seeds=(20, 21), steps=1200),
+    PairRecipe("gpt2-code-untied-192", "wide", "gpt2", "code", "bpe",
+               dict(layers=4, width=192, heads=8, context=128, vocab=4096), seeds=(20, 21), steps=1200),
+    PairRecipe("gpt2-pydoc-tied-320", "wide", "gpt2", "pydoc", "bpe",
+               dict(layers=5, width=320, heads=8, context=128, tied=True, vocab=2048), seeds=(30, 31), steps=1000),
+    PairRecipe("gpt2-prose-tied-512", "wide", "gpt2", "prose", "bpe",
+               dict(layers=6, width=512, heads=8, context=128, tied=True, vocab=8192), seeds=(40, 41), steps=1500),
+    PairRecipe("gpt2-code-untied-384", "wide", "gpt2", "code", "bpe",
+               dict(layers=6, width=384, heads=4, context=128, vocab=8192), seeds=(50, 51), steps=1500),
 ]
 
 
@@ -165,7 +178,9 @@ def corpus_file(corpus: str, cache: Path) -> Path:
     path = cache / "corpora" / f"{corpus}.txt"
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(corpus_text(corpus), encoding="utf-8")
+        partial = path.with_suffix(f".{os.getpid()}.partial")  # whole or absent: parallel trainers read it
+        partial.write_text(corpus_text(corpus), encoding="utf-8")
+        partial.replace(path)
     return path
 
 
@@ -227,8 +242,10 @@ def _augment(x: torch.Tensor, kind: str, g: torch.Generator) -> torch.Tensor:
 
 
 def train_model(r: PairRecipe, seed: int, out: Path, cache: Path, steps: int | None = None,
-                log=print) -> Path:
-    """One model of the pair: AdamW with warm-up and cosine decay on `model(**batch).loss`."""
+                log=print, device: str = "cpu") -> Path:
+    """One model of the pair: AdamW with warm-up and cosine decay on `model(**batch).loss`. The
+    batches are drawn on the CPU from the seed's generator, so `device` changes only the arithmetic
+    (a model trained on a GPU is a different model of the same recipe, not the CPU's to round-off)."""
     from transformers import GPT2LMHeadModel, LlamaForCausalLM, ViTForImageClassification
 
     torch.manual_seed(seed)
@@ -248,6 +265,7 @@ def train_model(r: PairRecipe, seed: int, out: Path, cache: Path, steps: int | N
                                      add_special_tokens=False)["input_ids"])
         cls = GPT2LMHeadModel if r.family == "gpt2" else LlamaForCausalLM
         model = cls(_config(r, tokenizer))
+    model.to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=r.lr, weight_decay=0.01)
     warm = max(1, steps // 20)
     schedule = torch.optim.lr_scheduler.LambdaLR(
@@ -257,11 +275,11 @@ def train_model(r: PairRecipe, seed: int, out: Path, cache: Path, steps: int | N
     for step in range(steps):
         if r.family == "vit":
             pick = torch.randint(0, len(y), (r.batch_size,), generator=g)
-            loss = model(pixel_values=_augment(x[pick], r.corpus, g), labels=y[pick]).loss
+            loss = model(pixel_values=_augment(x[pick], r.corpus, g).to(device), labels=y[pick].to(device)).loss
         else:
             n = r.shape["context"]
             starts = torch.randint(0, len(ids) - n - 1, (r.batch_size,), generator=g)
-            batch = torch.stack([ids[s: s + n] for s in starts])
+            batch = torch.stack([ids[s: s + n] for s in starts]).to(device)
             loss = model(input_ids=batch, labels=batch).loss
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -271,7 +289,7 @@ def train_model(r: PairRecipe, seed: int, out: Path, cache: Path, steps: int | N
         if step % max(1, steps // 5) == 0 or step == steps - 1:
             log(f"  {r.name} seed {seed} step {step + 1}/{steps} loss {loss.item():.3f} "
                 f"({time.perf_counter() - begin:.0f} s)")
-    model.eval()
+    model.eval().to("cpu")
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(out))
     if tokenizer is not None:  # a ViT gets no processor: it takes symalign's digits as they are stored (like the zoo)
@@ -279,15 +297,20 @@ def train_model(r: PairRecipe, seed: int, out: Path, cache: Path, steps: int | N
     return out
 
 
-def pair_paths(r: PairRecipe, cache: Path = DEFAULT_CACHE, steps: int | None = None, log=print) -> tuple[Path, Path]:
-    """The pair's two model folders, trained first if the cache lacks them."""
+def model_path(r: PairRecipe, seed: int, cache: Path = DEFAULT_CACHE, steps: int | None = None) -> Path:
     tag = r.key() if steps is None else f"{r.key()}-{steps}"
+    return cache / "models" / f"{r.name}-{tag}" / str(seed)
+
+
+def pair_paths(r: PairRecipe, cache: Path = DEFAULT_CACHE, steps: int | None = None, log=print,
+               device: str = "cpu") -> tuple[Path, Path]:
+    """The pair's two model folders, trained first if the cache lacks them."""
     paths = []
     for seed in r.seeds:
-        out = cache / "models" / f"{r.name}-{tag}" / str(seed)
+        out = model_path(r, seed, cache, steps)
         if not (out / "config.json").is_file():
-            log(f"training {r.name} seed {seed} ({steps or r.steps} steps) into {out}")
-            train_model(r, seed, out, cache, steps, log)
+            log(f"training {r.name} seed {seed} ({steps or r.steps} steps, {device}) into {out}")
+            train_model(r, seed, out, cache, steps, log, device)
         paths.append(out)
     return paths[0], paths[1]
 
