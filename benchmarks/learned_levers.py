@@ -112,10 +112,13 @@ def _run(job: tuple) -> dict:
     preset, fields, extra = LEVERS[lever]
     fields = {**fields, "steps": steps} if steps and "steps" not in fields else fields
     config = AlignConfig(method="learned", preset=preset, data=pair["data"], device=device, **fields)
-    if extra:
-        original = AlignConfig.learned_options
+    original = AlignConfig.learned_options
+    if extra:  # this run only: a worker process serves several runs
         AlignConfig.learned_options = lambda self: dataclasses.replace(original(self), **extra)
-    learned = align(a, b, config)
+    try:
+        learned = align(a, b, config)
+    finally:
+        AlignConfig.learned_options = original
     seconds = time.perf_counter() - begin
     s = learned.report.learned_summary
     return {"pair": pair["pair"], "lever": lever, "seconds": seconds, "steps": s.steps, "stopped": s.stopped,

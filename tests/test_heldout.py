@@ -14,6 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
 import heldout_pairs  # noqa: E402
 import learned_heldout  # noqa: E402
+import learned_levers  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -65,3 +66,28 @@ def test_a_widened_recipe_is_another_pair_of_the_same_recipe_at_that_width():
     llama = heldout_pairs.recipe("llama-code")  # rotary heads: each must be even
     with pytest.raises(SystemExit, match="even"):
         heldout_pairs.widened(llama, 4 * 25)
+
+
+@pytest.mark.slow
+def test_lever_runs_are_real_computation_and_leave_no_option_behind(tiny_pair):
+    """benchmarks/learned_levers.py (issue #59): one worker serves several runs, so a lever's option
+    patch must not reach the next run (it once did: every run after `joint-perms` had its freeze)."""
+    import torch
+
+    from symalign.match.config import AlignConfig
+
+    recipe, cache, (a, b) = tiny_pair
+    pair = {"pair": "tiny", "a": str(a), "b": str(b), "data": heldout_pairs.data_spec(recipe, cache)}
+    threads, original = torch.get_num_threads(), AlignConfig.learned_options
+    run = [learned_levers._run((pair, lever, "cpu", threads, float("inf"), 20))
+           for lever in ("baselines", "joint-perms", "default")]
+    assert AlignConfig.learned_options is original
+    base, joint, default = run
+    assert base["vanilla"] > 0.05 and base["weight"] < base["vanilla"]
+    for r in (joint, default):
+        assert r["steps"] == 20 and r["learned"] < 0.5 * base["vanilla"]
+    skipped = learned_levers._run((pair, "default", "cpu", threads, 0.0, 20))  # its deadline has passed
+    assert skipped == {"pair": "tiny", "lever": "default", "skipped": "budget spent"}
+    text = learned_levers.table([pair], [base, joint, default, skipped], ["default", "joint-perms"])
+    closed = 100 * (1 - default["learned"] / base["vanilla"])
+    assert f"{closed:.1f}%" in text and "closed median" in text
