@@ -1,6 +1,7 @@
 """Model pairs the project's defaults were not tuned on (issue #29), trained with plain `transformers` loops.
 
-    python benchmarks/heldout_pairs.py [--set dev|eval|all] [--cache DIR] [--steps N] [--only NAME ...] [--width N]
+    python benchmarks/heldout_pairs.py [--set dev|eval|wide|all] [--cache DIR] [--steps N] [--only NAME ...]
+                                       [--width N] [--device cpu|cuda]
 
 Each pair is two models of one architecture trained from two seeds on the same data. The zoo is
 character-level Shakespeare and 8×8 digits with symalign's own trainer; these pairs differ from it
@@ -15,6 +16,10 @@ symalign's digits training split.
 
 The **development set** is where learned matching's defaults were chosen; the **evaluation set**
 (other seeds, other corpora, other shapes) is only ever reported (benchmarks/learned_heldout.py).
+The **wide set** (issue #59) is a family of GPT-2 pairs of width 192-512 that varies what a user's
+pairs vary: corpus, vocabulary, tie, heads, depth, width, training length. Its models take about
+20 minutes each on 2 cores and under a minute on a GPU (`--device cuda`; benchmarks/learned_levers.py
+trains them in parallel).
 Trained pairs are cached under DIR (default ~/.cache/symalign/heldout) keyed by their recipe, so
 a second run costs nothing."""
 
@@ -322,9 +327,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--steps", type=int, default=None, help="training steps per model (default: the recipe's)")
     parser.add_argument("--width", type=int, default=None, help="train the pairs at this width (an experiment)")
+    parser.add_argument("--device", default="cpu", help="where the models train (cpu, cuda)")
     args = parser.parse_args(argv)
     for r in chosen(args.set, args.only, args.width):
-        a, b = pair_paths(r, args.cache, args.steps)
+        a, b = pair_paths(r, args.cache, args.steps, device=args.device)
         print(f"{r.name} ({r.split}): {a} {b} data {data_spec(r, args.cache)}", flush=True)
 
 
