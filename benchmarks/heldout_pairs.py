@@ -302,22 +302,23 @@ def train_model(r: PairRecipe, seed: int, out: Path, cache: Path, steps: int | N
     return out
 
 
-def model_path(r: PairRecipe, seed: int, cache: Path = DEFAULT_CACHE, steps: int | None = None) -> Path:
+def trained_model(r: PairRecipe, seed: int, cache: Path = DEFAULT_CACHE, steps: int | None = None, log=print,
+                  device: str = "cpu") -> Path:
+    """One model folder of the pair, trained first if the cache lacks it (one seed at a time, so
+    benchmarks/learned_levers.py can train seeds in parallel)."""
     tag = r.key() if steps is None else f"{r.key()}-{steps}"
-    return cache / "models" / f"{r.name}-{tag}" / str(seed)
+    out = cache / "models" / f"{r.name}-{tag}" / str(seed)
+    if not (out / "config.json").is_file():
+        log(f"training {r.name} seed {seed} ({steps or r.steps} steps, {device}) into {out}")
+        train_model(r, seed, out, cache, steps, log, device)
+    return out
 
 
 def pair_paths(r: PairRecipe, cache: Path = DEFAULT_CACHE, steps: int | None = None, log=print,
                device: str = "cpu") -> tuple[Path, Path]:
     """The pair's two model folders, trained first if the cache lacks them."""
-    paths = []
-    for seed in r.seeds:
-        out = model_path(r, seed, cache, steps)
-        if not (out / "config.json").is_file():
-            log(f"training {r.name} seed {seed} ({steps or r.steps} steps, {device}) into {out}")
-            train_model(r, seed, out, cache, steps, log, device)
-        paths.append(out)
-    return paths[0], paths[1]
+    a, b = (trained_model(r, seed, cache, steps, log, device) for seed in r.seeds)
+    return a, b
 
 
 def main(argv: list[str] | None = None) -> None:

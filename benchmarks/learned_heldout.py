@@ -20,6 +20,7 @@ narrowness). The README's table is run without either."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import statistics
@@ -50,14 +51,18 @@ def _parse_option(text: str) -> tuple[str, object]:
     return name, value
 
 
-def _with_options(overrides: dict):
-    """Patch AlignConfig.learned_options so the overrides reach the matcher (experiments only)."""
+@contextlib.contextmanager
+def options_overridden(overrides: dict):
+    """AlignConfig.learned_options patched while the block runs, so the overrides reach the matcher
+    (experiments only), and restored after it: a worker process that serves several runs must not
+    carry one run's overrides into the next (benchmarks/learned_levers.py once did)."""
     original = AlignConfig.learned_options
-
-    def patched(self):
-        return dataclasses.replace(original(self), **overrides)
-
-    AlignConfig.learned_options = patched
+    if overrides:
+        AlignConfig.learned_options = lambda self: dataclasses.replace(original(self), **overrides)
+    try:
+        yield
+    finally:
+        AlignConfig.learned_options = original
 
 
 def learned_row(a_path: Path, b_path: Path, spec: str, data, preset: str) -> dict:
@@ -131,7 +136,6 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     overrides = dict(_parse_option(o) for o in args.option)
     if overrides:
-        _with_options(overrides)
         print(f"learned options overridden: {overrides}")
     baseline_file = args.cache / "baselines.json"
     baselines = json.loads(baseline_file.read_text()) if baseline_file.is_file() else {}
@@ -141,7 +145,9 @@ def main(argv: list[str] | None = None) -> None:
         f"learned ({p}) | closed ({p}) | seconds ({p}) | steps ({p})" for p in presets) + " | plain step (s) |")
     print("|---|---|---|---|" + "---|---|---|---|" * len(presets) + "---|")
     for r in heldout_pairs.chosen(args.set, args.only, args.width):
-        row = row_for(r, args.cache, baselines, log=lambda m: print(m, file=sys.stderr, flush=True), presets=presets)
+        with options_overridden(overrides):
+            row = row_for(r, args.cache, baselines, log=lambda m: print(m, file=sys.stderr, flush=True),
+                          presets=presets)
         baseline_file.parent.mkdir(parents=True, exist_ok=True)
         baseline_file.write_text(json.dumps(baselines, indent=1))
         rows.append(row)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import heldout_pairs  # noqa: E402
+import learned_heldout  # noqa: E402
 
 # name: (class preset, AlignConfig fields, LearnedOptions fields that AlignConfig does not carry)
 LEVERS: dict[str, tuple[str, dict, dict]] = {
@@ -75,13 +76,10 @@ def _train(job: tuple) -> str:
     import torch
 
     torch.set_num_threads(threads)
-    r = heldout_pairs.recipe(name)
-    out = heldout_pairs.model_path(r, seed, Path(cache), steps)
-    if not (out / "config.json").is_file():
-        begin = time.perf_counter()
-        heldout_pairs.train_model(r, seed, out, Path(cache), steps, log=lambda m: None, device=device)
-        return f"trained {name} seed {seed} on {device} in {time.perf_counter() - begin:.0f} s"
-    return f"cached {name} seed {seed}"
+    begin = time.perf_counter()
+    heldout_pairs.trained_model(heldout_pairs.recipe(name), seed, Path(cache), steps, log=lambda m: None,
+                                device=device)
+    return f"{name} seed {seed} ready on {device} in {time.perf_counter() - begin:.0f} s"
 
 
 def _run(job: tuple) -> dict:
@@ -89,8 +87,6 @@ def _run(job: tuple) -> dict:
     pair, lever, device, threads, deadline, steps = job
     if time.time() > deadline:
         return {"pair": pair["pair"], "lever": lever, "skipped": "budget spent"}
-    import dataclasses
-
     import torch
 
     from symalign.data import load_data
@@ -112,13 +108,8 @@ def _run(job: tuple) -> dict:
     preset, fields, extra = LEVERS[lever]
     fields = {**fields, "steps": steps} if steps and "steps" not in fields else fields
     config = AlignConfig(method="learned", preset=preset, data=pair["data"], device=device, **fields)
-    original = AlignConfig.learned_options
-    if extra:  # this run only: a worker process serves several runs
-        AlignConfig.learned_options = lambda self: dataclasses.replace(original(self), **extra)
-    try:
+    with learned_heldout.options_overridden(extra):  # this run only: a worker process serves several runs
         learned = align(a, b, config)
-    finally:
-        AlignConfig.learned_options = original
     seconds = time.perf_counter() - begin
     s = learned.report.learned_summary
     return {"pair": pair["pair"], "lever": lever, "seconds": seconds, "steps": s.steps, "stopped": s.stopped,
