@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
     parser.add_argument("--threads", nargs="*", type=int, default=[1, 2])
     parser.add_argument("--steps", type=int, default=None,
-                        help="most learned steps (default: the data's, 600 images / 300 text)")
+                        help="most learned steps (default: the data's, 600)")
     parser.add_argument("--patience", type=int, default=3, help="stale checks before stopping (default: 3)")
     parser.add_argument("--input-noise", type=float, default=None,
                         help="noise on training images (default: the data's, 0.3)")

@@ -44,7 +44,7 @@ def main() -> None:
     parser.add_argument("--pairs", nargs="*", default=["0,1", "0,2", "1,2"])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--steps", type=int, default=None,
-                        help="learned: most steps (default: the data's, 600 images / 300 text)")
+                        help="learned: most steps (default: the data's, 600)")
     parser.add_argument("--json", default=None, help="also write the rows to this file")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)

@@ -195,14 +195,14 @@ def test_runs_are_renamed_and_tagged_and_the_history_filters_by_tag(tmp_path, mo
 
 def test_simplex_warns_of_minutes_before_its_learned_default():
     """Issue #56: Simplex said "about 40 s" and its defaults (none, weight, learned) took 403 s. Measured on 2
-    idle cores (docs/benchmarks.md): gpt-shakespeare's defaults (learned at 300 steps) take minutes,
+    idle cores (docs/benchmarks.md): gpt-shakespeare's defaults (learned at 600 steps) take minutes,
     vit-digits' (600 steps) under one."""
     from symalign.runs.durations import estimate_text, simplex_typical
 
-    seconds, text = simplex_typical(("none", "weight", "learned"), 300, "gpt-shakespeare")
-    assert 200 <= seconds <= 800 and "300 steps" in text and "min" in text
+    seconds, text = simplex_typical(("none", "weight", "learned"), 600, "gpt-shakespeare")
+    assert 400 <= seconds <= 1600 and "600 steps" in text and "min" in text
     assert simplex_typical(("none", "weight", "learned"), 30, "gpt-shakespeare")[0] < seconds / 3  # scaled by steps
-    fast, said = simplex_typical(("none", "weight"), 300, "gpt-shakespeare")
+    fast, said = simplex_typical(("none", "weight"), 600, "gpt-shakespeare")
     assert fast < seconds / 3 and "steps" not in said
     vit, said = simplex_typical(("none", "weight", "learned"), 600)
     assert 20 <= vit < 90 and "min" not in said
@@ -227,8 +227,8 @@ def test_typical_times_scale_with_the_family_and_the_steps_and_say_which_model_t
     assert family_of_ref("zoo:gpt-shakespeare/1") == "gpt-shakespeare" and family_of_ref("/my/model") is None
     vit, said = demo_typical("vit-digits", 600)
     assert "vit-digits" in said
-    gpt, said = demo_typical("gpt-shakespeare", 300)  # minutes: the sentence says what takes them
-    assert gpt > vit and "300 steps" in said and "gpt-shakespeare" in said
+    gpt, said = demo_typical("gpt-shakespeare", 600)  # minutes: the sentence says what takes them
+    assert gpt > vit and "600 steps" in said and "gpt-shakespeare" in said
     assert demo_typical("vit-digits", 60)[0] < vit / 2
     learned, said = align_typical("learned", None, 600, with_vanilla=True)
     assert learned > align_typical("learned", None, 600)[0] and "zoo-sized model" in said

@@ -306,3 +306,27 @@ def test_a_capped_grid_stops_weight_matching_only_where_a_row_sets_no_sweeps_of_
     table = preset_grid("table1", "vit-digits").capped(2)
     for row in table.rows:
         assert dict(row.options).get("max_sweeps") == (2 if row.method == "weight" else None), row.name
+
+
+def test_a_learned_cell_never_reuses_a_run_made_under_another_default_step_count(tmp_path):
+    """Issue #59 raised text's default from 300 steps to 600. A learned config now writes its steps out
+    (None: the data's default), so a run recorded when the default was 300 (steps None in its record) is
+    not taken for a cell asking for today's default, while one recorded with the same steps is."""
+    from symalign.runs.records import AlignSettings
+    from symalign.sweeps.grid import grid_from_dict
+    from symalign.sweeps.sweep import _payload, finished_runs, reusable
+
+    a, b = "zoo:gpt-shakespeare/0", "zoo:gpt-shakespeare/1"
+    grid = grid_from_dict({"pairs": [[a, b]], "points": 3, "max_examples": 8, "data": "shakespeare",
+                           "rows": [{"name": "learned", "method": "learned", "classes": "all"}]}, "t")
+    cell = grid.cells()[0]
+    payload = _payload(cell, grid, "shakespeare")
+    assert payload["config"]["steps"] == 600  # the default, written out
+    store = RunStore(tmp_path / "runs.sqlite")
+    old = dict(payload["config"], steps=None)  # what a 300-step default run recorded
+    run = store.start("align", a, b, "learned", settings=AlignSettings(old, 3, 8).to_json())
+    store.finish(run, {"barrier": 0.07})
+    assert reusable(finished_runs(store), cell, payload) is None
+    same = store.start("align", a, b, "learned", settings=AlignSettings(payload["config"], 3, 8).to_json())
+    store.finish(same, {"barrier": 0.05})
+    assert reusable(finished_runs(store), cell, payload).id == same

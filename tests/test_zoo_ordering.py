@@ -21,7 +21,7 @@ from symalign.models import load_model
 pytestmark = pytest.mark.slow  # minutes of learned matching or a real browser: `-m 'not slow'` skips
 
 PERMS = {"mlp": "perm", "heads": "perm"}
-# Learned matching's steps here (its defaults are 600 for images, 300 for text): the orderings already
+# Learned matching's steps here (its default is 600): the orderings already
 # hold, with margins, at a third or a fifth of them, and the suite runs in minutes (issue #40).
 VIT_STEPS = 200  # measured: learned-perm 0.73, learned-full 0.00, narrow ↔ wide 0.01
 TEXT_STEPS = 60  # measured on 0↔1: llama 0.25, pythia 0.11

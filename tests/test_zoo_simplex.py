@@ -1,8 +1,8 @@
 """Theus et al.'s three-model finding on the shipped zoo: over the simplex of three seeds, learned
 matching opens the widest near-zero region and the lowest maximum barrier. The README's settings
 (`benchmarks/zoo_simplex.py`: all classes, resolution 10, ε = 0.05; gpt-shakespeare on its first 64
-evaluation windows) but learned matching runs fewer steps than its default (600 images, 300 text),
-where the finding already shows. Measured there at the defaults: vit-digits near-zero 0.27 / 0.24 /
+evaluation windows) but learned matching runs fewer steps than its default (600), where the finding
+already shows. Measured there at the defaults (text then 300 steps): vit-digits near-zero 0.27 / 0.24 /
 0.71 and max barrier 3.95 / 4.19 / 0.15 (none / weight / learned); gpt-shakespeare 0.05 / 0.17 /
 0.48 and 1.35 / 0.38 / 0.09. At the steps below, learned: vit-digits 0.88 and 0.16 (200 steps),
 gpt-shakespeare 0.33 and 0.15 (100 steps; 0.36 and 0.12 at 150). Margins are about half the gaps."""

@@ -4,7 +4,7 @@ Checks are fixed-size forward passes (examples × points) taken every few steps;
 300-600 steps they cost a tenth of the run, but a user who asks for 2 steps at GPT-2-small waited for
 full-size checks (128 windows × 3 points ≈ 2 minutes on 2 cores) before and after them. Sized from the
 budget, a short run gets short checks, with floors that keep the stopping rule meaningful; from 100
-steps on the sizes are the old fixed ones, so the zoo's learned numbers (300-600 steps) do not move."""
+steps on the sizes are the old fixed ones, so the zoo's learned numbers (300-600 steps) did not move."""
 
 from __future__ import annotations
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import copy
 from dataclasses import asdict, dataclass, field
 
+from symalign.data.defaults import learned_defaults
 from symalign.errors import SymalignError
 from symalign.match.matchers import matcher
-from symalign.match.options import all_options
+from symalign.match.options import all_options, options_of
 from symalign.symmetry.spec import KINDS
 
 # Precisions a written checkpoint may take (`auto`: the input's own; symalign.models.io maps the names).
@@ -51,7 +52,7 @@ class AlignConfig:
     max_sweeps: int = 30
     dtype: str = "auto"  # precision of the written checkpoints: auto (the input's), float32, bfloat16, float16
     max_seconds: float | None = None  # weight matching: stop after the sweep that passes this budget
-    steps: int | None = None  # learned / soft: most optimisation steps; None: the data's default (600 images, 300 text)
+    steps: int | None = None  # learned / soft: most optimisation steps; None: the data's default (600)
     patience: int = 3  # learned / soft: checks without improvement before the stopping rule ends the run
     start: str = "weight"  # learned: weight | activation | auto (both; the one lower on the check): docs/matching.md
     lr: float = 0.01
@@ -88,6 +89,10 @@ class AlignConfig:
         self.classes = {**DEFAULT_CLASSES, **self.classes}  # unnamed kinds: MLP and head permutations, else none
         if needs_data and self.data is None:
             raise SymalignError(f"--method {self.method} needs --data: it matches on activations or the task loss")
+        if self.steps is None and self.data is not None and "steps" in options_of(self.method):
+            # Written out, not left None: a run's record and its reuse key then say how many steps it ran,
+            # so an earlier run made under another default (text: 300 before issue #59) is never reused.
+            self.steps = learned_defaults(self.data)["steps"]
 
     @classmethod
     def from_options(cls, values: dict, **settings) -> AlignConfig:
@@ -145,7 +150,6 @@ class AlignConfig:
         """The learned optimiser's settings: what the user set, else the data's defaults (steps, input
         noise: `symalign.data.learned_defaults`; the checks: sized from the steps, symalign.match.check_budget);
         the stopping rule's other defaults live in LearnedOptions."""
-        from symalign.data import learned_defaults
         from symalign.match.check_budget import budget_checks
         from symalign.match.learned import LearnedOptions
         from symalign.match.matchers import matcher

@@ -44,7 +44,7 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class LearnedOptions:
-    steps: int = 300  # at most; AlignConfig fills the data's default (600 images, 300 text)
+    steps: int = 300  # at most, for direct callers; AlignConfig fills the data's default (600)
     lr: float = 0.01
     perm_lr: float | None = None  # None: 0.1 beside continuous maps, 2.0 when permutations are all there is
     batch_size: int = 64

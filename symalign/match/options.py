@@ -81,7 +81,7 @@ BUILTIN_OPTIONS: tuple[Option, ...] = (
            ("weight",), minimum=0),
     Option("rounds", int, 0, "weight, three or more models: refinement rounds, each model matched to the mean of "
            "the others", ("weight",), minimum=0, universe_only=True),
-    Option("steps", int, None, "learned/soft: most optimisation steps (default: 600 for images, 300 for text)",
+    Option("steps", int, None, "learned/soft: most optimisation steps (default: 600)",
            LEARNERS, minimum=1),
     Option("lr", float, 0.01, "learned/soft: learning rate", LEARNERS, minimum=0),
     Option("batch_size", int, 64, "learned/soft: examples per step", LEARNERS, minimum=1),
