@@ -134,7 +134,7 @@ class TextData:
     task = "causal-lm"
 
     # Learned matching on text: tokens take no input noise; 600 steps (300 until issue #59 left two
-    # held-out prose pairs at 96.8-96.9% of their barrier; about two minutes for gpt-shakespeare).
+    # held-out prose pairs at 96.8-96.9% of their barrier; 250-285 s for gpt-shakespeare on 2 cores).
     LEARNED_DEFAULTS = TEXT_LEARNED_DEFAULTS
 
     name: str
