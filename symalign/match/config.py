@@ -147,16 +147,16 @@ class AlignConfig:
         return {k: v for k, v in self.to_json().items() if k not in ("data", "device", "seed", "dtype")}
 
     def learned_options(self):
-        """The learned optimiser's settings: what the user set, else the data's defaults (steps, input
-        noise: `symalign.data.learned_defaults`; the checks: sized from the steps, symalign.match.check_budget);
-        the stopping rule's other defaults live in LearnedOptions."""
+        """The learned optimiser's settings: what the user set, else the data's defaults (input noise:
+        `symalign.data.learned_defaults`; the steps were filled from it in __post_init__; the checks:
+        sized from the steps, symalign.match.check_budget); the stopping rule's other defaults live in
+        LearnedOptions."""
         from symalign.match.check_budget import budget_checks
         from symalign.match.learned import LearnedOptions
         from symalign.match.matchers import matcher
 
-        defaults = learned_defaults(self.data or "")
-        steps = self.steps if self.steps is not None else defaults["steps"]
-        noise = self.input_noise if self.input_noise is not None else defaults["input_noise"]
+        steps = self.steps  # a learner needs data, so __post_init__ has filled the data's default
+        noise = self.input_noise if self.input_noise is not None else learned_defaults(self.data)["input_noise"]
         return LearnedOptions(steps=steps, lr=self.lr, batch_size=self.batch_size, lambdas=self.lambdas,
                               alpha=self.alpha, seed=self.seed, soft=matcher(self.method).relaxed,
                               patience=self.patience,
