@@ -4,7 +4,7 @@ import streamlit as st
 
 from symalign.plots import barrier_bars
 from symalign.plots.names import pair_label
-from symalign.runs.table import headline_barrier, runs_table
+from symalign.runs.table import curves_table, headline_barrier, run_label, runs_table
 from symalign.ui.figures import show_figure
 from symalign.ui.permalink import initial_list, show_permalink
 from symalign.ui.runs import run_filters
@@ -17,7 +17,7 @@ with user_errors():
     if not runs:
         st.info("No finished runs with a barrier yet: run the guided demo on Home or align two models.")
         st.stop()
-    labels = {r.id: f"{r.id[-6:]} · {r.label or r.method} · {r.model_a} ↔ {r.model_b}" for r in runs}
+    labels = {r.id: run_label(r) for r in runs}  # unique (the short id) and naming the pair
     linked = initial_list("compare-runs", "runs", list(labels))
     chosen = st.multiselect("runs to compare", list(labels), default=linked or list(labels), key="compare-runs",
                             format_func=labels.get)
@@ -26,6 +26,8 @@ with user_errors():
     if not runs:
         st.info("Pick at least one run.")
         st.stop()
+    curves = [r for r in runs if r.kind == "curve"]  # fitted curves: beside, never among, the matchers (issue #70)
+    runs = [r for r in runs if r.kind != "curve"]
     table = runs_table(runs)
     table.insert(1, "pair", [pair_label(m.split(" · ")) for m in table["models"]])
     table = table.sort_values(["pair", "method"], kind="stable")  # grouped by model pair, as the chart
@@ -43,7 +45,16 @@ with user_errors():
                                                                                   format="%.2f"),
                                 "near_zero_fraction": st.column_config.NumberColumn(format="%.2f"),
                                 "seconds": st.column_config.NumberColumn(format="%.1f")})
-    show_figure(barrier_bars(table), key="compare-fig")
+    if len(table):
+        show_figure(barrier_bars(table), key="compare-fig")
+    if curves:
+        st.subheader("Fitted curves (not straight lines)")
+        st.caption("A curve fitted between two models (Beyond the straight line, on the Paths page) bends around "
+                   "the barrier; its barrier is the curve's, not a matcher's. Each row also gives the straight "
+                   "lines it started from.")
+        st.dataframe(curves_table(curves), hide_index=True, width="stretch",
+                     column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                    for c in ("curve barrier", "straight line barrier", "aligned line barrier")})
     st.download_button("download CSV", table.to_csv(index=False).encode(), "symalign-runs.csv", "text/csv",
                        key="compare-csv")
     show_permalink("compare", {**st.session_state["compare-filters"],

@@ -53,8 +53,8 @@ if _before:
 
 if st.button("Run the guided demo", type="primary", key="demo-run"):
     from symalign.ui.jobs import submit_or_join
-    from symalign.ui.session import heavy_work
-    from symalign.ui.state import cached_planted_demo
+    from symalign.ui.state import planted_demo_task
+    from symalign.ui.widgets import follow_task
 
     with user_errors():
         # part 2 is a background job, so it goes on if this tab closes or reloads (the page picks it up
@@ -62,14 +62,11 @@ if st.button("Run the guided demo", type="primary", key="demo-run"):
         request = {"recipe": recipe, "data": DEMO_DATA[recipe], "steps": int(steps)}
         st.session_state["demo-job"] = submit_or_join("demo", request, label=f"guided demo: {recipe}")
         st.session_state.pop("demo-runs", None)
-        with heavy_work("the demo"), st.status("1 · planting a symmetry in one model and undoing it…",
-                                               expanded=True) as status:
-            from symalign.ui.widgets import StreamlitProgress
-
-            bar = StreamlitProgress("1 · starting…")
-            st.session_state["demo-planted"] = (recipe, cached_planted_demo(f"zoo:{recipe}/0", DEMO_DATA[recipe],
-                                                                            _progress=bar))
-            bar.done()
+        # part 1 is computed once per server in a thread of its own; each visitor draws its progress
+        # (no Streamlit call inside a shared computation: issue #70's concurrent guests)
+        with st.status("1 · planting a symmetry in one model and undoing it…", expanded=True) as status:
+            task = planted_demo_task(f"zoo:{recipe}/0", DEMO_DATA[recipe])
+            st.session_state["demo-planted"] = (recipe, follow_task(task, "1 · starting…"))
             status.update(label="1 · planted symmetry: done", state="complete", expanded=False)
 
 if "demo-job" not in st.session_state and "demo-runs" not in st.session_state:
@@ -85,11 +82,13 @@ if "demo-job" in st.session_state:
     follow_demo(st.session_state["demo-job"])
 
 if "demo-runs" in st.session_state and "demo-planted" not in st.session_state:  # a demo picked up after a reload
-    from symalign.ui.state import cached_planted_demo
+    from symalign.ui.state import planted_demo_task
+    from symalign.ui.widgets import follow_task
 
     with user_errors():
         done = st.session_state["demo-recipe-done"]
-        st.session_state["demo-planted"] = (done, cached_planted_demo(f"zoo:{done}/0", DEMO_DATA[done]))
+        st.session_state["demo-planted"] = (done, follow_task(planted_demo_task(f"zoo:{done}/0", DEMO_DATA[done]),
+                                                              "1 · the planted symmetry…"))
 
 if "demo-planted" in st.session_state or "demo-runs" in st.session_state:
     from symalign.plots import curves_figure

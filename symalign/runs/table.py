@@ -16,12 +16,38 @@ def classes_text(classes: dict | None) -> str:
     return ", ".join(chosen) or "none"
 
 
+BENDS = {"bezier": "Bézier", "polychain": "polygonal chain"}
+
+
+def curve_text(run: Run) -> str:
+    """A fitted-curve run as a reader must tell it from a straight line (issue #70: "weight: none",
+    barrier 0.0000, read as a matcher reaching zero): 'curve (Bézier), aligned by weight (all)'."""
+    bend = BENDS.get(run.settings.get("bend", ""), run.settings.get("bend", "?"))
+    align = run.settings.get("align", "none")
+    if align in (None, "none"):
+        start = "unaligned"
+    elif isinstance(align, dict):
+        classes = align.get("preset") or classes_text(align.get("classes"))
+        start = f"aligned by {align.get('method', run.method)} ({classes})"
+    else:  # an alignment folder or an align run's id
+        start = f"aligned as {align}"
+    return f"curve ({bend}), {start}"
+
+
 def run_label(run: Run) -> str:
+    """A run's name on a page: what it is, its short id and the models it ran on. A given label (a
+    grid cell's "quick vit-digits: weight (all)", a user's rename) keeps the id and the pair too: three
+    grid cells on three pairs read alike otherwise, and a multiselect keyed by its labels merged them
+    into one (issue #70)."""
+    models = "" if run.kind == "transport" else f" · {pair_label(run.all_models)}"  # which models (issue #56)
+    split = " · train split" if run.settings.get("split") == "train" else ""  # beside its eval twin on one chart
     if run.label:
-        return run.label
+        return f"{run.label} [{run.id[-6:]}]{models}{split}"
     classes = run.metrics.get("classes") or run.settings.get("config", {}).get("classes")
     if run.kind == "barrier":
         what = "vanilla"
+    elif run.kind == "curve":
+        what = curve_text(run)
     elif run.kind == "merge":
         what = f"merge {run.settings.get('how', 'average')} ({run.method} alignment) of {len(run.all_models)} models"
     elif run.kind == "transport":
@@ -30,8 +56,6 @@ def run_label(run: Run) -> str:
         what = f"{run.kind} {run.method}" + ("" if run.kind == "spectrum" else f": {classes_text(classes)}")
     else:
         what = f"{run.method}: {classes_text(classes)}"
-    models = "" if run.kind == "transport" else f" · {pair_label(run.all_models)}"  # which models (issue #56)
-    split = " · train split" if run.settings.get("split") == "train" else ""  # beside its eval twin on one chart
     return f"{what} [{run.id[-6:]}]{models}{split}"
 
 
@@ -81,7 +105,8 @@ def runs_table(runs: list[Run]) -> pd.DataFrame:
             mid = curve["loss"][i]
         classes = m.get("classes") or r.settings.get("config", {}).get("classes")
         rows.append({
-            "run": run_label(r), "id": r.id, "state": r.state, "kind": r.kind, "method": r.method,
+            "run": run_label(r), "id": r.id, "state": r.state, "kind": r.kind,
+            "method": curve_text(r) if r.kind == "curve" else r.method,  # a curve is never read as a matcher
             "classes": classes_text(classes) if r.kind in ("align", "align-many", "simplex") else "none",
             "model_a": r.model_a, "model_b": r.model_b, "models": " · ".join(r.all_models),
             "barrier": headline_barrier(r), "barrier_mean": m.get("barrier_mean"),
@@ -95,6 +120,15 @@ def runs_table(runs: list[Run]) -> pd.DataFrame:
                                        "models", "barrier", "barrier_mean", "accuracy_barrier", "near_zero_fraction",
                                        "loss_at_half", "endpoint_loss_a", "endpoint_loss_b", "seconds", "source",
                                        "created"])
+
+
+def curves_table(runs: list[Run]) -> pd.DataFrame:
+    """Fitted-curve runs on their own: what the curve is, its pair, its barrier beside the straight lines'."""
+    return pd.DataFrame([{"curve": curve_text(r), "pair": pair_label(r.all_models),
+                          "curve barrier": r.metrics.get("barrier"),
+                          "straight line barrier": r.metrics.get("line_barrier"),
+                          "aligned line barrier": r.metrics.get("aligned_line_barrier"),
+                          "id": r.id[-6:]} for r in runs])
 
 
 def _accuracy_barrier(metrics: dict, curve: dict) -> float | None:

@@ -39,7 +39,11 @@ def _index(choices: list[str], value: str | None) -> int:
 
 
 def pick_runs_with_curves(runs: list[Run], key: str, default: int = 3) -> list[Run]:
-    with_curves = [r for r in runs if r.state == "done" and r.curve]
+    with_curves = [r for r in runs if r.state == "done" and r.curve and r.kind != "curve"]
+    fitted = sum(r.kind == "curve" and r.state == "done" for r in runs)
+    if fitted:  # a fitted curve is not a straight line: it has its own page (issue #70)
+        st.caption(f"{fitted} fitted-curve run{'s' if fitted > 1 else ''} (Bézier or polygonal chain) are on "
+                   "the Paths page, not among these straight lines.")
     if not with_curves:
         st.info("No finished runs with an interpolation curve yet: run the guided demo on Home, align two "
                 "models on Align, or run `symalign barrier A B` / `symalign align ... --barrier`.")

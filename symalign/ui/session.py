@@ -122,20 +122,32 @@ _SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("SYMALIGN_APP_SLOT
 
 
 @contextmanager
-def heavy_work(what: str = "this computation") -> Iterator[None]:
-    """Run heavy work in one of the app's slots (SYMALIGN_APP_SLOTS, default 1), saying so while
-    another session's work holds it."""
+def heavy_slot(on_wait=None) -> Iterator[None]:
+    """Hold one of the app's slots for heavy work (no Streamlit here, so a worker thread may use it):
+    `on_wait()` is called once if another computation holds the slot first."""
     from symalign.device import polite_threads
 
     if not _SLOTS.acquire(blocking=False):
-        note = st.info(f"Waiting for the computation of another visitor to finish before {what} starts…")
+        if on_wait is not None:
+            on_wait()
         _SLOTS.acquire()
-        note.empty()
     try:
         with polite_threads():  # a laptop busy with something else: fewer threads, not a thread fight
             yield
     finally:
         _SLOTS.release()
+
+
+@contextmanager
+def heavy_work(what: str = "this computation") -> Iterator[None]:
+    """Run heavy work in one of the app's slots (SYMALIGN_APP_SLOTS, default 1), saying so while
+    another session's work holds it."""
+    notes = []
+    with heavy_slot(lambda: notes.append(
+            st.info(f"Waiting for the computation of another visitor to finish before {what} starts…"))):
+        for note in notes:
+            note.empty()
+        yield
 
 
 # Where a job's request names models and data (symalign.jobs.kinds): what a guest's request is checked on.

@@ -12,6 +12,7 @@ from symalign.data import load_data
 from symalign.models import load_model
 from symalign.models.family import TransformerModel
 from symalign.runs import RunStore
+from symalign.ui.shared_task import SharedTask, shared_task
 
 
 def _stamp(ref: str) -> float:
@@ -80,12 +81,18 @@ def cached_curve_estimate(ref: str, data_spec: str, max_examples: int | None):
     return _curve_estimate(ref, _stamp(ref), data_spec, max_examples)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def cached_planted_demo(ref: str, data_spec: str, _progress=None):
-    """Part 1 of the guided demo (seeded, so every visitor gets the same numbers): computed once per
-    server, and visitors who ask while it runs wait for that one computation (Streamlit's cache
-    holds a lock per key). `_progress` (not part of the cache key): the bar of the visitor who
-    computes it, phase by phase (a bare spinner stood 73 s on a loaded machine, issue #56)."""
+def planted_demo_task(ref: str, data_spec: str) -> SharedTask:
+    """Part 1 of the guided demo (seeded, so every visitor gets the same numbers), computed once per
+    server in a thread of its own; visitors who ask while it runs follow the same computation, each
+    drawing their own progress bar from its state (`symalign.ui.widgets.follow_task`). The visitor's
+    access is checked here, in their own session, before the shared computation is started or joined."""
     from symalign.demo import planted_demo
+    from symalign.ui.session import heavy_slot
 
-    return planted_demo(cached_model(ref), cached_data(data_spec), progress=_progress)
+    model, data = cached_model(ref), cached_data(data_spec)
+
+    def work(progress):
+        with heavy_slot(lambda: progress("waiting for another visitor's computation to finish", 0, 0)):
+            return planted_demo(model, data, progress=progress)
+
+    return shared_task(("planted-demo", ref, _stamp(ref), data_spec), work)

@@ -12,6 +12,8 @@ from symalign.device import describe_devices
 from symalign.errors import SymalignError
 from symalign.match.config import CLASS_PRESETS, PRESET_HELP, preset_classes
 from symalign.symmetry.spec import CLASSES, KINDS, SymmetrySpec
+from symalign.ui.access import Access
+from symalign.ui.shared_task import SharedTask
 from symalign.workspace import home
 
 KIND_LABELS = {"mlp": "MLP units", "heads": "attention heads", "qk": "inside heads: QK",
@@ -44,7 +46,8 @@ def sidebar():
         view_settings()
         st.caption("Compute")
         slot = st.empty()
-        st.caption(f"Data folder: `{home()}` (runs, uploads; set SYMALIGN_HOME to move it)")
+        if not Access.from_environment().guest:  # a shared app's guests never see a host path (issue #70)
+            st.caption(f"Data folder: `{home()}` (runs, uploads; set SYMALIGN_HOME to move it)")
     return slot
 
 
@@ -227,3 +230,19 @@ class StreamlitProgress:
 
     def done(self) -> None:
         self.bar.empty()
+
+
+def follow_task(task: SharedTask, text: str, interval: float = 0.25):
+    """Draw a shared computation's progress on this visitor's page until it ends; its result (or its
+    error, raised here in the visitor's session so `user_errors` says it)."""
+    bar = st.progress(0.0, text=text)
+    while not task.wait(interval):
+        now = task.snapshot()
+        if now.total:
+            note = f" · {now.note}" if now.note else ""
+            bar.progress(min(1.0, now.done / now.total), text=f"{now.phase}: {now.done}/{now.total} · "
+                         f"{timing(time.monotonic() - now.phase_began, now.done, now.total)}{note}")
+        else:
+            bar.progress(0.0, text=now.phase)
+    bar.empty()
+    return task.outcome()
