@@ -667,6 +667,30 @@ def test_compare_matchers_draws_one_bar_per_run_even_when_runs_share_a_label(hom
     assert [b["showlegend"] for b in bars] == [True, False]  # the method once in the legend
 
 
+def test_compare_keeps_fitted_curves_apart_from_matchers(home):
+    """Issue #70: an aligned Bézier curve read "weight: none", barrier 0.0000, in the vanilla line's colour
+    group, so a reader concluded a matcher reached zero. Curves get a table of their own, named as curves
+    with the alignment they started from; the chart holds the straight lines only."""
+    from symalign.runs.execute import barrier_run
+
+    store = RunStore(home / "runs.sqlite")
+    barrier_run("zoo:vit-digits/0", "zoo:vit-digits/1", points=3, max_examples=8, store=store)
+    assert main(["curve", "zoo:vit-digits/0", "zoo:vit-digits/1", "--align", "weight",
+                 "--steps", "2", "--points", "3", "--max-examples", "8"]) == 0
+    (curve,) = store.list(kind="curve")
+    assert curve.settings["align"]["method"] == "weight"  # the alignment it started from is recorded
+    at = clean(page("compare").run())
+    lines, curves = (t.value for t in at.dataframe)
+    assert list(lines["method"]) == ["none"] and "curve" not in " ".join(lines["run"])
+    assert list(curves["curve"]) == ["curve (Bézier), aligned by weight (all)"]
+    assert curves["curve barrier"][0] == pytest.approx(curve.metrics["barrier"])
+    (chart,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert len(chart["data"]) == 1  # the straight line's bar alone
+    interp = clean(page("interpolation").run())
+    assert [o.startswith("vanilla") for o in interp.multiselect(key="interp-runs").options] == [True]
+    assert any("fitted-curve run" in c.value for c in interp.caption)
+
+
 def test_run_history_shows_the_barriers_first_and_settings_as_a_table(home):
     """The history's first columns are the run and its barriers (loss and accuracy), and a run's
     settings read as rows of name and value, nested keys joined by dots (issue #43)."""
@@ -771,6 +795,32 @@ def test_interpolation_draws_mean_and_std_bands_over_seed_pairs(home):
     (chart,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     names = [t.get("name") for t in chart["data"] if t.get("showlegend", True) and t.get("name")]
     assert names == ["none: none · vit-digits (n = 3)"] and chart["layout"]["yaxis"]["type"] == "log"
+
+
+def test_bands_average_three_same_label_runs_over_three_pairs(home):
+    """Issue #70: the quick grid's three cells share one label ("quick vit-digits: ..."); the runs picker
+    merged them into one (a multiselect keys its choices by their labels), so the band said n = 1 and the
+    link kept one id. Each pill names its pair; the band averages the three pairs."""
+    from symalign.runs.execute import barrier_run
+
+    store = RunStore(home / "runs.sqlite")
+    for a, b in (("0", "1"), ("0", "2"), ("1", "2")):
+        barrier_run(f"zoo:vit-digits/{a}", f"zoo:vit-digits/{b}", points=3, max_examples=8, store=store,
+                    label="quick vit-digits: none")
+    at = clean(page("interpolation").run())
+    picker = at.multiselect(key="interp-runs")
+    assert len(picker.value) == 3
+    pills = [picker.format_func(v) for v in picker.value]
+    assert len(set(pills)) == 3 and {p.rsplit(" · ", 1)[1] for p in pills} == {"vit-digits 0↔1", "vit-digits 0↔2",
+                                                                                  "vit-digits 1↔2"}
+    at.toggle(key="interp-bands").set_value(True)
+    at = clean(at.run())
+    (chart,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    names = [t.get("name") for t in chart["data"] if t.get("showlegend", True) and t.get("name")]
+    assert names == ["none: none · vit-digits (n = 3)"]
+    assert any("3 runs in 1 group" in c.value for c in at.caption)
+    link = next(c.value for c in at.code if c.value.startswith("http"))
+    assert all(r.id in link for r in store.list())
 
 
 def test_links_open_aligns_and_simplexs_results(home, tmp_path):

@@ -178,7 +178,7 @@ def cmd_curve(args) -> None:
     align_with = args.align
     if args.align in method_names():
         args.method = args.align
-        align_with = align_config(args, data_for(args, [args.a]))
+        align_with = align_config(args, data_for(args, [args.a]), default_preset="all")  # as its help says
     options = CurveOptions(args.bend, args.steps, args.lr, args.batch_size, args.seed)
     with Bar(f"curve ({args.bend})") as bar:
         result = curve_run(args.a, args.b, align_with, options, data=args.data, points=args.points,
