@@ -91,5 +91,5 @@ def papers_section(entries: list[str], max_examples: int | None = None, charts: 
                   tf.table3_text(tf.table3_summary(transports), transports, markdown=True), "",
                   "Fig. 4 (mean over the combinations; task and support accuracy against α, θ_B + α·τ without π "
                   "against θ_B + α·π(τ); `--preset transfusion-fig4` prints the same transports):", "",
-                  tf.fig4_text(tf.fig4_summary(transports), markdown=True), ""]
+                  tf.fig4_text(tf.fig4_summary(transports), transports, markdown=True), ""]
     return lines

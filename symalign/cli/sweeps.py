@@ -219,7 +219,7 @@ def transfusion(args) -> None:
         print(table3_text(summary, cells))
     else:
         print(f"TransFusion Fig. 4 on {args.family}: task and support accuracy against α, mean over {n} combinations")
-        print(fig4_text(summary))
+        print(fig4_text(summary, cells))
     if args.out:
         print(f"wrote {args.out}/{args.preset}.csv and {args.preset}-cells.csv")
 

@@ -1,9 +1,10 @@
 """TransFusion's transport experiments on the zoo (`symalign sweep --preset transfusion-table3 |
 transfusion-fig4`): a fine-tune's task vector τ carried into another seed by each head strategy.
 
-Table 3 compares how heads are paired before the task vector moves: no head alignment (heads in order,
-the maps inside them still aligned), brute force (every head pair aligned inside, then the Hungarian
-pairing), TransFusion's spectral distance, and symalign's circuits. It reports the change in the
+Table 3 compares how heads are paired before the task vector moves, with permutations only, as the paper
+runs it (residual stream, MLP units, heads, the features inside each head): No Att-Align (heads in order,
+the features inside them still permuted), Brute Force (every head pair aligned inside, then the Hungarian
+pairing), Ours (Full) (TransFusion's spectral distance), and symalign's circuits (not in the paper). It reports the change in the
 fine-tune task's accuracy and in the support set's (the original task's) against θ_B's own. Fig. 4
 sweeps α in [0.01, 2] for θ_B + α·τ (no π) against θ_B + α·π(τ), on both accuracies.
 
@@ -19,10 +20,14 @@ from collections.abc import Callable
 import pandas as pd
 
 from symalign.errors import SymalignError
+from symalign.papers.transfusion import FIG4, PERMUTATION_ONLY, TABLE3, TASKS
+from symalign.papers.verdict import verdict
 
 STRATEGIES = ("without π", "none", "brute-force", "spectral", "circuit")  # without π: `transport --align none`
-LABELS = {"without π": "θ_B + α·τ (no alignment)", "none": "no head alignment (heads in order)",
-          "brute-force": "brute force", "spectral": "spectral (TransFusion's)", "circuit": "circuits (symalign's)"}
+# The rows as the paper names them (Table 3); the other two are ours, and say so.
+LABELS = {"without π": "θ_B + α·τ (no π)", "none": "No Att-Align", "brute-force": "Brute Force",
+          "spectral": "Ours (Full)", "circuit": "circuits (symalign's; not in the paper)"}
+PAPER_ROWS = {"none": "No Att-Align", "brute-force": "Brute Force", "spectral": "Ours (Full)"}
 ALPHAS = (0.0, 0.01, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)  # 0 is θ_B itself: the zero-shot reference
 TABLE3_ALPHA = 1.0
 TRANSPORT_PAIRS = {"vit-digits": "vit-digits-flipped", "gpt-shakespeare": "gpt-shakespeare-upper"}
@@ -34,8 +39,16 @@ SETTING = {"vit-digits": "digit ViTs trained further on flipped digits",
 def setting(cells: pd.DataFrame) -> str:
     """The one line that says how the zoo's transports differ from TransFusion's."""
     family = cells["b"].iloc[0].split(":")[-1].rsplit("/", 1)[0]
-    return ("not comparable in size: TransFusion transports fine-tunes of CLIP ViT-B/16 between pre-trainings on "
-            f"image-classification tasks; the zoo's fine-tunes are {SETTING.get(family, family)}")
+    return ("not comparable in size or task: TransFusion transports fine-tunes of CLIP ViT-B/16 between "
+            "pre-trainings (EuroSAT, GTSRB, SVHN; support set ImageNet-R); the zoo's fine-tunes are "
+            f"{SETTING.get(family, family)}, the support set the original task. The same classes as the paper: "
+            + classes_line())
+
+
+def classes_line() -> str:
+    """The class of each component in every aligned row, the residual's included."""
+    return ", ".join(f"{kind} {cls}" for kind, cls in PERMUTATION_ONLY.items()) + \
+        " (No Att-Align: heads none, kept in order)"
 
 
 def transport_combinations(family: str, fine_tunes: list[int] | None = None,
@@ -68,7 +81,8 @@ def transfusion_cells(family: str, fine_tunes: list[int] | None = None, receiver
             began = time.perf_counter()
             how = "none" if strategy == "without π" else "weight"
             config = None if how == "none" else with_head_strategy(
-                AlignConfig(method="weight", preset="all", data=data_base, device=device), strategy)
+                AlignConfig(method="weight", classes=dict(PERMUTATION_ONLY), data=data_base, device=device),
+                strategy)
             result = transport(a, ft, b, list(alphas), data_task, data_base, how, max_examples=max_examples,
                                device=device, config=config)
             seconds = time.perf_counter() - began
@@ -114,42 +128,66 @@ def _pp(mean: float, std: float) -> str:
     return f"{100 * mean:+.1f} ± {100 * std:.1f} pp"
 
 
+def _paper_cells(strategy: str) -> str:
+    """The paper's Table 3 row for a strategy, task/support per task (pp), or "(not in the paper)"."""
+    if strategy not in PAPER_ROWS:
+        return "(not in the paper)"
+    row = TABLE3.row(PAPER_ROWS[strategy])
+    return " · ".join(f"{t} {row.numbers[2 * k]:+.2f} / {row.numbers[2 * k + 1]:+.2f}" for k, t in enumerate(TASKS))
+
+
 def table3_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = False) -> str:
-    """Table 3 as a person reads it, then what the numbers say of TransFusion's claims (per combination
-    where one goes the other way)."""
-    head = ("strategy", f"Δ task accuracy (α = {summary['alpha'].iloc[0]:g})", "Δ support accuracy", "paper")
+    """Table 3 as a person reads it: our rows named as the paper's, beside the paper's nine task/support
+    cells, then each of its claims in its words with the verdict on our combinations."""
+    alpha = summary["alpha"].iloc[0]
+    zero = TABLE3.row("θ_B zero-shot (accuracy %)").numbers
+    base = cells[cells["alpha"] == 0]
+    head = ("strategy", f"Δ task accuracy (α = {alpha:g})", "Δ support accuracy",
+            "paper: Δ task / Δ support (pp), per task")
     lines = ["| " + " | ".join(head) + " |", "|---|---|---|---|"] if markdown else [
-        f"{head[0]:<38}{head[1]:>30}{head[2]:>24}"]
-    for _, r in summary.iterrows():
-        task, support = _pp(r["task_delta_mean"], r["task_delta_std"]), _pp(r["support_delta_mean"],
-                                                                             r["support_delta_std"])
-        lines.append(f"| {r['label']} | {task} | {support} | not transcribed |" if markdown else
-                     f"{r['label']:<38}{task:>30}{support:>24}")
-    lines += ["", f"({setting(cells)}; the paper's values are not transcribed here)", ""]
-    lines += [("- " if markdown else "") + v for v in table3_verdicts(cells, summary["alpha"].iloc[0])]
+        f"{head[0]:<40}{head[1]:>24}{head[2]:>22}   {head[3]}"]
+    ref = ("θ_B zero-shot (accuracy)", f"{100 * base['task_accuracy'].mean():.2f}%",
+           f"{100 * base['support_accuracy'].mean():.2f}%",
+           " · ".join(f"{t} {zero[2 * k]:.2f}% / {zero[2 * k + 1]:.2f}%" for k, t in enumerate(TASKS)))
+    rows = [ref] + [(r["label"], _pp(r["task_delta_mean"], r["task_delta_std"]),
+                     _pp(r["support_delta_mean"], r["support_delta_std"]), _paper_cells(r["strategy"]))
+                    for _, r in summary.iterrows()]
+    for label, task, support, paper in rows:
+        lines.append(f"| {label} | {task} | {support} | {paper} |" if markdown else
+                     f"{label:<40}{task:>24}{support:>22}   {paper}")
+    lines += ["", f"({setting(cells)})", ""]
+    lines += [("- " if markdown else "") + v for v in table3_verdicts(cells, alpha)]
     return "\n".join(lines)
 
 
+def _per_combination(cells: pd.DataFrame, alpha: float, column: str, better: str, worse: str) -> dict[str, float]:
+    at = cells[cells["alpha"] == alpha].set_index(["strategy", "a_ft", "b"])[column]
+    gain = at.loc[better] - at.loc[worse]
+    return {f"{ft.split(':')[-1]} → {b.split(':')[-1]}": float(g) for (ft, b), g in gain.items()}
+
+
 def table3_verdicts(cells: pd.DataFrame, alpha: float = TABLE3_ALPHA) -> list[str]:
-    """TransFusion's reading of Table 3 checked per combination: aligning heads (brute force, spectral)
-    carries more of the task than keeping them in order, and spectral comes close to brute force."""
-    at = cells[cells["alpha"] == alpha].set_index(["strategy", "a_ft", "b"])["task_accuracy"]
+    """Each Table 3 claim in the paper's words, decided per (fine-tune, receiver) combination by the one
+    verdict rule (symalign.papers.verdict)."""
     present = set(cells["strategy"])
+    tests = [(0, "task_accuracy", "spectral", "brute-force", 0.0), (0, "task_accuracy", "spectral", "none", 0.0),
+             (1, "task_accuracy", "none", "brute-force", 0.0),
+             (2, "support_accuracy", "spectral", "brute-force", 0.01)]  # comparable: within 1 pp
     lines = []
-    for better, worse in (("brute-force", "none"), ("spectral", "none"), ("circuit", "none"),
-                          ("spectral", "brute-force")):
+    for claim, column, better, worse, slack in tests:
         if not {better, worse} <= present:
             continue
-        gain = at.loc[better] - at.loc[worse]
-        against = [f"{ft.split(':')[-1]} → {b.split(':')[-1]} ({100 * g:+.1f} pp)" for (ft, b), g in gain.items()
-                   if g < 0]
-        lines.append(f"{LABELS[better]} against {LABELS[worse]}: task accuracy {100 * gain.mean():+.1f} pp on "
-                     f"average ({'higher' if gain.mean() > 0 else 'not higher'}"
-                     + (f"; lower on {', '.join(against)}" if against else "; on every combination") + ")")
+        diff = _per_combination(cells, alpha, column, better, worse)
+        if slack:  # "comparable": holds where Ours is at most `slack` below
+            diff = {k: v + slack for k, v in diff.items()}
+        what = "task" if column == "task_accuracy" else "support"
+        extra = f" + {100 * slack:g} pp" if slack else ""
+        lines.append(f"\"{TABLE3.claims[claim].quote}\": {LABELS[better]} − {LABELS[worse]}, Δ {what}{extra}: "
+                     + verdict(diff, " pp", 100, 1))
     return lines
 
 
-def fig4_text(summary: pd.DataFrame, markdown: bool = False,
+def fig4_text(summary: pd.DataFrame, cells: pd.DataFrame | None = None, markdown: bool = False,
               strategies: tuple[str, ...] = ("without π", "spectral", "circuit")) -> str:
     """Fig. 4 as a table: per α, task and support accuracy without π and with π (mean over combinations)."""
     shown = [s for s in strategies if s in set(summary["strategy"])]
@@ -160,23 +198,23 @@ def fig4_text(summary: pd.DataFrame, markdown: bool = False,
         values = [f"{row.loc[s, f'{w}_accuracy_mean']:.1%}" for s in shown for w in ("task", "support")]
         lines.append("| " + " | ".join([f"{alpha:g}", *values]) + " |" if markdown else
                      " | ".join([f"{alpha:g}", *values]))
-    lines += ["", fig4_verdict(summary)]
+    lines += ["", f"({setting(cells)})"] if cells is not None else []
+    lines += ["", fig4_verdict(cells)] if cells is not None else []
     return "\n".join(lines)
 
 
-def fig4_verdict(summary: pd.DataFrame, aligned: str = "spectral") -> str:
-    """TransFusion's Fig. 4 claim from the numbers: with π the task accuracy climbs higher over α than
-    without, at a support accuracy no lower."""
-    def best(strategy: str) -> tuple[float, float, float]:
-        part = summary[summary["strategy"] == strategy]
-        top = part.loc[part["task_accuracy_mean"].idxmax()]
-        return float(top["alpha"]), float(top["task_accuracy_mean"]), float(top["support_accuracy_mean"])
-
-    if not {"without π", aligned} <= set(summary["strategy"]):
+def fig4_verdict(cells: pd.DataFrame, aligned: str = "spectral") -> str:
+    """Fig. 4's two claims in the paper's words, per combination: with π the task accuracy at α = 1 above
+    without π; at every α ≥ 0.5 the support accuracy with π above without π (one pair = one α on one
+    combination)."""
+    if not {"without π", aligned} <= set(cells["strategy"]):
         return ""
-    a0, t0, s0 = best("without π")
-    a1, t1, s1 = best(aligned)
-    return (f"best task accuracy without π {t0:.1%} (α {a0:g}, support {s0:.1%}); with π ({LABELS[aligned]}) "
-            f"{t1:.1%} (α {a1:g}, support {s1:.1%}): π carries more of the task: "
-            f"{'agrees' if t1 > t0 else 'does not agree'}; at no cost to the support set: "
-            f"{'agrees' if s1 >= s0 else 'does not agree'}")
+    task = _per_combination(cells, 1.0, "task_accuracy", aligned, "without π") if 1.0 in set(cells["alpha"]) else {}
+    support = {}
+    for alpha in sorted(a for a in set(cells["alpha"]) if a >= 0.5):
+        support |= {f"{k}, α {alpha:g}": v
+                    for k, v in _per_combination(cells, alpha, "support_accuracy", aligned, "without π").items()}
+    return "\n".join([f"\"{FIG4.claims[0].quote}\": {LABELS[aligned]} − no π, Δ task at α = 1: "
+                      + verdict(task, " pp", 100, 1),
+                      f"\"{FIG4.claims[1].quote}\": {LABELS[aligned]} − no π, Δ support at each α ≥ 0.5: "
+                      + verdict(support, " pp", 100, 1)])

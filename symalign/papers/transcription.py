@@ -1,0 +1,48 @@
+"""Where a table's printed rows are in its paper's text, and the numbers on them, so a test can check
+every transcribed value against the text (and fail when one is changed).
+
+The texts were converted from PDF/HTML: a number is often printed twice ("49.0249.02" is 49.02) and bold
+ones as "\\mathbf{4.95}"; `numbers_on` undoes both."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from symalign.papers.table import PaperTable
+
+EXCERPTS = Path(__file__).with_name("excerpts")
+LINES_AFTER_CAPTION = 30
+_BOLD = re.compile(r"\\mathbf\{([^}]*)\}")
+_DOUBLED = re.compile(r"(\d+\.\d+)\1")
+_NUMBER = re.compile(r"[+-]?\d+\.\d+")
+
+
+def numbers_on(line: str) -> list[float]:
+    """The numbers a line prints, each once, with its sign."""
+    line = _DOUBLED.sub(r"\1", _BOLD.sub(r"\1", line))
+    return [float(x) for x in _NUMBER.findall(line)]
+
+
+def table_region(text: str, table: PaperTable) -> list[str]:
+    """The lines from the table's caption on (the same row label can occur in another table)."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip().startswith(table.caption)), None)
+    if start is None:
+        raise LookupError(f"{table.key}: caption {table.caption!r} not in {table.source}")
+    return lines[start:start + LINES_AFTER_CAPTION]
+
+
+def printed_row(region: list[str], label: str) -> list[float]:
+    """The numbers after a row's label on its first line in the region."""
+    for line in region:
+        line = line.strip()
+        rest = line[len(label):]
+        if line.startswith(label) and not (rest[:1].isalnum() or rest[:1] == "-"):  # "OT-ACTS", not "OT-ACTS-EMD"
+            return numbers_on(rest)
+    raise LookupError(f"row {label!r} not found under its caption")
+
+
+def excerpt(text: str, table: PaperTable) -> str:
+    """What ships in symalign/papers/excerpts/ for a table: its caption and the lines after it."""
+    return "\n".join(table_region(text, table)) + "\n"

@@ -1,0 +1,41 @@
+"""Verma & Elbayad 2024, "Merging Text Transformer Models from Different Initializations"
+(../shared/papers/003_*): activation-based permutations of MultiBERTs (post-LN BERT-base), loss barriers
+of the masked-LM loss."""
+
+from symalign.papers.table import Claim, PaperTable, Row
+
+PAPER = "Verma & Elbayad 2024 (merging text transformers)"
+METRIC = ("masked-LM loss barrier: the largest difference between an interpolation's loss and the average of "
+          "the two models' losses (15% of tokens masked); ± is the standard error over MultiBERTs pairs")
+
+TABLE1 = PaperTable(
+    key="verma-table1", paper=PAPER, source="003_ff7582e1dfd41900.txt", name="Table 1",
+    caption="Table 1. Loss Barriers of merged MultiBERTs with feed-forward",
+    setting=("MultiBERTs (BERT-base, post-LN) merged with feed-forward and attention permuted; rows are the "
+             "multi-head attention strategy. " + METRIC + ". One permutation P_MHA is shared by Q, K and V."),
+    columns=("Loss Barrier", "Std. Err."),
+    rows=(Row("Vanilla Attention Avg.", (4.31, 0.21)), Row("Monotonic Head Alignment", (4.13, 0.20)),
+          Row("Ignore-Heads", (3.97, 0.25)), Row("Head-Perm", (3.71, 0.23))),
+    plus_minus="the standard error (Std. Err. column)",
+    claims=(Claim("Maintaining head structure in the permutation while allowing different head correspondences "
+                  "between models is the most optimal permutation",
+                  "per pair, on the loss barrier against the endpoints' average: Head-Perm's barrier below every "
+                  "other row's"),),
+    zoo=("not comparable in size: the zoo's bert-shakespeare (a small post-LN BERT on the plays) stands in for "
+         "MultiBERTs; symalign permutes QK and VO inside heads separately where the paper shares one P_MHA."),
+    preset="verma-heads",
+)
+
+TABLE2 = PaperTable(
+    key="verma-table2", paper=PAPER, source="003_ff7582e1dfd41900.txt", name="Table 2",
+    caption="Table 2. Loss Barriers of merged MultiBERTs with only residual",
+    setting="MultiBERTs merged with only the residual stream permuted; rows are the features the permutation is "
+            "computed from. " + METRIC + ".",
+    columns=("Loss Barrier", "Std. Err."),
+    rows=(Row("Identity", (4.95, 0.38)), Row("First", (7.58, 0.19)), Row("Last", (7.41, 0.18)),
+          Row("All", (7.34, 0.22)), Row("Separate", (9.38, 0.49))),
+    plus_minus="the standard error (Std. Err. column)",
+    claims=(Claim("an identity permutation performs significantly better than all other proposed approaches",
+                  "per pair: Identity's barrier below First's, Last's, All's and Separate's"),),
+    zoo=TABLE1.zoo, preset="verma-residual",
+)
