@@ -5,8 +5,8 @@ Table 3 compares how heads are paired before the task vector moves, with permuta
 runs it (residual stream, MLP units, heads, the features inside each head): No Att-Align (heads in order,
 the features inside them still permuted), Brute Force (every head pair aligned inside, then the Hungarian
 pairing), Ours (Full) (TransFusion's spectral distance), and symalign's circuits (not in the paper). It
-reports the change in the fine-tune task's accuracy and in the support set's (the original task's) against θ_B's own. Fig. 4
-sweeps α in [0.01, 2] for θ_B + α·τ (no π) against θ_B + α·π(τ), on both accuracies.
+reports the change in the fine-tune task's accuracy and in the support set's (the original task's) against
+θ_B's own. Fig. 4 sweeps α in [0.01, 2] for θ_B + α·τ (no π) against θ_B + α·π(τ), on both accuracies.
 
 The zoo's transport pair: base zoo:BASE/0, its fine-tunes zoo:FINE_TUNE/s (s = 0, 1, 2; vit-digits
 fine-tuned on flipped digits), received by zoo:BASE/1 and /2: six (fine-tune, receiver) combinations,
