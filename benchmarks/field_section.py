@@ -18,19 +18,14 @@ from symalign.sweeps.peers import peers_cells, peers_summary, peers_text
 
 HEADING = "## The field side by side"
 
-# Theus et al., Table 1: loss barrier per data set (None: the value is not transcribed here). CIFAR-10 and
-# Tiny Shakespeare are the zoo's two settings; the learned-permutations row is as quoted in issue #45.
-THEUS_ROWS = ("vanilla", "activation (all)", "weight (all)", "learned (permutations)", "learned (all)")
-THEUS = {
-    "CIFAR-10 (ViT)": {"vanilla": 1.69, "activation (all)": 1.27, "weight (all)": 0.36, "learned (permutations)": 0.45,
-                       "learned (all)": 0.00},
-    "CIFAR-100 (ViT)": {},
-    "Tiny ImageNet (ViT)": {},
-    "Tiny Shakespeare (GPT-2)": {"vanilla": 2.02, "activation (all)": 1.43, "weight (all)": 0.34,
-                                 "learned (permutations)": 0.63, "learned (all)": 0.02},
-    "BookCorpus (GPT-2)": {},
-}
-ZOO_FOR = {"CIFAR-10 (ViT)": "vit-digits", "Tiny Shakespeare (GPT-2)": "gpt-shakespeare"}
+# Theus et al., Table 1, every printed cell with its ± (symalign.papers.theus, checked against the paper's
+# text by tests/test_papers.py), under the zoo's row names.
+THEUS_ROWS = {"vanilla": "Vanilla averaging", "activation (all)": "Activation matching",
+              "weight (all)": "Weight matching (Ours)", "learned (all-perm)": "Learned matching (permutation only)",
+              "learned (all)": "Learned matching (Ours)"}
+SETS = {"CIFAR-10": "CIFAR-10 (ViT)", "CIFAR-100": "CIFAR-100 (ViT)", "Tiny ImageNet": "Tiny ImageNet (ViT)",
+        "Tiny Shakespeare": "Tiny Shakespeare (GPT-2)", "BookCorpus": "BookCorpus (GPT-2)"}
+ZOO_FOR = {"CIFAR-10": "vit-digits", "Tiny Shakespeare": "gpt-shakespeare"}
 # Zhang et al., Table 2 (two CIFAR-10 ViTs merged): the values quoted in issue #45 (merged accuracy).
 ZHANG_MERGED = {"average (no alignment)": 0.08, "OT-ACTS": 0.61}
 
@@ -51,19 +46,22 @@ def zoo_table1(report: str) -> dict[str, dict[str, str]]:
 
 
 def theus_table(zoo: dict[str, dict[str, str]]) -> list[str]:
-    sets = list(THEUS)
-    lines = ["| row | " + " | ".join(sets) + " |", "|---" * (len(sets) + 1) + "|"]
-    for row in THEUS_ROWS:
+    from symalign.papers.theus import TABLE1
+
+    lines = ["| row | " + " | ".join(SETS.values()) + " |", "|---" * (len(SETS) + 1) + "|"]
+    for row, paper_row in THEUS_ROWS.items():
         cells = []
-        for name in sets:
-            paper = THEUS[name].get(row)
+        for name in SETS:
+            paper = f"{TABLE1.value(paper_row, name):.2f} ± {TABLE1.value(paper_row, name + ' ±'):.2f}"
             family = ZOO_FOR.get(name)
             mine = "not run" if family is None else zoo.get(family, {}).get(row, "not in this report")
-            cells.append(f"{'–' if paper is None else f'{paper:.2f}'} / {mine}")
-        lines.append(f"| {row} | " + " | ".join(cells) + " |")
-    return lines + ["", "Each cell: Theus et al.'s value / the zoo's mean ± std (vit-digits under CIFAR-10, "
-                        "gpt-shakespeare under Tiny Shakespeare). –: the paper's value is not transcribed in this "
-                        "repository (nor any std the paper gives); not run: needs the paper's model and data."]
+            cells.append(f"{paper} / {mine}")
+        lines.append(f"| {row} ({paper_row}) | " + " | ".join(cells) + " |")
+    return lines + ["", "Each cell: Theus et al.'s value ± its spread (Table 1, every cell as printed) / the zoo's "
+                        "mean ± std over three seed pairs (vit-digits under CIFAR-10, gpt-shakespeare under Tiny "
+                        "Shakespeare: not comparable in size). learned (all-perm) is the paper's permutation-only "
+                        "row: permutations in place of every orthogonal map, the residual stream included. not run: "
+                        "needs the paper's model and data."]
 
 
 def peers_claim(summary, family: str = "vit-digits") -> str:
@@ -112,12 +110,12 @@ def field_section(families: list[str], report: str, steps: int | None = None,
               "CIFAR-10, the character GPT for Tiny Shakespeare); its values are the family sections' above "
               "(mean ± std over three seed pairs).", ""]
     lines += theus_table(zoo_table1(report)) + [""]
-    lines += ["The Tiny Shakespeare row at the paper's own architecture (their Table 4: GPT-2, 6 layers, width 512, "
-              "8 heads, MLP 2048; recipe `gpt-tinyshakespeare`) is **pending** a GPU: `python benchmarks/"
+    lines += ["The Tiny Shakespeare row at the paper's own architecture (their Table 2: GPT-2, 6 layers, width 256, "
+              "4 heads, MLP 1024, AdamW; recipe `gpt-tinyshakespeare`; their appendix Table 4's width-512 GPT-2 is "
+              "the BookCorpus model) is **pending** a GPU: `python benchmarks/"
               "theus_tinyshakespeare.py --out DIR --tf32` trains three seeds and measures the five rows there "
-              "(docs/benchmarks.md has its H100 timings: about 160 s a seed at the paper's 5,000 steps). Its first "
-              "device run trained 100 steps only (its step budget misjudged the rate), which is not the paper's "
-              "setting, so no number is quoted from it.", ""]
+              "(the recipe's 6,700 steps; docs/benchmarks.md has the H100 timings of the earlier width-512 recipe). "
+              "No device run of this recipe yet, so no number is quoted.", ""]
     if CPU_STAND_IN.is_file():  # the CPU stand-in the issue asks for when no device is lent (benchmark's theus.md)
         lines += ["Until then, the same script on this machine's 2 CPU cores at the largest size that fits about an "
                   "hour: the paper's depth, heads and optimiser (6 layers, 8 heads, AdamW 1e-3, cosine, weight "

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from symalign.papers import TABLES
-from symalign.papers.transcription import EXCERPTS, printed_row, table_region
+from symalign.papers.transcription import EXCERPTS, printed_row, quote_span, table_region
 from symalign.papers.verdict import verdict
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "papers"
@@ -31,6 +31,14 @@ def test_every_transcribed_value_is_on_the_papers_own_row(table):
     for row in table.rows:
         assert len(row.numbers) == len(table.columns), (table.key, row.label)
         assert printed_row(region, row.label) == pytest.approx(list(row.numbers), abs=1e-9), (table.key, row.label)
+
+
+@pytest.mark.parametrize("table", [t for t in TABLES.values() if t.claims], ids=lambda t: t.key)
+def test_every_claim_is_quoted_in_the_papers_words(table):
+    text = text_of(table.source)
+    for claim in table.claims:
+        assert quote_span(text, claim.quote) is not None, (table.key, claim.quote)
+    assert quote_span(text, table.claims[0].quote + " and never said") is None  # the check can fail
 
 
 def test_a_changed_value_is_caught():
@@ -61,3 +69,16 @@ def test_the_verdict_rule():
     clear = {f"p{i}": 1.0 + 0.01 * i for i in range(8)} | {"odd": -0.05}
     said = verdict(clear)
     assert said.startswith("agrees (mean beyond 2 SE") and "odd" in said
+
+
+def test_the_paper_command_prints_a_table_its_values_and_claims(capsys):
+    from symalign.cli import main
+
+    assert main(["paper"]) == 0
+    listed = capsys.readouterr().out
+    assert all(key in listed for key in TABLES)
+    assert main(["paper", "transfusion-table3"]) == 0
+    shown = capsys.readouterr().out
+    assert "Brute Force" in shown and "+1.32" in shown and "No Att-Align" in shown and "+4.95" in shown
+    assert "yields better performance than brute-force inter-head matching" in shown
+    assert "symalign sweep --preset transfusion-table3" in shown

@@ -151,7 +151,10 @@ def test_presets_cover_the_table_and_the_component_ablation():
     assert len(grid.pairs) == 3
     cells = grid.cells()
     learned = [c for c in cells if c.row.method == "learned"]
-    assert len(learned) == 2 * 3 * 2 and len(cells) == 4 * 3 + len(learned)  # seeds only where a seed matters
+    assert len(learned) == 2 * 3 * 2 and len(cells) == 5 * 3 + len(learned)  # seeds only where a seed matters
+    # Theus et al.'s permutation-only rows permute everything `all` rotates, the residual stream included
+    perm = next(r for r in grid.rows if r.name == "learned (all-perm)").class_dict
+    assert perm == {"mlp": "perm", "heads": "perm", "qk": "perm", "vo": "perm", "residual": "perm"}
     components = preset_grid("components", "gpt-shakespeare")
     off = {r.name: {k for k, v in r.class_dict.items() if v == "none"} for r in components.rows}
     assert off["all classes"] == set() and off["all but residual"] == {"residual"} and len(off) == 7
@@ -203,10 +206,10 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
 
     for peer in PEERS:
         assert re.search(rf"^\| {re.escape(peer.name)} \| [\d.]+ ± [\d.]+ \| [\d.]+% ± [\d.]+% \|$", field, re.M), peer
-    zoo_row = re.search(r"^\| learned \(permutations\) \| ([\d.]+ ± [\d.]+) \|", report, re.M).group(1)
-    theus = next(line for line in field.splitlines() if line.startswith("| learned (permutations) |"))
-    assert f"| 0.45 / {zoo_row} |" in theus  # the paper's value beside the family table's own
-    assert theus.count("– / not run") == 3  # CIFAR-100, Tiny ImageNet, BookCorpus
+    zoo_row = re.search(r"^\| learned \(all-perm\) \| ([\d.]+ ± [\d.]+) \|", report, re.M).group(1)
+    theus = next(line for line in field.splitlines() if line.startswith("| learned (all-perm) "))
+    assert f"| 0.45 ± 0.02 / {zoo_row} |" in theus  # the paper's value and ± beside the family table's own
+    assert "| 0.53 ± 0.07 / not run | 0.29 ± 0.02 / not run |" in theus  # every data set's cell, with its ±
     width = report[report.index("## The barrier against width"):report.index("## Where the barrier lives")]
     assert "| width | vanilla | weight (all) | learned (all) |" in width and "Ainsworth" in width
     assert [line.split(" |")[0] for line in width.splitlines() if line[:3] in ("| 1", "| 3", "| 6")] == \
@@ -218,7 +221,7 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
         assert claim in report
     # Theus et al. Fig. 6: both series (permutations and orthogonal maps) on one chart, each described
     fig6 = report[report.index("### vit-digits: wm-iterations"):].split("\n### ")[0]
-    assert "Theus et al. Fig. 6" in fig6 and "permutations: " in fig6 and "all: " in fig6
+    assert "Theus et al. Fig. 6" in fig6 and "all-perm: " in fig6 and "all: " in fig6
     assert (out.parent / "results" / "vit-digits-wm-iterations-series.html").is_file()
     assert (out.parent / "results" / "vit-digits-lambda-sampling-curves.html").is_file()  # Theus et al. Fig. 5
     assert "The paths themselves" in report and "peaks at λ = " in report

@@ -11,9 +11,9 @@ import sys
 from symalign.cli.common import fold_columns
 from symalign.errors import SymalignError
 
-GROUPS = ("models", "training", "aligning", "landscape", "attributing", "merging", "sweeps", "history")
+GROUPS = ("models", "training", "aligning", "landscape", "attributing", "merging", "sweeps", "papers", "history")
 ORDER = ("inspect", "transform", "canonicalize", "init", "train", "zoo", "align", "align-many", "merge", "transport",
-         "simplex", "spectrum", "barrier", "curve", "plane", "attribute", "correlations", "sweep", "runs",
+         "simplex", "spectrum", "barrier", "curve", "plane", "attribute", "correlations", "sweep", "paper", "runs",
          "app")  # as `symalign --help` lists them
 
 

@@ -19,6 +19,9 @@ CLASS_PRESETS: dict[str, dict[str, str]] = {
     "none": {},
     "permutations": {"mlp": "perm", "heads": "perm"},
     "all": {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal", "residual": "orthogonal"},
+    # permutations in place of every orthogonal map: Theus et al.'s permutation-only setting (their §B.1, Table 1's
+    # "Learned matching (permutation only)", Fig. 6's permutation series) and TransFusion's classes
+    "all-perm": {"mlp": "perm", "heads": "perm", "qk": "perm", "vo": "perm", "residual": "perm"},
     # every symmetry the architecture has: general invertible maps inside heads (GL(d_head) for QK and VO).
     # Learned matching gains from it (docs/matching.md, issue #29); weight matching's least-squares fit of
     # invertible maps brings weights together, not functions, so `all` keeps rotations there.
@@ -31,6 +34,8 @@ PRESET_HELP: dict[str, str] = {
     "none": "no symmetry: the vanilla path",
     "permutations": "MLP units and attention heads reordered",
     "all": "permutations, rotations inside heads and of the residual stream",
+    "all-perm": "permutations everywhere `all` has an orthogonal map: the residual stream and the features inside "
+                "heads permuted too (Theus et al.'s and TransFusion's permutation-only setting)",
     "full": "as `all`, with general invertible maps inside heads: for learned matching "
             "(GPT-2 text pairs close more of the barrier; docs/matching.md)",
 }

@@ -43,6 +43,31 @@ def printed_row(region: list[str], label: str) -> list[float]:
     raise LookupError(f"row {label!r} not found under its caption")
 
 
+def normalised(text: str) -> str:
+    """Prose as one line: PDF line-break hyphens joined ("allow-\\ning"), whitespace collapsed."""
+    return " ".join(text.replace("-\n", "").split())
+
+
+def quote_span(text: str, quote: str) -> tuple[int, int] | None:
+    """Where a claim's quote is in the (normalised) text: its parts, split at " ... " (an elision), in order."""
+    flat, at, start = normalised(text), 0, None
+    for part in quote.split(" ... "):
+        found = flat.find(part.strip(), at)
+        if found < 0:
+            return None
+        start = found if start is None else start
+        at = found + len(part.strip())
+    return start, at
+
+
 def excerpt(text: str, table: PaperTable) -> str:
-    """What ships in symalign/papers/excerpts/ for a table: its caption and the lines after it."""
-    return "\n".join(table_region(text, table)) + "\n"
+    """What ships in symalign/papers/excerpts/ for a table: its caption and the lines after it, then each
+    claim's sentence (normalised, with a little context)."""
+    lines = table_region(text, table) if table.rows else []
+    flat = normalised(text)
+    for claim in table.claims:
+        span = quote_span(text, claim.quote)
+        if span is None:
+            raise LookupError(f"{table.key}: claim not in {table.source}: {claim.quote!r}")
+        lines.append(flat[max(0, span[0] - 40):span[1] + 40])
+    return "\n".join(lines) + "\n"

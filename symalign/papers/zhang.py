@@ -48,7 +48,7 @@ FIG3 = PaperTable(
               "a comparison per pair for Fisher and RegMean: accuracy with attention-only matching above FFN-only"),
         Claim("In contrast, OTFusion benefits more from FFN matching",
               "a comparison per pair for the OT methods: accuracy with FFN-only matching above attention-only"),
-        Claim("w/o rescaling results in performance degradation across most settings",
+        Claim("*w/o rescaling* results in performance degradation across most settings",
               "per method and pair: full matching above matching without rescaling, counted (most, not all)"),
     ),
     zoo=TABLE2.zoo, preset="zhang-fig3",
