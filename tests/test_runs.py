@@ -148,19 +148,41 @@ def test_every_run_kind_records_and_reads_back_its_typed_settings(home):
     assert len(store.list()) == 3
 
 
-def test_the_ablation_matrix_colours_barriers_on_their_own_span_and_counts_as_integers():
-    """Issue #56: cells from 0.99 to 4.90 were one green (the scale reached up to an accuracy column's
-    points), and n showed as 3.0000."""
+def test_the_ablation_matrix_reads_at_a_glance():
+    """Issue #70: mean ± std beside the row name (not behind a scroll), readable names with units, counts as
+    integers, accuracy in points with one decimal, empty metrics left out, and a note on a row that goes the
+    unexpected way (weight permutations above vanilla). Issue #56: barriers coloured on their own span."""
     import pandas as pd
 
-    from symalign.ui.runs import barrier_colour, matrix_columns
+    from symalign.sweeps.matrix import readable_cells, readable_matrix
+    from symalign.ui.runs import barrier_colour
 
-    summary = pd.DataFrame([{"row": "none", "method": "none", "p1": 4.9, "mean": 4.9, "std": 0.1, "n": 3, "sem": 0.05,
-                             "accuracy_mean": 80.0, "accuracy_std": 2.0},
-                            {"row": "weight", "method": "weight", "p1": 0.99, "mean": 0.99, "std": 0.2, "n": 3,
-                             "sem": 0.1, "accuracy_mean": 20.0, "accuracy_std": 1.0}])
-    counts, coloured, decimals = matrix_columns(summary)
-    assert counts == ["n"] and coloured == ["p1", "mean"] and "n" not in decimals
+    pair = "zoo:vit-digits/0 ↔ zoo:vit-digits/1"
+    summary = pd.DataFrame([{"row": "vanilla", "method": "none", pair: 2.87, "mean": 2.8726, "std": 0.934, "n": 3,
+                             "sem": 0.539, "accuracy_mean": 75.0926, "accuracy_std": 11.73},
+                            {"row": "weight (permutations)", "method": "weight", pair: 3.16, "mean": 3.1574,
+                             "std": 1.668, "n": 3, "sem": 0.963, "accuracy_mean": 71.67, "accuracy_std": 14.6},
+                            {"row": "weight (all)", "method": "weight", pair: 1.50, "mean": 1.4957, "std": 0.732,
+                             "n": 3, "sem": 0.423, "accuracy_mean": 26.38, "accuracy_std": 11.07}])
+    rows = [{"name": "weight (permutations)", "classes": {"mlp": "perm", "heads": "perm", "residual": "none"}},
+            {"name": "weight (all)", "classes": {"mlp": "perm", "residual": "orthogonal"}}]
+    table = readable_matrix(summary, rows)
+    assert list(table.columns[:4]) == ["row", "barrier, mean ± std", "± SE (n pairs)",
+                                       "accuracy barrier (pp), mean ± std"]
+    assert table["barrier, mean ± std"][0] == "2.873 ± 0.934" and table["± SE (n pairs)"][0] == "0.539 (3)"
+    assert table["accuracy barrier (pp), mean ± std"][0] == "75.1 ± 11.7"
+    assert "vit-digits 0↔1" in table.columns and pair not in table.columns
+    notes = dict(zip(table["row"], table["note"]))
+    assert notes["weight (permutations)"].startswith("above vanilla (3.16 > 2.87): its classes leave the residual")
+    assert notes["vanilla"] == notes["weight (all)"] == ""  # below vanilla: no note
+    cells = pd.DataFrame([{"row": "vanilla", "a": "zoo:vit-digits/0", "b": "zoo:vit-digits/1", "seed": 0.0,
+                           "barrier": 3.949363, "barrier_mean": 3.9501, "accuracy_barrier": 88.6111,
+                           "pppl_barrier": None, "seconds": 3.98, "gpus": ""}])
+    shown = readable_cells(cells)
+    assert "pseudo-perplexity barrier" not in shown.columns and "gpus" not in shown.columns  # empty: left out
+    assert shown["pair"][0] == "vit-digits 0↔1" and shown["matcher seed"][0] == 0
+    assert {"barrier (above the endpoint line)", "barrier (above the mean endpoint loss)"} <= set(shown.columns)
+    assert shown["accuracy barrier (pp)"][0] == 88.6
     low, high = barrier_colour(0.99, 4.9, 0.99), barrier_colour(4.9, 4.9, 0.99)
     assert low != high and low == barrier_colour(0.0, 4.9, 0.99)  # the span's ends, clipped below
     assert barrier_colour(float("nan"), 4.9, 0.99) == ""

@@ -151,16 +151,6 @@ def barrier_colour(value: float, top: float, bottom: float = 0.0) -> str:
     return f"background-color: rgba({int(60 + 180 * t)}, {int(170 - 110 * t)}, 90, 0.35)"
 
 
-def matrix_columns(summary) -> tuple[list[str], list[str], list[str]]:
-    """(count columns shown as integers, barrier columns coloured on one scale, other numbers): a count
-    (n, pairs) or an accuracy in points on the barriers' scale washed every barrier out to one green."""
-    numeric = [c for c in summary.columns if c not in ("row", "method")]
-    counts = [c for c in numeric if c in ("n", "pairs", "count")]
-    coloured = [c for c in numeric if c not in counts and c not in ("std", "sem", "rise over all classes")
-                and not c.startswith("accuracy")]
-    return counts, coloured, [c for c in numeric if c not in counts]
-
-
 def _show_widths(cells, run: Run) -> bool:
     """A sweep over a width family: the barrier and the share closed against width (issue #44)."""
     from symalign.plots.width import width_figure
@@ -206,13 +196,22 @@ def show_sweep(run: Run) -> None:
         base = float(summary.loc[summary["row"] == "all classes", "mean"].iloc[0])
         summary["rise over all classes"] = summary["mean"] - base
     if not summary.empty:
-        counts, coloured, decimals = matrix_columns(summary)
-        values = summary[coloured].astype(float)
-        top, bottom = float(values.max().max()), float(values.min().min())
-        st.dataframe(summary.style.format("{:.4f}", subset=decimals, na_rep="–")
-                     .format("{:.0f}", subset=counts, na_rep="–")
-                     .map(lambda v: barrier_colour(v, top, bottom), subset=coloured), hide_index=True,
-                     width="stretch")
+        from symalign.sweeps.matrix import readable_matrix
+
+        table = readable_matrix(summary, run.settings.get("rows"))
+        pairs = [c for c in table.columns if "↔" in c]
+        values = table[pairs].astype(float) if pairs else None
+        styled = table.style
+        if values is not None and values.notna().any().any():
+            top, bottom = float(values.max().max()), float(values.min().min())
+            styled = styled.format("{:.3f}", subset=pairs, na_rep="–").map(
+                lambda v: barrier_colour(v, top, bottom), subset=pairs)
+        st.dataframe(styled, hide_index=True, width="stretch",
+                     column_config={"row": st.column_config.TextColumn(pinned=True),
+                                    "note": st.column_config.TextColumn(width="large")})
+        st.caption("Barrier: the loss above the straight line between the endpoint losses (max over λ), mean ± std "
+                   "over the seed pairs; one column per pair, coloured on one scale (green low). Accuracy barrier: "
+                   "percentage points below the line between the endpoints' accuracies.")
         if "std" in summary:
             from symalign.plots.ablation import ablation_figure
 
@@ -221,7 +220,11 @@ def show_sweep(run: Run) -> None:
     cells = pd.DataFrame(m.get("cells", []))
     _show_widths(cells, run)
     if not cells.empty:
-        st.dataframe(cells, hide_index=True, width="stretch")
+        from symalign.sweeps.matrix import DEFINITIONS, readable_cells
+
+        st.markdown("**Every cell** (each is a run in the history)")
+        st.dataframe(readable_cells(cells), hide_index=True, width="stretch")
+        st.caption(DEFINITIONS)
         st.download_button("download cells (CSV)", cells.to_csv(index=False), file_name=f"sweep-{run.id}.csv",
                            key=f"sweep-csv-{run.id}")
     if m.get("failed"):
