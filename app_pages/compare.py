@@ -49,7 +49,7 @@ with user_errors():
         show_figure(barrier_bars(table), key="compare-fig")
     if curves:
         st.subheader("Fitted curves (not straight lines)")
-        st.caption("A curve fitted between two models (Beyond the straight line, on the Paths page) bends around "
+        st.caption("A curve fitted between two models (on the 'Beyond the straight line' page) bends around "
                    "the barrier; its barrier is the curve's, not a matcher's. Each row also gives the straight "
                    "lines it started from.")
         st.dataframe(curves_table(curves), hide_index=True, width="stretch",

@@ -686,11 +686,13 @@ def test_compare_keeps_fitted_curves_apart_from_matchers(home):
                  "--steps", "2", "--points", "3", "--max-examples", "8"]) == 0
     (curve,) = store.list(kind="curve")
     assert curve.settings["align"]["method"] == "weight"  # the alignment it started from is recorded
+    assert main(["curve", "zoo:vit-digits/0", "zoo:vit-digits/1", "--steps", "2", "--points", "3",
+                 "--max-examples", "8"]) == 0  # and one between the models as they are
     at = clean(page("compare").run())
     lines, curves = (t.value for t in at.dataframe)
     assert list(lines["method"]) == ["none"] and "curve" not in " ".join(lines["run"])
-    assert list(curves["curve"]) == ["curve (Bézier), aligned by weight (all)"]
-    assert curves["curve barrier"][0] == pytest.approx(curve.metrics["barrier"])
+    assert list(curves["curve"]) == ["curve (Bézier), unaligned", "curve (Bézier), aligned by weight (all)"]
+    assert curves["curve barrier"][1] == pytest.approx(curve.metrics["barrier"])
     (chart,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert len(chart["data"]) == 1  # the straight line's bar alone
     interp = clean(page("interpolation").run())

@@ -171,7 +171,7 @@ def test_the_ablation_matrix_reads_at_a_glance():
                                        "accuracy barrier (pp), mean ± std"]
     assert table["barrier, mean ± std"][0] == "2.873 ± 0.934" and table["± SE (n pairs)"][0] == "0.539 (3)"
     assert table["accuracy barrier (pp), mean ± std"][0] == "75.1 ± 11.7"
-    assert "vit-digits 0↔1" in table.columns and pair not in table.columns
+    assert "pair 0↔1" in table.columns and pair not in table.columns  # one family: the short form
     notes = dict(zip(table["row"], table["note"]))
     assert notes["weight (permutations)"].startswith("above vanilla (3.16 > 2.87): its classes leave the residual")
     assert notes["vanilla"] == notes["weight (all)"] == ""  # below vanilla: no note

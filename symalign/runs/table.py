@@ -24,7 +24,7 @@ def curve_text(run: Run) -> str:
     barrier 0.0000, read as a matcher reaching zero): 'curve (Bézier), aligned by weight (all)'."""
     bend = BENDS.get(run.settings.get("bend", ""), run.settings.get("bend", "?"))
     align = run.settings.get("align", "none")
-    if align in (None, "none"):
+    if align in (None, "none") or (isinstance(align, dict) and align.get("method") == "none"):
         start = "unaligned"
     elif isinstance(align, dict):
         classes = align.get("preset") or classes_text(align.get("classes"))

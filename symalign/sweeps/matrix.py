@@ -28,8 +28,13 @@ def _pm(mean, std, digits: int) -> str:
 
 
 def _pair_columns(summary: pd.DataFrame) -> dict[str, str]:
-    """'zoo:vit-digits/0 ↔ zoo:vit-digits/1' → 'vit-digits 0↔1'."""
-    return {c: pair_label(c.split(" ↔ ")) for c in summary.columns if " ↔ " in c}
+    """'zoo:vit-digits/0 ↔ zoo:vit-digits/1' → 'pair 0↔1' when every pair is of one family (the page names it;
+    narrow columns keep the matrix inside 1280 pixels), else 'vit-digits 0↔1'."""
+    labels = {c: pair_label(c.split(" ↔ ")) for c in summary.columns if " ↔ " in c}
+    families = {label.rsplit(" ", 1)[0] for label in labels.values()}
+    if len(families) == 1 and all("↔" in label.rsplit(" ", 1)[-1] for label in labels.values()):
+        return {c: "pair " + label.rsplit(" ", 1)[1] for c, label in labels.items()}
+    return labels
 
 
 def wrong_way_notes(summary: pd.DataFrame, rows: list[dict] | None = None) -> dict[str, str]:

@@ -43,7 +43,7 @@ def pick_runs_with_curves(runs: list[Run], key: str, default: int = 3) -> list[R
     fitted = sum(r.kind == "curve" and r.state == "done" for r in runs)
     if fitted:  # a fitted curve is not a straight line: it has its own page (issue #70)
         st.caption(f"{fitted} fitted-curve run{'s' if fitted > 1 else ''} (Bézier or polygonal chain) are on "
-                   "the Paths page, not among these straight lines.")
+                   "the \"Beyond the straight line\" page, not among these straight lines.")
     if not with_curves:
         st.info("No finished runs with an interpolation curve yet: run the guided demo on Home, align two "
                 "models on Align, or run `symalign barrier A B` / `symalign align ... --barrier`.")
