@@ -272,3 +272,29 @@ def test_an_align_estimate_from_history_scales_the_last_learned_run_and_adds_the
     assert align_estimate(store, "learned", *pair, 600) == pytest.approx(2 * learned)
     plus = store.get(vanilla).finished - store.get(vanilla).created
     assert align_estimate(store, "learned", *pair, 600, with_vanilla=True) == pytest.approx(2 * learned + plus)
+
+
+def test_the_lambda_panel_finds_a_grids_vanilla_cell_as_the_unaligned_twin(tmp_path):
+    """Issue #70: "no measured curve for this path" for a pair whose vanilla run a grid had just recorded
+    (an align run with method none, not a barrier run). Same split and λ grid preferred; else any; none:
+    it says what it looked for."""
+    from symalign.runs import RunStore
+    from symalign.runs.twins import looked_for, vanilla_twin
+
+    store = RunStore(tmp_path / "runs.sqlite")
+
+    def run(kind, method, b="zoo:vit-digits/1", points=3, split="eval"):
+        lambdas = [i / (points - 1) for i in range(points)]
+        run_id = store.start(kind, "zoo:vit-digits/0", b, method, settings={"split": split})
+        store.finish(run_id, {"curve": {"lambdas": lambdas, "loss": [0.1] * points}})
+        return run_id
+
+    aligned = store.get(run("align", "weight"))
+    assert vanilla_twin(aligned, store.list()) is None
+    assert "symalign barrier zoo:vit-digits/0 zoo:vit-digits/1" in looked_for(aligned)
+    run("align", "none", b="zoo:vit-digits/2")  # another pair: never its twin
+    other_grid = run("align", "none", points=5)  # the same pair on another λ grid
+    assert vanilla_twin(aligned, store.list()).id == other_grid  # found, whatever its settings
+    cell = run("align", "none")  # a grid's vanilla cell on the same grid
+    run("barrier", "none", split="train")  # newer, but on the training split
+    assert vanilla_twin(aligned, store.list()).id == cell

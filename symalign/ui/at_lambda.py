@@ -106,29 +106,30 @@ def show_at_lambda(runs: list[Run], lam: float, key: str) -> None:
         data_spec = (run.settings.get("config") or {}).get("data") or default_data_spec(a)
         example = int(st.number_input("evaluation example", 0, 255, 0, key=f"{key}-example"))
     left, right = st.columns(2)
-    curves = {"unaligned": _vanilla_curve(run), "aligned": run.curve}
+    from symalign.runs.twins import looked_for
+
+    twin = _vanilla_twin(run)
+    curves = {"unaligned": twin.curve if twin else None, "aligned": run.curve}
     for col, which, title in ((left, "unaligned", "unaligned path"), (right, "aligned", f"aligned ({run.method})")):
         col.markdown(f"**{title}, λ = {lam:.2f}**")
-        _measured(col, curves[which], lam)
+        _measured(col, curves[which], lam, looked_for(run) if which == "unaligned" else None)
         _show(col, _at_work(files, which, round(lam, 4), prompt, example, data_spec))
 
 
-def _vanilla_curve(run: Run) -> dict | None:
-    """The unaligned path's curve: the newest finished barrier run of the pair (Align records one)."""
+def _vanilla_twin(run: Run) -> Run | None:
+    """The unaligned path's run: a barrier run of the pair (Align records one) or a grid's vanilla cell."""
+    from symalign.runs.twins import vanilla_twin
     from symalign.ui.state import run_store
 
-    for other in run_store().list(kind="barrier", state="done"):
-        if (other.model_a, other.model_b) == (run.model_a, run.model_b) and other.curve:
-            return other.curve
-    return None
+    return vanilla_twin(run, run_store().list(model=run.model_a))
 
 
-def _measured(col, curve: dict | None, lam: float) -> None:
+def _measured(col, curve: dict | None, lam: float, missing: str | None = None) -> None:
     """Loss and accuracy of the path's model at the measured λ nearest the slider (whole evaluation split)."""
     from symalign.landscape.at_lambda import point_on_curve
 
     if not curve:
-        col.caption("no measured curve for this path in the run history")
+        col.caption(missing or "no measured curve for this path in the run history")
         return
     at, loss, accuracy = point_on_curve(curve, lam)
     col.caption(f"on the evaluation split at λ = {at:.2f}: loss {loss:.3f}"
