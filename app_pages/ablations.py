@@ -9,6 +9,7 @@ from symalign.sweeps import PRESETS, preset_grid, run_sweep
 from symalign.sweeps.grid import PRESET_HELP, Grid
 from symalign.train.recipes import RECIPES
 from symalign.ui.jobs import follow_job, resume_job, submit_job
+from symalign.ui.papers import papers_section
 from symalign.ui.runs import show_sweep
 from symalign.ui.session import heavy_work
 from symalign.ui.state import run_store
@@ -16,11 +17,15 @@ from symalign.ui.widgets import StreamlitProgress, user_errors
 from symalign.zoo import manifest
 
 st.title("Ablations")
-st.markdown("Run a whole grid — every pair of a family's three seeds × a preset's rows (a method and the symmetry "
+st.markdown("The papers' own tables first (each in its setting, beside the paper's values), then any grid: "
+            "run a whole grid — every pair of a family's three seeds × a preset's rows (a method and the symmetry "
             "classes it may use) — and read it as a matrix: one line per row, one column per seed pair, then "
             "mean ± std over the pairs. Every cell is an ordinary run in the history, so cells already computed "
             "(here, by `symalign sweep`, or by hand) are reused, not recomputed. The same grid from a shell: "
             "`symalign sweep --preset NAME --family RECIPE`.")
+
+papers_section()
+st.header("Grids")
 
 seeds_of = [e["recipe"] for e in manifest()["models"]]
 families = sorted({r for r in seeds_of if seeds_of.count(r) >= 3})  # a grid pairs three seeds (fine-tunes ship one)

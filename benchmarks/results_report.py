@@ -39,6 +39,7 @@ from papers_section import papers_section
 from verma_section import verma_section
 
 from symalign.papers.theus import TABLE1 as THEUS
+from symalign.papers.verdict import verdict as verdict_of
 from symalign.runs import RunStore
 from symalign.sweeps import PRESETS, preset_grid, run_sweep
 
@@ -48,6 +49,8 @@ MAIN_PRESETS = ("table1", "components", "quick", "width")  # the report's own ta
 # Theus et al. Table 1 (CIFAR-10, Tiny Shakespeare) from the papers' registry, under the zoo's row names
 PAPER = {row: (THEUS.value(paper_row, "CIFAR-10"), THEUS.value(paper_row, "Tiny Shakespeare"))
          for row, paper_row in THEUS_ROWS.items()}
+PAPER_PM = {row: (THEUS.value(paper_row, "CIFAR-10 ±"), THEUS.value(paper_row, "Tiny Shakespeare ±"))
+            for row, paper_row in THEUS_ROWS.items()}
 WIDTH_HEADING = "## The barrier against width"
 PAPER_COLUMN = {"vit-digits": 0, "gpt-shakespeare": 1}
 PAPER_SETTING = {"vit-digits": "ViT, CIFAR-10", "gpt-shakespeare": "GPT-2, Tiny Shakespeare"}
@@ -94,6 +97,13 @@ def pair_exceptions(cells, order: list[str]) -> list[str]:
     return out
 
 
+def per_pair(cells, higher: str, lower: str) -> dict[str, float]:
+    """Per seed pair, row `higher`'s barrier minus row `lower`'s (matcher seeds averaged)."""
+    means = cells.groupby(["row", "a", "b"], sort=False)["barrier"].mean()
+    return {f"{a.rsplit('/', 1)[-1]} ↔ {b.rsplit('/', 1)[-1]}": float(means[(higher, a, b)] - means[(lower, a, b)])
+            for (row, a, b) in means.index if row == higher and (lower, a, b) in means.index}
+
+
 def claims(family: str, table: dict, components: dict, cells=None) -> list[str]:
     """One paragraph per claim, each decided by the measured means (and per seed pair where `cells` are given)."""
     m = {name: row["mean"] for name, row in table.items()}
@@ -116,9 +126,13 @@ def claims(family: str, table: dict, components: dict, cells=None) -> list[str]:
                + (f". Per seed pair it breaks on {len(exceptions)}: " + "; ".join(exceptions) + "." if exceptions
                   else ", and on every seed pair." if cells is not None else "."))
     perms_w, perms_l = m["weight (all-perm)"], m["learned (all-perm)"]  # the paper's permutation-only setting
-    both = weight < perms_w and learned < perms_l
-    verdict = ("agrees for both matchers" if both else "agrees only in part" if weight < perms_w or learned < perms_l
-               else "does not agree")
+    if cells is not None:  # per seed pair, by the one verdict rule (symalign.papers.verdict)
+        verdict = "; ".join(f"{matcher}: " + verdict_of(per_pair(cells, f"{matcher} (all-perm)", f"{matcher} (all)"))
+                            for matcher in ("weight", "learned"))
+    else:
+        both = weight < perms_w and learned < perms_l
+        verdict = ("agrees for both matchers" if both else "agrees only in part"
+                   if weight < perms_w or learned < perms_l else "does not agree")
     no_residual = components.get("all but residual", {}).get("mean")
     share = ("" if no_residual is None or perms_w <= weight else
              f" Most of weight matching's gain is the residual's orthogonal map (Theus et al.'s addition): without it "
@@ -129,7 +143,8 @@ def claims(family: str, table: dict, components: dict, cells=None) -> list[str]:
     out.append(f"**Rotations beat permutations alone (Theus et al., Table 1: permutation rows against all classes).** "
                f"Weight matching: {perms_w:.2f} with permutations in place of every orthogonal map (all-perm: the "
                f"residual stream and the features inside heads permuted too, the paper's setting), {weight:.2f} with "
-               f"the orthogonal classes; learned: {perms_l:.2f} and {learned:.2f}. The zoo {verdict}.{share} "
+               f"the orthogonal classes; learned: {perms_l:.2f} and {learned:.2f}. Per seed pair (all-perm − all): "
+               f"{verdict}.{share} "
                f"(weight (permutations), MLP units and heads only, is {m['weight (permutations)']:.2f}: "
                "symalign's narrower set, not the paper's row.)")
     rises = {name.removeprefix("all but "): row["mean"] - components["all classes"]["mean"]
@@ -396,7 +411,8 @@ def main() -> None:
                  f"([chart](results/{family}.html)).", "",
                  "| row | zoo | Theus et al. | ± SE (n) |", "|---|---|---|---|"]
         for name, row in table.items():
-            paper = f"{PAPER[name][col]:.2f}" if name in PAPER and col is not None else "–"
+            paper = (f"{PAPER[name][col]:.2f} ± {PAPER_PM[name][col]:.2f}" if name in PAPER and col is not None
+                     else "–")
             lines.append(f"| {name} | {fmt(row)} | {paper} | {sem(row)} |")
         lines += ["", "Per-component ablation (weight matching):", "", "| row | barrier | ± SE (n) |", "|---|---|---|"]
         lines += [f"| {name} | {fmt(row)} | {sem(row)} |" for name, row in components.items()]

@@ -75,3 +75,10 @@ def test_verma_presets_print_the_papers_rows_beside_the_zoo(capsys):
     for row in ("Identity", "First", "Last", "All", "Separate"):
         assert row in text
     assert "Verma & Elbayad Table 2" in text and "not comparable" in text
+    # issue #69: the verdict is decided on the paper's own measure (the loss barrier against the endpoints'
+    # average), the paper's value printed with its standard error, every-position PPPL under its own name
+    assert "4.95 ± 0.38" in text and "7.58 ± 0.19" in text
+    assert "(loss barrier against the endpoints' average, the paper's measure)" in text
+    assert "not the paper's eq. 11" in text and "P_MHA" in text
+    for cell in out["cells"]:  # the paper's measure, recorded per cell
+        assert cell["loss_barrier_avg"] == cell["loss_barrier_avg"]

@@ -9,6 +9,10 @@ def add_paper(sub) -> None:
 
     p = sub.add_parser("paper", help="the papers' tables: setting, printed values, claims, and how the zoo runs them")
     p.add_argument("table", nargs="?", choices=list(TABLES), help="one table (default: list them all)")
+    p.add_argument("--run", action="store_true",
+                   help="run the table on a zoo family and record it as a `paper` run (the Ablations page shows it)")
+    p.add_argument("--family", help="the zoo family to run it on (default: the table's first)")
+    p.add_argument("--max-examples", type=int, help="evaluation examples per measurement (default: all)")
     p.set_defaults(func=cmd_paper)
 
 
@@ -21,6 +25,8 @@ def cmd_paper(args) -> None:
                                                               if table.preset else ""))
         return
     table = paper_table(args.table)
+    if args.run:
+        return run_table(args)
     print(f"{table.paper}, {table.name} (../shared/papers/{table.source})\n")
     print(f"Setting: {table.setting}\n")
     if table.rows:
@@ -39,6 +45,23 @@ def cmd_paper(args) -> None:
     print(f"\nOn the zoo: {table.zoo}")
     if table.preset:
         print(f"Run it: symalign sweep --preset {table.preset} --family FAMILY")
+
+
+def run_table(args) -> None:
+    import sys
+
+    from symalign.cli.common import Bar
+    from symalign.runs import RunStore
+    from symalign.sweeps.paper_tables import FAMILIES, paper_table_run
+
+    family = args.family or FAMILIES[args.table][0]
+    with Bar(args.table) as bar:
+        run_id = paper_table_run(args.table, family, args.max_examples, store=RunStore(), source="cli",
+                                 progress=lambda phase, done, total, *note: bar(done, total, phase=phase,
+                                                                             note=note[0] if note else None))
+    run = RunStore().get(run_id)
+    print(run.metrics["text"])
+    print(f"recorded as run {run_id}", file=sys.stderr)
 
 
 COMMANDS = (add_paper,)

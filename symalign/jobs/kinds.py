@@ -135,7 +135,15 @@ def curve_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
                            source="app", progress=progress)
 
 
+def paper_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
+    """One of the papers' tables on a zoo family (the Ablations page), recorded as a `paper` run."""
+    from symalign.sweeps.paper_tables import paper_table_run
+
+    return [paper_table_run(request["table"], request["family"], request.get("max_examples"), store=store,
+                            source="app", progress=progress)]
+
+
 JOB_KINDS: dict[str, Callable[[dict, RunStore, Progress], list[str]]] = {
     "barrier": barrier_job, "align": align_job, "align-many": align_many_job, "simplex": simplex_job,
     "sweep": sweep_job, "train": train_job, "merge": merge_job,
-    "transport": transport_job, "demo": demo_job, "curve": curve_job}
+    "transport": transport_job, "demo": demo_job, "curve": curve_job, "paper": paper_job}

@@ -155,7 +155,16 @@ class CurveSettings(Settings):
     device: str = "auto"
 
 
-SETTINGS: dict[str, type[Settings]] = {"sweep": SweepSettings, "curve": CurveSettings,
+@dataclass(frozen=True)
+class PaperSettings(Settings):
+    """A `paper` run: one of the papers' tables (symalign.papers) run on a zoo family, its text recorded."""
+
+    table: str
+    family: str
+    max_examples: int | None = None
+
+
+SETTINGS: dict[str, type[Settings]] = {"sweep": SweepSettings, "curve": CurveSettings, "paper": PaperSettings,
     "align": AlignSettings, "barrier": BarrierSettings, "align-many": ManySettings, "simplex": SimplexSettings,
     "spectrum": SpectrumSettings, "merge": MergeSettings, "transport": TransportSettings}
 

