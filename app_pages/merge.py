@@ -28,6 +28,15 @@ MERGE_ALIGN_TEXT = {**ALIGN_TEXT, "ot-acts": "OT fusion on activations (OT-ACTS,
 HEAD_STRATEGY_TEXT = {"circuit": "circuits (symalign's; the default)", "spectral": "spectra of q, k, v (TransFusion's)",
                       "brute-force": "brute force (each head pair aligned inside first)",
                       "none": "none (heads in order; the maps inside them still aligned)"}
+HEAD_STRATEGY_HELP = (
+    "**circuits**: heads compared by their whole QK and OV circuits (W_Q W_Kᵀ, W_V W_O), which no map inside a "
+    "head changes; one assignment over heads. Fast: one product per head pair.  \n"
+    "**spectra**: TransFusion's distance between the singular values of q, k and v, equally blind to maps inside "
+    "heads; about as fast.  \n"
+    "**brute force**: every head pair aligned inside first (a permutation or rotation, as the QK class says), then "
+    "scored by how well it aligned: heads² inner alignments, the slowest (seconds on the zoo, more on wide models). "
+    "\n"
+    "**none**: heads kept in their order (no pairing cost), the maps inside each head still aligned.")
 OT_SOLVER_TEXT = {"emd": "exact (EMD): equal widths give permutations", "sinkhorn": "Sinkhorn (soft plans)"}
 
 
@@ -169,7 +178,8 @@ def transport_section() -> None:
     strategy = "circuit"
     if how_align != "none":
         strategy = st.selectbox("how heads are paired (TransFusion, Table 3)", list(HEAD_STRATEGY_TEXT),
-                                key="transport-head-strategy", format_func=HEAD_STRATEGY_TEXT.get)
+                                key="transport-head-strategy", format_func=HEAD_STRATEGY_TEXT.get,
+                                help=HEAD_STRATEGY_HELP)
     background = st.checkbox("run in the background", True, key="transport-background",
                              help="a job in a worker process: it goes on when you leave this page (see Jobs)")
     if st.button("Transport", type="primary", key="transport-go"):

@@ -15,11 +15,28 @@ from symalign.ui.state import run_store
 from symalign.ui.widgets import user_errors
 
 
+def _select_resumed() -> None:
+    """Open the picker on the table (and family) of the job or run this browser resumed."""
+    from symalign.ui.jobs import job_queue
+
+    request = None
+    if "papers-last-job" in st.session_state:
+        request = job_queue().get(st.session_state["papers-last-job"]).request
+    elif st.session_state.get("papers-last"):
+        request = run_store().get(st.session_state["papers-last"][0]).settings
+    if request and request.get("table") in TABLES:
+        st.session_state["papers-table"] = request["table"]
+        st.session_state[f"papers-family-{request['table']}"] = request["family"]
+
+
 def papers_section() -> None:
     st.header("The papers' tables")
     st.caption("Each table of the five papers in its own setting: the paper's printed values and claims in its "
                "words, then the same experiment on the zoo, its verdicts decided per seed pair (agrees on every "
                "pair, or a mean beyond 2 SE; else k of n). The command line: `symalign paper TABLE`.")
+    resume_job(("paper",), "papers-last")  # a reload or a reopened tab picks this browser's job up again ...
+    if "papers-table" not in st.session_state:  # ... on the table it was running
+        _select_resumed()
     with user_errors():
         c1, c2, c3 = st.columns([3, 1, 1])
         key = c1.selectbox("paper and table", list(TABLES), key="papers-table",
@@ -42,7 +59,6 @@ def papers_section() -> None:
             st.session_state["papers-last-job"] = submit_job("paper", request,
                                                              label=f"{table.paper}, {table.name}: {family}")
             st.session_state.pop("papers-last", None)
-    resume_job(("paper",), "papers-last")  # a reload or a reopened tab picks the job up again
     if "papers-last-job" in st.session_state:
         with user_errors():
             follow_job(st.session_state["papers-last-job"], "papers-last")
