@@ -8,7 +8,8 @@ from symalign.landscape.curve_options import BENDS, CurveOptions
 from symalign.match.config import AlignConfig
 from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
-from symalign.ui.curves import curve_runs_of, paths_of, plane_of, show_paths, students_text
+from symalign.runs.curves import find_plane
+from symalign.ui.curves import curve_runs_of, paths_of, plane_of, plane_settings, show_paths, students_text
 from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.state import cached_canonical_spec, cached_model, run_store
 from symalign.ui.widgets import data_field, model_picker, toggle_grid, user_errors
@@ -79,11 +80,15 @@ with user_errors():
                      help="the curve's bend: the plane the unaligned curve lies in (Garipov et al. Fig. 1); "
                           "aligned B: A, B and B after alignment (Zhang et al. Fig. 2), curves projected onto it")
     resolution = st.slider("grid points per axis", 5, 31, 13, key="paths-resolution")
-    if st.button("Draw the plane", key="paths-plane"):
-        st.session_state["paths-plane-of"] = (tuple(r.id for r in runs), third, int(resolution))
-    if st.session_state.get("paths-plane-of", (None,))[0] == tuple(r.id for r in runs):
-        _, third, resolution = st.session_state["paths-plane-of"]
-        plane_of(runs, third, resolution, key="paths-plane-fig")
+    settings = plane_settings(runs, third, int(resolution))
+    if st.button("Draw the plane", key="paths-plane"):  # a job: progress by grid point, cancel, survives a reload
+        if find_plane(run_store(), settings) is None:
+            st.session_state["paths-plane-result-job"] = submit_job("plane", settings.to_json(),
+                                                             label=f"plane through A, B and {settings.labels[2]}")
+    resume_job(("plane",), "paths-plane-result")
+    if "paths-plane-result-job" in st.session_state:
+        follow_job(st.session_state["paths-plane-result-job"], "paths-plane-result", cancel=True)
+    if plane_of(settings, key="paths-plane-fig"):  # drawn from the history once measured (this request or earlier)
         st.markdown("**For students.** Each point of the map is a network whose weights mix A, B and the third "
                     "point; the colour is its loss (dark is low). The paths are drawn in it: where the straight "
                     "line crosses a bright ridge, the curve bends around it through the dark valley.")

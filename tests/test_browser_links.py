@@ -312,6 +312,9 @@ def test_beyond_the_straight_line_fits_as_a_job_that_survives_a_reload_and_a_clo
         again.goto(f"{url}/paths")
         again.get_by_text("curve after alignment").first.wait_for(timeout=60_000)
         again.get_by_role("button", name="Draw the plane").click()
+        # issue #70: the plane is a job (progress by grid point, time left, cancel); a reload picks it up again
+        again.get_by_role("button", name="Cancel").first.wait_for(timeout=60_000)
+        again.reload()
         again.get_by_text("A → B (straight)").first.wait_for(timeout=300_000)
         assert again.get_by_text("Traceback").count() == 0
         again.get_by_text("A → B (straight)").first.scroll_into_view_if_needed()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from job_support import wait_for_job
 
 from symalign.cli import main
 from symalign.data import load_data
@@ -183,9 +184,17 @@ def test_the_page_shows_the_pair_and_the_plane_and_fits_are_reused(tmp_path, mon
                                                             metrics[0]["barrier"], metrics[1]["barrier"]])
     charts = len(at.get("plotly_chart"))
     at.slider(key="paths-resolution").set_value(5)
-    at.button(key="paths-plane").click().run()
+    at.button(key="paths-plane").click().run()  # issue #70: the plane is a background job, not a page spinner
+    assert not at.exception, [e.value for e in at.exception]
+    job = wait_for_job(tmp_path / "home", at.session_state["paths-plane-result-job"])
+    assert job.state == "done", job.error
+    (plane,) = store.list(kind="plane")
+    assert plane.settings["resolution"] == 5 and len(plane.metrics["loss"]) == 5  # recorded: a reload redraws it
+    at = at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.get("plotly_chart")) == charts + 1
+    at.button(key="paths-plane").click().run()  # asked again: drawn from the history, no second job
+    assert len(store.list(kind="plane")) == 1
 
 
 def test_the_curves_table_and_its_verdict_come_from_the_numbers():

@@ -135,6 +135,14 @@ def curve_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
                            source="app", progress=progress)
 
 
+def plane_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
+    """The loss over a plane through three models (the "Beyond the straight line" page), recorded."""
+    from symalign.runs.curves import recorded_plane
+    from symalign.runs.records import PlaneSettings
+
+    return [recorded_plane(PlaneSettings(**request), store, source="app", progress=progress)]
+
+
 def paper_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     """One of the papers' tables on a zoo family (the Ablations page), recorded as a `paper` run."""
     from symalign.sweeps.paper_tables import paper_table_run
@@ -146,4 +154,5 @@ def paper_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
 JOB_KINDS: dict[str, Callable[[dict, RunStore, Progress], list[str]]] = {
     "barrier": barrier_job, "align": align_job, "align-many": align_many_job, "simplex": simplex_job,
     "sweep": sweep_job, "train": train_job, "merge": merge_job,
-    "transport": transport_job, "demo": demo_job, "curve": curve_job, "paper": paper_job}
+    "transport": transport_job, "demo": demo_job, "curve": curve_job, "paper": paper_job,
+    "plane": plane_job}

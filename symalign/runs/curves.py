@@ -29,7 +29,7 @@ from symalign.models.family import TransformerModel
 from symalign.progress import PhaseProgress, phase
 from symalign.runs.execute import fitted
 from symalign.runs.recording import ModelLike, model_of, recorded, reference
-from symalign.runs.records import CurveSettings
+from symalign.runs.records import CurveSettings, PlaneSettings
 from symalign.runs.store import RunStore
 
 
@@ -218,3 +218,23 @@ def plane_run(models: list[ModelLike], data: str | None = None, resolution: int 
             plane.extra["curve_off_plane"] = max(off, plane.extra.get("curve_off_plane", 0.0))
     plane.extra.update(models=list(names), data=spec)
     return plane
+
+
+def recorded_plane(settings: PlaneSettings, store: RunStore | None, source: str = "api",
+                   progress: PhaseProgress | None = None) -> str | None:
+    """`plane_run` recorded as a `plane` run (its metrics are the plane), so a page can draw it after a reload
+    and an identical request is answered from the history (`find_plane`)."""
+    with recorded(store, "plane", settings.models[0], settings.models[1], "plane", settings, source,
+                  f"plane through {', '.join(settings.labels or settings.models)}",
+                  models=list(settings.models)) as run:
+        plane = plane_run(list(settings.models), resolution=settings.resolution, curve=list(settings.curves),
+                          max_examples=settings.max_examples, labels=tuple(settings.labels) or None,
+                          line_to_c=settings.line_to_c, progress=progress)
+        run.finish(plane.to_json())
+    return run.id
+
+
+def find_plane(store: RunStore, settings: PlaneSettings):
+    """The newest finished plane run with exactly these settings, if any."""
+    wanted = settings.to_json()
+    return next((r for r in store.list(kind="plane", state="done") if r.settings == wanted), None)

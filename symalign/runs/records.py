@@ -164,7 +164,21 @@ class PaperSettings(Settings):
     max_examples: int | None = None
 
 
+@dataclass(frozen=True)
+class PlaneSettings(Settings):
+    """A `plane` run: the loss over the plane through three models, with curve folders drawn on it (the
+    "Beyond the straight line" page's plane, issue #70: a job with progress instead of a page spinner)."""
+
+    models: list
+    curves: list = field(default_factory=list)
+    labels: list = field(default_factory=list)
+    resolution: int = 21
+    max_examples: int | None = None
+    line_to_c: bool = True
+
+
 SETTINGS: dict[str, type[Settings]] = {"sweep": SweepSettings, "curve": CurveSettings, "paper": PaperSettings,
+    "plane": PlaneSettings,
     "align": AlignSettings, "barrier": BarrierSettings, "align-many": ManySettings, "simplex": SimplexSettings,
     "spectrum": SpectrumSettings, "merge": MergeSettings, "transport": TransportSettings}
 

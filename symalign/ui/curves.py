@@ -71,32 +71,35 @@ def show_paths(paths: list[tuple[str, dict]], key: str) -> None:
         "accuracy barrier (pp)": st.column_config.NumberColumn(format="%.1f")})
 
 
-@st.cache_data(show_spinner="evaluating the plane (a few hundred models)…", max_entries=8)
-def _plane(models: tuple[str, ...], curves: tuple[str, ...], resolution: int, max_examples: int | None,
-           labels: tuple[str, ...]) -> dict:
-    from symalign.runs.curves import plane_run
-
-    return plane_run(list(models), resolution=resolution, curve=list(curves), max_examples=max_examples,
-                     labels=labels, line_to_c=labels[2] != "bend").to_json()
-
-
-def plane_of(runs: list[Run], third: str, resolution: int, key: str, max_examples: int | None = 256) -> None:
+def plane_settings(runs: list[Run], third: str, resolution: int, max_examples: int | None = 256):
     """The plane through A, B and aligned B (Zhang et al.'s Fig. 2) or the curve's bend (Garipov et al.'s
-    Fig. 1), with the straight lines and the curves drawn on it."""
+    Fig. 1), with the straight lines and the curves drawn on it: as a `plane` run's settings."""
+    from symalign.runs.records import PlaneSettings
+
     plain = next((r for r in runs if r.method == "none"), None)
     aligned = next((r for r in runs if r.method != "none"), None)
     base = Path((plain or aligned).metrics["out"])
     if third == "aligned B" and aligned is not None:
-        models = (str(base / "a"), str(base / "b"), str(Path(aligned.metrics["out"]) / "b"))
-        curves = tuple(str(Path(r.metrics["out"])) for r in (plain, aligned) if r is not None)
+        models = [str(base / "a"), str(base / "b"), str(Path(aligned.metrics["out"]) / "b")]
+        curves = [str(Path(r.metrics["out"])) for r in (plain, aligned) if r is not None]
     else:
-        source = plain or aligned
-        folder = Path(source.metrics["out"])
-        models = (str(folder / "a"), str(folder / "b"), str(folder / "bend"))
-        curves = (str(folder),)
-    labels = ("A", "B", "aligned B" if third == "aligned B" and aligned else "bend")
-    plane = _plane(models, curves, resolution, max_examples, labels)
+        folder = Path((plain or aligned).metrics["out"])
+        models, curves = [str(folder / "a"), str(folder / "b"), str(folder / "bend")], [str(folder)]
+    labels = ["A", "B", "aligned B" if third == "aligned B" and aligned else "bend"]
+    return PlaneSettings(models, curves, labels, int(resolution), max_examples, labels[2] != "bend")
+
+
+def plane_of(settings, key: str) -> bool:
+    """Draw the plane recorded with these settings; False when the history has none yet."""
+    from symalign.runs.curves import find_plane
+    from symalign.ui.state import run_store
+
+    run = find_plane(run_store(), settings)
+    if run is None:
+        return False
+    plane = run.metrics
     show_figure(plane_figure(plane, f"loss over the plane through A, B and {list(plane['points'])[2]}"), key=key)
     if plane.get("curve_off_plane", 0) > 1e-3:
         st.caption(f"Curves not in this plane are drawn as their projection onto it (at most "
                    f"{plane['curve_off_plane']:.2f} away in parameter norm).")
+    return True

@@ -111,8 +111,9 @@ def job_timing(job) -> str:
     return text
 
 
-def follow_job(job_id: str, on_done_key: str) -> None:
-    """A live panel for one job; when it is done its run ids go to session_state[on_done_key]."""
+def follow_job(job_id: str, on_done_key: str, cancel: bool = False) -> None:
+    """A live panel for one job; when it is done its run ids go to session_state[on_done_key]. `cancel`: a
+    Cancel button beside the bar (for the visitor who may cancel it)."""
 
     @st.fragment(run_every=REFRESH_SECONDS)
     def panel() -> None:
@@ -129,5 +130,12 @@ def follow_job(job_id: str, on_done_key: str) -> None:
             ensure_worker(job_queue())  # a worker that left as the job came: another takes it
         st.progress(job.fraction, text=f"job {job.id}: {job.state} · {job.phase or 'waiting'} {job.done}/{job.total}"
                                        f"{job_timing(job)} (you can leave this page; see Jobs)")
+        if cancel:
+            from symalign.ui.session import access, session_id
+
+            if access().may_change(job.owner, session_id()) and st.button(
+                    "Cancel", key=f"follow-cancel-{job.id}", disabled=bool(job.cancel)):
+                job_queue().cancel(job.id)  # the worker stops at the job's next progress report
+                st.caption("cancelling…")
 
     panel()
