@@ -67,10 +67,17 @@ if "paths-last-job" in st.session_state:
 
 with user_errors():
     runs = curve_runs_of(run_store(), ref_a, ref_b, st.session_state.get("paths-last"))
+    fitting = "paths-last-job" in st.session_state  # a fit job of this browser still under way
     if not runs:
-        st.info("No curves for this pair yet: click **Fit the curves**, or run `symalign curve A B --align weight "
-                "--classes all` and `symalign curve A B`.")
+        if fitting:
+            st.info("The fits are running (progress above): each curve shows here as it lands.")
+        else:
+            st.info("No curves for this pair yet: click **Fit the curves**, or run `symalign curve A B --align "
+                    "weight --classes all` and `symalign curve A B`.")
         st.stop()
+    if fitting and len(runs) < 2:
+        st.caption(f"The {'aligned' if runs[0].method == 'none' else 'unaligned'} fit is still running (progress "
+                   "above); its curve joins these when it lands.")
     show_paths(paths_of(runs), key="paths-fig")
     st.markdown(students_text(runs))
     aligned = next((r for r in runs if r.method != "none"), None)

@@ -63,11 +63,15 @@ def paths_figure(paths: list[tuple[str, dict]], title: str = "") -> go.Figure:
     """Loss along several paths from A (t = 0) to B (t = 1) on one chart: straight lines and curves,
     each with its barrier in the legend. A path is a curve's JSON (`lambdas`, `loss`, `barrier`)."""
     fig = go.Figure()
-    looks = [("#7f7f7f", "solid"), ("#1f77b4", "solid"), ("#7f7f7f", "dash"), ("#1f77b4", "dash")]
+    # Two paths that coincide must both stay visible (issue #70: the unaligned curve lay exactly under the
+    # aligned one): each later path is drawn thinner, in its own dash and marker, on top of the earlier ones.
+    looks = [("#7f7f7f", "solid", 6, "circle"), ("#1f77b4", "solid", 4, "square"),
+             ("#7f7f7f", "dash", 6, "diamond"), ("#1f77b4", "dot", 2.5, "x")]
     for i, (label, c) in enumerate(paths):
-        colour, dash = looks[i % len(looks)]
+        colour, dash, width, marker = looks[i % len(looks)]
         fig.add_trace(go.Scatter(x=c["lambdas"], y=c["loss"], mode="lines+markers", name=f"{label} (barrier "
-                                 f"{c['barrier']:.3f})", line=dict(color=colour, dash=dash, width=3)))
+                                 f"{c['barrier']:.3f})", line=dict(color=colour, dash=dash, width=width),
+                                 marker=dict(symbol=marker, size=width + 4)))
     fig.update_xaxes(title_text="t along the path (0 = model A, 1 = model B)")
     fig.update_yaxes(title_text="loss (nats per prediction)")
     fig.update_layout(title=title or None, margin=dict(l=50, r=20, t=60, b=50))
