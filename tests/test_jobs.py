@@ -328,3 +328,22 @@ def test_a_job_queued_while_the_worker_leaves_is_run_not_stranded(queue, monkeyp
     assert worker.serve(queue, idle_exit=0.0, poll=0.01) == 1  # the old loop returned 0 here
     assert len(ran) == 1 and queue.pending() == 0
     assert not worker_alive(queue)  # and having left, it no longer claims to be there
+
+
+def test_a_queued_job_says_what_it_waits_for(tmp_path, monkeypatch):
+    """Issue #70: each job opened with 20-30 s of "waiting 0/0". A queued job names the job running ahead of
+    it (and how many more), or says that the worker process is starting."""
+    import os
+    import time
+
+    from symalign.ui import jobs as ui_jobs
+
+    queue = JobQueue(tmp_path / "runs.sqlite")
+    monkeypatch.setattr(ui_jobs, "job_queue", lambda: queue)
+    first = queue.submit("barrier", {"a": "zoo:vit-digits/0", "b": "zoo:vit-digits/1"}, label="the first")
+    time.sleep(0.01)
+    second = queue.submit("barrier", {"a": "zoo:vit-digits/0", "b": "zoo:vit-digits/2"}, label="the second")
+    assert "worker process to start" in ui_jobs.waiting_for(queue.get(first))  # nothing ahead, no worker
+    assert ui_jobs.waiting_for(queue.get(second)) == "waiting behind 1 queued job"
+    queue.claim(os.getpid())  # the first starts running
+    assert ui_jobs.waiting_for(queue.get(second)).startswith("waiting behind the first (")

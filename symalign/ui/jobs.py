@@ -111,6 +111,23 @@ def job_timing(job) -> str:
     return text
 
 
+def waiting_for(job: Job) -> str:
+    """What a queued job waits for (issue #70: 20-30 s of "waiting 0/0" said nothing): the jobs ahead of it
+    in the one worker's queue, else the worker process starting (it imports torch and loads the models)."""
+    queue = job_queue()
+    ahead = [j for j in queue.list(limit=200) if j.state in ("queued", "running") and j.created < job.created]
+    running = [j for j in ahead if j.state == "running"]
+    if running:
+        return (f"waiting behind {running[0].title} ({running[0].phase or 'starting'} {running[0].done}/"
+                f"{running[0].total})" + (f" and {len(ahead) - 1} more queued" if len(ahead) > 1 else ""))
+    if ahead:
+        return f"waiting behind {len(ahead)} queued job{'s' * (len(ahead) > 1)}"
+    waited = time.time() - job.created
+    return (f"waiting {waited:.0f} s for the worker process to start (it imports torch and loads the models: "
+            "10-30 s on a busy machine)" if not worker_alive(queue) else
+            f"waiting {waited:.0f} s for the worker to pick it up")
+
+
 def follow_job(job_id: str, on_done_key: str, cancel: bool = False) -> None:
     """A live panel for one job; when it is done its run ids go to session_state[on_done_key]. `cancel`: a
     Cancel button beside the bar (for the visitor who may cancel it)."""
@@ -128,8 +145,10 @@ def follow_job(job_id: str, on_done_key: str, cancel: bool = False) -> None:
             return
         if job.state == "queued":
             ensure_worker(job_queue())  # a worker that left as the job came: another takes it
-        st.progress(job.fraction, text=f"job {job.id}: {job.state} · {job.phase or 'waiting'} {job.done}/{job.total}"
-                                       f"{job_timing(job)} (you can leave this page; see Jobs)")
+            st.progress(0.0, text=f"job {job.id}: queued · {waiting_for(job)} (you can leave this page; see Jobs)")
+        else:
+            st.progress(job.fraction, text=f"job {job.id}: {job.state} · {job.phase or 'starting'} "
+                                           f"{job.done}/{job.total}{job_timing(job)} (you can leave this page; see Jobs)")
         if cancel:
             from symalign.ui.session import access, session_id
 
