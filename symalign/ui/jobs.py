@@ -147,8 +147,8 @@ def follow_job(job_id: str, on_done_key: str, cancel: bool = False) -> None:
             ensure_worker(job_queue())  # a worker that left as the job came: another takes it
             st.progress(0.0, text=f"job {job.id}: queued · {waiting_for(job)} (you can leave this page; see Jobs)")
         else:
-            st.progress(job.fraction, text=f"job {job.id}: {job.state} · {job.phase or 'starting'} "
-                                           f"{job.done}/{job.total}{job_timing(job)} (you can leave this page; see Jobs)")
+            st.progress(job.fraction, text=f"job {job.id}: {job.state} · {job.phase or 'starting'} {job.done}/"
+                                           f"{job.total}{job_timing(job)} (you can leave this page; see Jobs)")
         if cancel:
             from symalign.ui.session import access, session_id
 
