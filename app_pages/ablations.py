@@ -12,7 +12,7 @@ from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.papers import papers_section
 from symalign.ui.runs import show_sweep
 from symalign.ui.session import heavy_work
-from symalign.ui.state import run_store
+from symalign.ui.state import cached_load, run_store
 from symalign.ui.widgets import StreamlitProgress, user_errors
 from symalign.zoo import manifest
 
@@ -46,13 +46,14 @@ with user_errors():
         max_examples = o2.number_input("evaluation examples (0 = all)", 0, 1_000_000, 0, key="ablations-examples")
     grid: Grid = preset_grid(preset, family, seeds=sorted(seeds) or [0])
     grid.points, grid.max_examples = int(points), int(max_examples) or None
+    typical_seconds, typical_text = sweep_typical([c.row.method for c in grid.cells()], family,
+                                                  learned_defaults(getattr(RECIPES.get(family), "data", None)
+                                                                   or "")["steps"])
     st.caption(f"{len(grid.cells())} cells: {len(grid.rows)} rows × {len(grid.pairs)} pairs"
                + (f" (stochastic rows × {len(grid.seeds)} seeds)"
                   if any(matcher(r.method).stochastic for r in grid.rows) else "")
                + ". Time: " + estimate_text(took(last_run(run_store(), "sweep", settings={"name": grid.name})),
-                                            sweep_typical([c.row.method for c in grid.cells()], family,
-                                                          learned_defaults(getattr(RECIPES.get(family), "data", None)
-                                                                           or "")["steps"])[1]))
+                                            typical_text, cached_load(), typical_seconds))
     background = st.checkbox("run in the background", True, key="ablations-background",
                              help="a job in a worker process: the grid goes on when you leave this page (see Jobs); "
                                   "off: it runs in this page (keep the tab open)")

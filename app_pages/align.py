@@ -25,7 +25,14 @@ from symalign.ui.option_widgets import option_widgets
 from symalign.ui.permalink import linked_runs, show_permalink
 from symalign.ui.runs import show_universe
 from symalign.ui.session import heavy_work
-from symalign.ui.state import cached_canonical_spec, cached_curve_estimate, cached_data, cached_model, run_store
+from symalign.ui.state import (
+    cached_canonical_spec,
+    cached_curve_estimate,
+    cached_data,
+    cached_load,
+    cached_model,
+    run_store,
+)
 from symalign.ui.widgets import (
     StreamlitProgress,
     chosen_layers,
@@ -125,7 +132,7 @@ with user_errors():
         past = align_estimate(run_store(), method, ref_a, ref_b, steps)
         typical_seconds, typical = align_typical(method, family_of_ref(ref_a), steps)
         (st.warning if max(past or 0.0, typical_seconds) >= 90 else st.caption)(
-            f"The {method} matching itself: " + estimate_text(past, typical) + ".")
+            f"The {method} matching itself: " + estimate_text(past, typical, cached_load(), typical_seconds) + ".")
     background = st.checkbox("run in the background", True, key="align-background",
                              help="a job in a worker process: it goes on when you leave this page (see Jobs)")
     nothing = all(c == "none" for c in classes.values())

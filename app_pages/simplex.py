@@ -14,7 +14,7 @@ from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.permalink import initial_list, show_permalink
 from symalign.ui.runs import show_simplex, simplex_runs
 from symalign.ui.session import heavy_work
-from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
+from symalign.ui.state import cached_canonical_spec, cached_data, cached_load, cached_model, run_store
 from symalign.ui.widgets import StreamlitProgress, data_field, device_choice, model_picker, toggle_grid, user_errors
 
 st.title("Loss over the simplex of three models")
@@ -72,7 +72,7 @@ with user_errors():
     typical_seconds, typical = simplex_typical(tuple(methods), int(steps), family_of_ref(refs[0]))
     measured = simplex_estimate(run_store(), refs[0], tuple(methods))
     (st.warning if max(measured or 0, typical_seconds) >= 90 else st.caption)(
-        "Time: " + estimate_text(measured, typical))
+        "Time: " + estimate_text(measured, typical, cached_load(), typical_seconds))
     configs = [AlignConfig(method=method, classes=classes, data=data or data_default, device=device, seed=int(seed),
                            steps=int(steps), alpha=float(alpha)) for method in methods]
     if clicked and background:

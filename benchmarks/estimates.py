@@ -10,7 +10,11 @@ family and steps), the second from the first pass's history (what a page says th
 task runs through the job function the app's worker calls, so the work is the page's. Prints a table
 of estimate, actual and their ratio; the goal is a ratio within 0.5-2. `--steps` sets learned
 matching's steps in the demo, Simplex and Align (the estimates scale with them); the `quick` grid runs
-at its own defaults."""
+at its own defaults.
+
+`--beside` runs everything beside a 2-thread torch job (another process multiplying matrices), as a busy
+shared machine: the estimates are then scaled by the load probe the pages use (symalign.runs.load), as they
+are on a page (issue #70). The table gives the probe's factor per task."""
 
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from pathlib import Path
 from symalign.data import learned_defaults
 from symalign.match.config import AlignConfig, preset_classes
 from symalign.runs import durations
+from symalign.runs.load import current_load
 from symalign.runs.store import RunStore
 from symalign.sweeps.grid import preset_grid
 from symalign.train.recipes import DEMO_DATA
@@ -84,33 +89,68 @@ def run(task: str, family: str, steps: int, home: Path) -> float:
     return time.perf_counter() - began
 
 
+BUSY = """
+import torch
+torch.set_num_threads(2)
+x = torch.randn(1024, 1024)
+while True:
+    x = torch.tanh(x @ x) / 32
+"""
+
+
+def busy_neighbour():
+    """A 2-thread job beside the benchmark (killed when it ends)."""
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-c", BUSY])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--families", nargs="+", default=list(DEMO_DATA))
     parser.add_argument("--steps", type=int, default=None, help="learned steps (default: the data's, 600 / 300)")
     parser.add_argument("--only", nargs="+", choices=TASKS, default=list(TASKS))
+    parser.add_argument("--beside", action="store_true", help="run beside a 2-thread torch job (a busy machine)")
     args = parser.parse_args()
     rows = []
+    probe_home = Path(tempfile.mkdtemp())
+    current_load(probe_home)  # the probe's idle reference, taken before any neighbour (a page's: the fastest seen)
+    neighbour = busy_neighbour() if args.beside else None
+    if neighbour is not None:
+        time.sleep(5)  # let it take the cores
+    try:
+        run_all(args, rows, probe_home)
+    finally:
+        if neighbour is not None:
+            neighbour.kill()
+    print(f"\nestimate vs actual, learned steps {args.steps or 'the data default'}, {os.cpu_count()} CPU cores"
+          + (", beside a 2-thread job" if args.beside else "") + "\n")
+    print("| family | task | history | load factor | estimate (s) | actual (s) | ratio |\n"
+          "|---|---|---|---|---|---|---|")
+    for family, task, history, factor, said, took in rows:
+        ratio = "—" if said is None else f"{said / took:.2f}"
+        shown = "none shown" if said is None else f"{said:.0f}"
+        print(f"| {family} | {task} | {history} | {factor:.2f} | {shown} | {took:.0f} | {ratio} |")
+
+
+def run_all(args, rows: list, probe_home: Path) -> None:
     with tempfile.TemporaryDirectory() as folder:
         for family in args.families:
             steps = args.steps or learned_defaults(DEMO_DATA[family])["steps"]
             for task in args.only:  # a data folder per task and pass: no task reuses another's runs
                 first, second = Path(folder) / f"{family}-{task}-1", Path(folder) / f"{family}-{task}-2"
                 cold, _ = estimate(task, family, steps, RunStore(first / "runs.sqlite"))
+                factor = current_load(probe_home).factor  # what a page would scale by now
                 took = run(task, family, steps, first)
-                rows.append((family, task, "none (typical)", cold, took))
-                print(f"{family} {task}: typical {cold:.0f} s, took {took:.0f} s", flush=True)
+                rows.append((family, task, "none (typical)", factor, cold * factor, took))
+                print(f"{family} {task}: typical {cold:.0f} s × {factor:.2f}, took {took:.0f} s", flush=True)
                 _, warm = estimate(task, family, steps, RunStore(first / "runs.sqlite"))
+                factor = current_load(probe_home).factor
                 again = run(task, family, steps, second)
-                rows.append((family, task, "last time here", warm, again))
-                print(f"{family} {task}: from history {warm if warm is None else round(warm)} s, took {again:.0f} s",
-                      flush=True)
-    print(f"\nestimate vs actual, learned steps {args.steps or 'the data default'}, {os.cpu_count()} CPU cores\n")
-    print("| family | task | history | estimate (s) | actual (s) | ratio |\n|---|---|---|---|---|---|")
-    for family, task, history, said, took in rows:
-        ratio = "—" if said is None else f"{said / took:.2f}"
-        shown = "none shown" if said is None else f"{said:.0f}"
-        print(f"| {family} | {task} | {history} | {shown} | {took:.0f} | {ratio} |")
+                rows.append((family, task, "last time here", factor, None if warm is None else warm * factor, again))
+                print(f"{family} {task}: from history {warm if warm is None else round(warm)} s × {factor:.2f}, "
+                      f"took {again:.0f} s", flush=True)
 
 
 if __name__ == "__main__":

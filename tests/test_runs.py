@@ -298,3 +298,21 @@ def test_the_lambda_panel_finds_a_grids_vanilla_cell_as_the_unaligned_twin(tmp_p
     cell = run("align", "none")  # a grid's vanilla cell on the same grid
     run("barrier", "none", split="train")  # newer, but on the training split
     assert vanilla_twin(aligned, store.list()).id == cell
+
+
+def test_estimates_scale_with_how_busy_the_machine_is_now(tmp_path, monkeypatch):
+    """Issue #70: estimates assumed an idle machine. The probe's reference is the fastest it has run here; a
+    slower probe now scales the figure, and the page says both numbers and why."""
+    from symalign.runs import load
+    from symalign.runs.durations import estimate_text
+
+    times = iter([0.010, 0.030, 0.012])  # idle, then three times slower, then nearly idle
+    monkeypatch.setattr(load, "probe_seconds", lambda: next(times))
+    idle = load.current_load(tmp_path)
+    assert idle.factor == 1.0 and not idle.busy
+    busy = load.current_load(tmp_path)
+    assert busy.factor == pytest.approx(3.0) and busy.busy and busy.reference == 0.010
+    said = estimate_text(40.0, "about 40 s", busy, 40.0)
+    assert said.startswith("about 2.0 min on this machine now; 40 s here last time") and "3.0× slower" in said
+    assert estimate_text(None, "about 40 s", busy, 40.0).startswith("about 2.0 min on this machine now, typically")
+    assert estimate_text(40.0, "about 40 s", load.current_load(tmp_path)) == "40 s here last time"  # 1.2×: not busy

@@ -55,12 +55,25 @@ def took(run: Run | None, scale: float = 1.0) -> float | None:
     return None if run is None else (run.finished - run.created) * scale
 
 
-def estimate_text(seconds: float | None, typical: str) -> str:
+def _span(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
+def estimate_text(seconds: float | None, typical: str, load=None, typical_seconds: float | None = None) -> str:
     """What a page says before a run: the time the same work took here last, else the typical figure,
-    said to be one (never a number passed off as measured here)."""
+    said to be one (never a number passed off as measured here). `load` (symalign.runs.load.Load): on a busy
+    machine the figure is scaled by how much slower it runs now, and says so (issue #70)."""
+    busy = load is not None and load.busy
+    now = (f" (this machine is {load.factor:.1f}× slower than idle now"
+           + (f", load average {load.load_average:.1f}" if load.load_average is not None else "") + ")") if busy else ""
     if seconds is None:
+        if busy and typical_seconds:
+            return (f"about {_span(typical_seconds * load.factor)} on this machine now, typically {typical} on 2 idle "
+                    f"CPU cores{now}; not yet run here")
         return f"typically {typical} on 2 CPU cores; not yet run here"
-    return f"{seconds:.0f} s here last time" if seconds < 90 else f"{seconds / 60:.1f} min here last time"
+    if busy:
+        return f"about {_span(seconds * load.factor)} on this machine now; {_span(seconds)} here last time{now}"
+    return f"{_span(seconds)} here last time"
 
 
 def at_steps(run: Run, steps: int) -> float | None:

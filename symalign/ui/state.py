@@ -96,3 +96,18 @@ def planted_demo_task(ref: str, data_spec: str) -> SharedTask:
             return planted_demo(model, data, progress=progress)
 
     return shared_task(("planted-demo", ref, _stamp(ref), data_spec), work)
+
+
+@st.cache_data(ttl=20, show_spinner=False)
+def _load(home: str):
+    from symalign.runs.load import current_load
+
+    return current_load(Path(home))
+
+
+def cached_load():
+    """How much slower this machine runs now than idle (a 15 ms probe, at most every 20 s): the pages scale
+    their time estimates by it (issue #70)."""
+    from symalign.workspace import home
+
+    return _load(str(home()))
