@@ -71,3 +71,18 @@ def excerpt(text: str, table: PaperTable) -> str:
             raise LookupError(f"{table.key}: claim not in {table.source}: {claim.quote!r}")
         lines.append(flat[max(0, span[0] - 40):span[1] + 40])
     return "\n".join(lines) + "\n"
+
+
+def write_excerpts(papers: str | Path) -> list[Path]:
+    """Rewrite the shipped excerpts from the full texts in `papers` (../shared/papers): every table's region
+    and claims, one file per paper text."""
+    from symalign.papers import TABLES
+
+    parts: dict[str, list[str]] = {}
+    for table in TABLES.values():
+        parts.setdefault(table.source, []).append(excerpt((Path(papers) / table.source).read_text(), table))
+    written = []
+    for source, texts in parts.items():
+        (EXCERPTS / source).write_text("\n".join(texts))
+        written.append(EXCERPTS / source)
+    return written
