@@ -42,7 +42,8 @@ with user_errors():
     offered = matchers(universe=True)
     methods = m1.multiselect("methods", list(offered), default=[m for m in ("none", "weight",
                                                                             "learned") if m in offered],
-                             key="simplex-methods", format_func=lambda m: f"{m}: {offered[m].help}")
+                             key="simplex-methods",  # names only: help in pills was cut at 1280 px (#70)
+                             help="  \n".join(f"**{m}**: {o.help}" for m, o in offered.items()))
     try:
         data_default = default_data_spec(models[0])
     except SymalignError:

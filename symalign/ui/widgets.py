@@ -21,6 +21,10 @@ KIND_LABELS = {"mlp": "MLP units", "heads": "attention heads", "qk": "inside hea
 CLASS_LABELS = {"perm": "permutation", "scaled_perm": "scaled permutation", "orthogonal": "orthogonal",
                 "invertible": "invertible", "rescale": "QK rescaling", "rotary": "rotary (per frequency pair)",
                 "orthogonal+rescale": "orthogonal + rescaling"}
+# The grid's column headers: short enough not to break mid-word in a ninth of a 1280-pixel page (issue #70:
+# "permutati/on"); the full name is the header's tooltip and each box's label.
+CLASS_HEADERS = {"perm": "perm.", "scaled_perm": "scaled perm.", "orthogonal": "orth.", "invertible": "GL (inv.)",
+                 "rescale": "QK rescale", "rotary": "rotary", "orthogonal+rescale": "orth. + rescale"}
 PRESETS = CLASS_PRESETS
 
 
@@ -154,7 +158,7 @@ def toggle_grid(spec: SymmetrySpec, default: str = "permutations", prefix: str =
     header = st.columns(widths)
     header[0].markdown("**component**")
     for col, cls in zip(header[1:], CLASSES):
-        col.markdown(f"**{CLASS_LABELS[cls]}**")
+        col.markdown(f"**{CLASS_HEADERS.get(cls, CLASS_LABELS[cls])}**", help=CLASS_LABELS[cls])
     if blocks:
         header[-1].markdown("**blocks**", help="which blocks this component may be matched in (0-2, -1, 1:, 0,2); "
                                                "empty: every block. The others stay as they are (Zhang et al.'s "
