@@ -67,7 +67,8 @@ PRESET_STATES = {"zhang-table2": STATES, "zhang-fig3": FIG3_STATES}
 # entry (checked against its text by tests/test_papers.py), in our row and column names.
 PAPER_ROWS = {"Simple Avg": "Simple", "Fisher": "Fisher", "RegMean": "Regmean", "OT-ACTS-EMD": "OT-ACTS-EMD",
               "OT-ACTS": "OT-ACTS", "OT-WTS": "OT-WTS"}
-PAPER_COLUMNS = {"w/o matching": "w/o match", "matching w/o rescaling": "w/o rescale", "matching": "match"}
+PAPER_COLUMNS = {"w/o matching": "w/o match", "matching w/o rescaling": "w/o rescale", "matching": "match",
+                 "w/o rescaling": "w/o rescale"}  # Fig. 3's column is Table 2's
 ZHANG_TABLE2 = {(fusion, state): TABLE2.value(row, column) / 100
                 for fusion, row in PAPER_ROWS.items() for state, column in PAPER_COLUMNS.items()}
 PROTOCOL = ("not run here: the paper matches each layer separately and keeps the merged model with the best "
@@ -189,8 +190,9 @@ def zhang_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = Fals
         ours = [f"{rows.loc[s, 'accuracy_mean']:.1%} ± {rows.loc[s, 'accuracy_std']:.1%}"
                 + (f" (loss {rows.loc[s, 'loss_mean']:.3f})" if markdown else "") if s in rows.index else "–"
                 for s in states]
+        unprinted = "(Fig. 3: a bar chart, no values printed)"
         paper = [f"{100 * rows.loc[s, 'paper_accuracy']:.2f}%" if s in rows.index and
-                 pd.notna(rows.loc[s, "paper_accuracy"]) else "(no such column in the paper)" for s in states]
+                 pd.notna(rows.loc[s, "paper_accuracy"]) else unprinted for s in states]
         lines.append("| " + " | ".join([fusion, *ours, *paper]) + " |" if markdown else
                      f"{fusion:<13}" + "".join(f"{o:>26}" for o in ours))
     inputs = cells["inputs_accuracy"].mean()
