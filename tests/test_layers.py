@@ -19,7 +19,7 @@ LAYERS = [
     {"models"},
     {"report", "barrier", "offline_hub", "landscape"},
     {"match", "anatomy"},
-    {"merge", "train", "workspace"},
+    {"merge", "train", "workspace", "papers"},  # papers: the tables as data (their classes from match.config)
     {"runs"},
     {"sweeps", "demo"},
     {"jobs"},  # a job may run the guided demo (symalign.jobs.kinds.demo_job)
