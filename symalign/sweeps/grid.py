@@ -80,7 +80,8 @@ PRESET_HELP = {
                        "Verma & Elbayad Table 1's rows; the whole table in its setting: verma-heads)",
     "residual-strategies": "activation matching (all classes, any family), the residual from all, first or last "
                            "states, or none (Verma Table 2's strategies; the table in its setting: verma-residual)",
-    "data-amount": "activation matching on 16 to 1024 examples (Verma & Elbayad Fig. 6)",
+    "data-amount": "activation matching on 16 to 1024 examples (after Verma & Elbayad Fig. 6, which varies the "
+                   "sentences behind MultiBERTs' correlations: a different setting, not comparable)",
     "learned-start": "learned matching from weight matching's transform or from the identity (Theus et al.)",
 }
 OPTION_KEYS = ("data", "points", "max_examples", "steps", "split")
@@ -91,7 +92,9 @@ ANY_METHOD_KEYS = ("layers",)  # AlignConfig settings every method takes (symali
 # and without it (`:`), the row the subsets compare with.
 PRESETS["layer-subsets"] = [("weight (all), every block", "weight", "all")] + [
     (f"weight (all), blocks {text}", "weight", "all", {"layers": text}) for text in (":", "0", "-1", "1:", ":-1")]
-PRESET_HELP["layer-subsets"] = "weight matching on every block, the first, the last, all but one end (Zhang §5.6)"
+PRESET_HELP["layer-subsets"] = ("weight matching on every block, the first, the last, all but one end (after Zhang "
+                                "§5.6, which reports the evaluation loss of their merged models: a different setting, "
+                                "not comparable)")
 # The barrier against width (issue #44): a family's seeds 0 ↔ 1 at each of its widths (symalign.train.recipes.WIDTHS).
 PRESETS["width"] = [("vanilla", "none", "none"), ("weight (all)", "weight", "all"), ("learned (all)", "learned", "all")]
 PRESET_HELP["width"] = ("vanilla, weight and learned (all) on seeds 0 ↔ 1 at each width of vit-digits or "
