@@ -66,7 +66,7 @@ PAPER_FINDINGS = {
                         "beats keeping them in order (Monotonic)", "activation (all), heads two-stage",
                         "their table matches feed-forward and attention with the residual left as it is; this one "
                         "also matches the residual (their setting: the Verma section)"),
-    "lambda-sampling": ("Theus et al. (appendix, Fig. 5)", "\"both uniform and Gaussian sampling result in relatively "
+    "lambda-sampling": ("Theus et al. (Fig. 5)", "\"both uniform and Gaussian sampling result in relatively "
                         "high loss barriers\", while narrow uniform sampling U(0.4, 0.6), which they adopt, and fixed "
                         "interpolation give a lower loss near the midpoint", "learned (all), λ uniform_mid",
                         "their ViTs are 6 layers, width 256, on CIFAR-10; the zoo's vit-digits is 4 layers, width 64, "
