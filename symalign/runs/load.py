@@ -1,7 +1,7 @@
 """How busy this machine is right now, as a factor on the pages' time estimates (issue #70: "about 10 s"
 took 265 s, and "about 12 s" 7.5 minutes, on a 2-core machine with a load average of 7).
 
-A short probe: a fixed torch workload at the threads a job would use, timed now and divided by the fastest
+A short probe (about 0.1 s): a fixed torch workload at the threads a job would use, timed now and divided by the fastest
 the same probe has run on this machine (kept in the data folder, so the reference is this machine's idle
 speed once it has been seen idle). The load average says the same thing less directly and is reported
 beside it. Measured against actual runs by `benchmarks/estimates.py --beside`."""
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROBE_FILE = "probe.json"
-SIZE, REPEATS = 160, 24  # about 15 ms on 2 idle cores
+SIZE, REPEATS, TIMINGS = 160, 24, 7  # about 15 ms a timing on 2 idle cores; the median of 7 (about 0.1 s)
 
 
 @dataclass(frozen=True)
@@ -31,18 +31,21 @@ class Load:
 
 
 def probe_seconds() -> float:
-    """The best of three timings of a fixed matrix workload, at torch's current threads."""
+    """The median of several timings of a fixed matrix workload, at torch's current threads. Not the best:
+    beside a busy neighbour the best of three caught an idle time slice and said 1.00× (measured, 2 cores)."""
+    import statistics
+
     import torch
 
     x = torch.randn(SIZE, SIZE, generator=torch.Generator().manual_seed(0))
-    best = float("inf")
-    for _ in range(3):
+    timings = []
+    for _ in range(TIMINGS):
         began = time.perf_counter()
         y = x
         for _ in range(REPEATS):
             y = torch.tanh(y @ x)
-        best = min(best, time.perf_counter() - began)
-    return best
+        timings.append(time.perf_counter() - began)
+    return statistics.median(timings)
 
 
 def _load_average() -> float | None:

@@ -106,7 +106,7 @@ def _load(home: str):
 
 
 def cached_load():
-    """How much slower this machine runs now than idle (a 15 ms probe, at most every 20 s): the pages scale
+    """How much slower this machine runs now than idle (a 0.1 s probe, at most every 20 s): the pages scale
     their time estimates by it (issue #70)."""
     from symalign.workspace import home
 
