@@ -14,18 +14,17 @@ from pathlib import Path
 
 import pandas as pd
 
+from symalign.papers.theus import ZOO_DATASET, ZOO_ROWS
 from symalign.sweeps.peers import peers_cells, peers_summary, peers_text
 
 HEADING = "## The field side by side"
 
 # Theus et al., Table 1, every printed cell with its ± (symalign.papers.theus, checked against the paper's
 # text by tests/test_papers.py), under the zoo's row names.
-THEUS_ROWS = {"vanilla": "Vanilla averaging", "activation (all)": "Activation matching",
-              "weight (all)": "Weight matching (Ours)", "learned (all-perm)": "Learned matching (permutation only)",
-              "learned (all)": "Learned matching (Ours)"}
+THEUS_ROWS = ZOO_ROWS
 SETS = {"CIFAR-10": "CIFAR-10 (ViT)", "CIFAR-100": "CIFAR-100 (ViT)", "Tiny ImageNet": "Tiny ImageNet (ViT)",
         "Tiny Shakespeare": "Tiny Shakespeare (GPT-2)", "BookCorpus": "BookCorpus (GPT-2)"}
-ZOO_FOR = {"CIFAR-10": "vit-digits", "Tiny Shakespeare": "gpt-shakespeare"}
+ZOO_FOR = {dataset: family for family, dataset in ZOO_DATASET.items()}
 # Zhang et al., Table 2 (two CIFAR-10 ViTs merged): the values quoted in issue #45 (merged accuracy).
 ZHANG_MERGED = {"average (no alignment)": 0.08, "OT-ACTS": 0.61}
 

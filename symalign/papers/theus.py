@@ -41,3 +41,10 @@ TABLE1 = PaperTable(
          "residual stream: the paper's permutation-only row permutes the residual too."),
     preset="table1",
 )
+
+# The zoo's rows and families under the paper's names: the report, the field table and the Ablations page's
+# runner all read these (one mapping, not three copies).
+ZOO_ROWS = {"vanilla": "Vanilla averaging", "activation (all)": "Activation matching",
+            "weight (all)": "Weight matching (Ours)", "learned (all-perm)": "Learned matching (permutation only)",
+            "learned (all)": "Learned matching (Ours)"}
+ZOO_DATASET = {"vit-digits": "CIFAR-10", "gpt-shakespeare": "Tiny Shakespeare"}  # the zoo family standing in

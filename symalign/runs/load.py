@@ -73,7 +73,3 @@ def current_load(folder: Path | None = None) -> Load:
         except OSError:
             pass  # a read-only data folder: the estimate still works for this call
     return Load(max(1.0, now / reference), _load_average(), now, reference)
-
-
-def scaled(seconds: float, load: Load | None) -> float:
-    return seconds * (load.factor if load is not None else 1.0)

@@ -68,11 +68,11 @@ def _theus_table1(family: str, max_examples: int | None, progress: PhaseProgress
     grid.max_examples = max_examples
     result = run_sweep(grid, executor="serial", store=store, source="app",
                        progress=_rows(progress, "cells", lambda r: r["row"]))
+    from symalign.papers.theus import ZOO_DATASET
+    from symalign.papers.theus import ZOO_ROWS as paper
+
     table = TABLES["theus-table1"]
-    column = {"vit-digits": "CIFAR-10", "gpt-shakespeare": "Tiny Shakespeare"}.get(family)
-    paper = {"vanilla": "Vanilla averaging", "activation (all)": "Activation matching",
-             "weight (all)": "Weight matching (Ours)", "learned (all-perm)": "Learned matching (permutation only)",
-             "learned (all)": "Learned matching (Ours)"}
+    column = ZOO_DATASET.get(family)
     lines = [f"| row | zoo ({family}): barrier, mean ± std | Theus et al. ({column or 'no matching column'}) |",
              "|---|---|---|"]
     for _, r in result.summary.iterrows():
@@ -127,5 +127,3 @@ def latest_paper_run(store: RunStore, key: str, family: str):
     """The newest finished run of this table on this family, if any."""
     return next((r for r in store.list(kind="paper", state="done")
                  if r.settings.get("table") == key and r.settings.get("family") == family), None)
-
-

@@ -211,6 +211,11 @@ def timing(elapsed: float, done: int, total: int) -> str:
     return text
 
 
+def progress_text(phase: str, done: int, total: int, elapsed: float, note: str | None = None) -> str:
+    """"phase: 3/10 · 12 s, about 28 s left · note": one bar's text, in the page's bars and in shared work's."""
+    return f"{phase}: {done}/{total} · {timing(elapsed, done, total)}" + (f" · {note}" if note else "")
+
+
 class StreamlitProgress:
     """A phase-aware progress callback drawn as one st.progress bar.
 
@@ -229,7 +234,7 @@ class StreamlitProgress:
         if done < total and now - self.last < self.interval:
             return
         self.last = now
-        text = f"{phase}: {done}/{total} · {timing(now - self.began, done, total)}" + (f" · {note}" if note else "")
+        text = progress_text(phase, done, total, now - self.began, note)
         self.bar.progress(min(1.0, done / max(total, 1)), text=text)
 
     def done(self) -> None:
@@ -243,9 +248,9 @@ def follow_task(task: SharedTask, text: str, interval: float = 0.25):
     while not task.wait(interval):
         now = task.snapshot()
         if now.total:
-            note = f" · {now.note}" if now.note else ""
-            bar.progress(min(1.0, now.done / now.total), text=f"{now.phase}: {now.done}/{now.total} · "
-                         f"{timing(time.monotonic() - now.phase_began, now.done, now.total)}{note}")
+            elapsed = time.monotonic() - now.phase_began
+            bar.progress(min(1.0, now.done / now.total),
+                         text=progress_text(now.phase, now.done, now.total, elapsed, now.note))
         else:
             bar.progress(0.0, text=now.phase)
     bar.empty()
