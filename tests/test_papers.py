@@ -82,3 +82,12 @@ def test_the_paper_command_prints_a_table_its_values_and_claims(capsys):
     assert "Brute Force" in shown and "+1.32" in shown and "No Att-Align" in shown and "+4.95" in shown
     assert "yields better performance than brute-force inter-head matching" in shown
     assert "symalign sweep --preset transfusion-table3" in shown
+
+
+def test_a_family_the_table_does_not_run_on_is_one_line_and_writes_nothing(capsys, tmp_path, monkeypatch):
+    from symalign.cli import main
+
+    monkeypatch.setenv("SYMALIGN_HOME", str(tmp_path / "home"))
+    assert main(["paper", "zhang-table2", "--run", "--family", "gpt-shakespeare"]) == 2
+    assert capsys.readouterr().err.strip() == "symalign: error: zhang-table2 runs on vit-digits; got 'gpt-shakespeare'"
+    assert not (tmp_path / "home").exists()
