@@ -82,3 +82,24 @@ def test_verma_presets_print_the_papers_rows_beside_the_zoo(capsys):
     assert "not the paper's eq. 11" in text and "P_MHA" in text
     for cell in out["cells"]:  # the paper's measure, recorded per cell
         assert cell["loss_barrier_avg"] == cell["loss_barrier_avg"]
+    # each claim of the paper's in its words, decided per pair by the one verdict rule
+    assert "“an identity permutation performs significantly better than all other proposed approaches”" in text
+    assert "(0 of 1 pairs" in text or "(every pair: 1 of 1" in text  # one pair measured: decided on it
+
+
+def test_fig3_claim_margins_are_the_smallest_component_gain_per_pair():
+    """Verma Fig. 3's "each additional merged component" claim: per pair, the smallest of the four gains
+    (FF and attention each below vanilla, both below either); computed from the cells, so a wrong row fails."""
+    import pandas as pd
+
+    from symalign.sweeps.verma import claim_margins, claim_verdicts
+
+    rows = ("vanilla averaging", "feed-forward only", "attention only", "feed-forward and attention")
+    values = {("a0", "b1"): (10.0, 8.0, 7.0, 5.0), ("a0", "b2"): (10.0, 11.0, 7.0, 5.0)}
+    cells = pd.DataFrame([{"a": a, "b": b, "row": r, "pppl_barrier": v, "loss_barrier_avg": v / 10}
+                          for (a, b), vs in values.items() for r, v in zip(rows, vs)])
+    margins = claim_margins("verma-components", cells)
+    assert margins == {"a0 ↔ b1": 2.0, "a0 ↔ b2": -1.0}
+    [line] = claim_verdicts("verma-components", cells)
+    assert line.startswith("“Each additional merged component leads to further barrier reduction”")
+    assert "agrees on 1 of 2 pairs" in line and "a0 ↔ b2 (-1.000)" in line

@@ -6,7 +6,8 @@ from symalign.papers import theus, transfusion, verma, zhang
 from symalign.papers.table import Claim, PaperTable, Row
 
 TABLES: dict[str, PaperTable] = {t.key: t for t in (
-    theus.TABLE1, zhang.TABLE2, zhang.FIG3, verma.TABLE1, verma.TABLE2, transfusion.TABLE3, transfusion.FIG4)}
+    theus.TABLE1, zhang.TABLE2, zhang.FIG3, verma.TABLE1, verma.TABLE2, verma.FIG3, transfusion.TABLE3,
+    transfusion.FIG4)}
 
 __all__ = ["TABLES", "Claim", "PaperTable", "Row", "paper_table"]
 

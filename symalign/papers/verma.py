@@ -39,3 +39,18 @@ TABLE2 = PaperTable(
                   "per pair: Identity's barrier below First's, Last's, All's and Separate's"),),
     zoo=TABLE1.zoo, preset="verma-residual",
 )
+
+FIG3 = PaperTable(
+    key="verma-fig3", paper=PAPER, source="003_ff7582e1dfd41900.txt", name="Fig. 3",
+    caption="Figure 3. Pseudo-perplexity scores of BERTs",
+    setting=("MultiBERTs merged with a growing set of components (vanilla averaging, all feed-forward sublayers, "
+             "all attention sublayers, both), the residual and the output projection left as they are; "
+             "pseudo-perplexity (their eq. 11, over the masked tokens) along the interpolation, 10 merges with "
+             "standard-error regions. A figure: no values are printed."),
+    columns=(), rows=(),
+    claims=(Claim("Each additional merged component leads to further barrier reduction",
+                  "per pair, on the pseudo-perplexity barrier (Fig. 3's measure; symalign's masks every position): "
+                  "feed-forward only and attention only each below vanilla averaging, and both below either "
+                  "alone (the smallest of these four margins must be positive)"),),
+    zoo=TABLE1.zoo, preset="verma-components",
+)

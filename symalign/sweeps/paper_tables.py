@@ -98,12 +98,14 @@ RUNNERS: dict[str, Runner] = {
     "theus-table1": _theus_table1,
     "zhang-table2": _zhang("zhang-table2"), "zhang-fig3": _zhang("zhang-fig3"),
     "verma-table1": _verma("verma-heads"), "verma-table2": _verma("verma-residual"),
+    "verma-fig3": _verma("verma-components"),
     "transfusion-table3": _transfusion("transfusion-table3"), "transfusion-fig4": _transfusion("transfusion-fig4"),
 }
 # The zoo families each table runs on (the first is the page's default).
 FAMILIES: dict[str, tuple[str, ...]] = {
     "theus-table1": ("vit-digits", "gpt-shakespeare"), "zhang-table2": ("vit-digits",), "zhang-fig3": ("vit-digits",),
     "verma-table1": ("bert-shakespeare",), "verma-table2": ("bert-shakespeare",),
+    "verma-fig3": ("bert-shakespeare",),
     "transfusion-table3": ("vit-digits", "gpt-shakespeare"), "transfusion-fig4": ("vit-digits", "gpt-shakespeare"),
 }
 

@@ -138,11 +138,9 @@ METRIC = "loss_barrier_avg"  # what the verdicts are decided on: the paper's los
 
 def _paper_cell(preset: str, row: str) -> str:
     """The paper's printed loss barrier ± its standard error (symalign.papers.verma), or –."""
-    from symalign.papers import verma as paper
-
-    table = {"verma-heads": paper.TABLE1, "verma-residual": paper.TABLE2}.get(preset)
+    table = paper_table_of(preset)
     try:
-        value, se = table.row(row).numbers if table else (None, None)
+        value, se = table.row(row).numbers if table and table.rows else (None, None)
     except StopIteration:
         value = None
     return "–" if value is None else f"{value:.2f} ± {se:.2f}"
@@ -170,7 +168,56 @@ def verma_text(preset: str, summary: pd.DataFrame, cells: pd.DataFrame, markdown
              "of the two models' losses); the pseudo-perplexity barrier masks every position in turn, not the "
              "paper's eq. 11 over the masked tokens. Heads: symalign permutes QK and VO inside heads separately; "
              "the paper shares one permutation P_MHA for Q, K and V.")
-    return "\n".join(lines) + "\n\n" + verma_verdict(preset, summary) + " " + pairs + "\n\n" + notes
+    claims = "\n".join(f"- {line}" for line in claim_verdicts(preset, cells))
+    return ("\n".join(lines) + "\n\n" + verma_verdict(preset, summary) + " " + pairs + "\n\n"
+            + (claims + "\n\n" if claims else "") + notes)
+
+
+# Each claim of the paper's as per-pair margins (positive: the claim holds on that pair): the measure it is
+# decided on, then the margin from a pair's row values. One rule (symalign.papers.verdict) turns them into words.
+_CLAIM_MARGINS = {
+    "verma-heads": (METRIC, lambda v: min(x for k, x in v.items() if k != "Head-Perm") - v["Head-Perm"]),
+    "verma-residual": (METRIC, lambda v: min(x for k, x in v.items() if k != "Identity") - v["Identity"]),
+    "verma-components": ("pppl_barrier", lambda v: min(
+        v["vanilla averaging"] - v["feed-forward only"], v["vanilla averaging"] - v["attention only"],
+        v["feed-forward only"] - v["feed-forward and attention"],
+        v["attention only"] - v["feed-forward and attention"])),
+}
+
+
+def paper_table_of(preset: str):
+    """The registered paper table (symalign.papers) this preset runs, if any."""
+    from symalign.papers import TABLES
+
+    return next((t for t in TABLES.values() if t.preset == preset), None)
+
+
+def claim_margins(preset: str, cells: pd.DataFrame, measure: str | None = None) -> dict[str, float]:
+    """Per seed pair, how far the paper's claim holds on the zoo (positive: it holds)."""
+    default, margin = _CLAIM_MARGINS[preset]
+    measure = measure or default
+    out = {}
+    for (a, b), group in cells.groupby(["a", "b"], sort=False):
+        values = dict(zip(group["row"], group[measure]))
+        out[f"{a.rsplit(':', 1)[-1]} ↔ {b.rsplit(':', 1)[-1]}"] = float(margin(values))
+    return out
+
+
+def claim_verdicts(preset: str, cells: pd.DataFrame) -> list[str]:
+    """The paper's claim in its words, how it is decided and the verdict (every pair, or a mean beyond 2 SE)."""
+    from symalign.papers.verdict import verdict
+
+    table = paper_table_of(preset)
+    if preset not in _CLAIM_MARGINS or table is None:
+        return []
+    lines = []
+    for claim in table.claims:
+        line = f"“{claim.quote}” ({table.name}; {claim.decided_by}): {verdict(claim_margins(preset, cells), digits=3)}"
+        if _CLAIM_MARGINS[preset][0] != METRIC:  # a figure in pseudo-perplexity: the loss barrier beside it
+            on_loss = verdict(claim_margins(preset, cells, METRIC), digits=3)
+            line += f"; on the loss barrier against the endpoints' average: {on_loss}"
+        lines.append(line)
+    return lines
 
 
 def verma_verdict(preset: str, summary: pd.DataFrame) -> str:
@@ -189,8 +236,10 @@ def verma_verdict(preset: str, summary: pd.DataFrame) -> str:
               "twice its standard error" if n > 1 else
               f"is below {second['row']} ({second[f'{METRIC}_mean']:.3f}) on the one pair measured (no spread)")
     in_pppl = list(summary.sort_values("pppl_barrier_mean")["row"])
-    zoo_says = (f"The zoo orders the rows {' < '.join(zoo_order)} (loss barrier against the endpoints' average, the "
-                f"paper's measure); its lowest, {best['row']} ({best[f'{METRIC}_mean']:.3f}), {spread}."
+    measure = ("the paper's measure" if preset in ("verma-heads", "verma-residual")
+               else "the measure of the paper's tables; Fig. 3 plots pseudo-perplexity")
+    zoo_says = (f"The zoo orders the rows {' < '.join(zoo_order)} (loss barrier against the endpoints' average, "
+                f"{measure}); its lowest, {best['row']} ({best[f'{METRIC}_mean']:.3f}), {spread}."
                 + ("" if in_pppl == zoo_order else f" By every-position pseudo-perplexity the order is "
                    f"{' < '.join(in_pppl)}."))
     if summary["paper"].isna().all():

@@ -59,7 +59,7 @@ VERMA_TABLES: dict[str, VermaTable] = {
 }
 VERMA_HELP = {
     "verma-heads": "Verma & Elbayad Table 1 on the masked-LM BERTs: Vanilla Attention Avg., Monotonic, Ignore-Heads "
-                   "(not a symmetry), Head-Perm; pseudo-perplexity barriers",
+                   "(not a symmetry), Head-Perm; loss barriers against the endpoints' average (the paper's measure)",
     "verma-residual": "Verma & Elbayad Table 2: residual permutations only, from Identity / First / Last / All / "
                       "Separate (not a symmetry) streams of post-LN BERTs",
     "verma-components": "Verma & Elbayad Fig. 3: feed-forward only, attention only, both, beside vanilla averaging",
