@@ -91,3 +91,41 @@ def test_vocabulary_mismatch_is_refused(tmp_path):
     fits = TransformerModel(FAMILIES["gpt2"], tiny_config("gpt2", vocab=100), {}, str(tmp_path))
     with pytest.raises(SymalignError, match="vocabulary"):
         load_data(f"text:{tmp_path / 'other.txt'}").check_model(fits)
+
+
+def _write_idx(path, array, gz=True):
+    """An IDX file as MNIST ships it: magic (0, 0, 0x08 for unsigned bytes, rank), big-endian sizes, bytes."""
+    import gzip
+
+    import numpy as np
+
+    header = bytes([0, 0, 0x08, array.ndim]) + b"".join(int(n).to_bytes(4, "big") for n in array.shape)
+    raw = header + np.ascontiguousarray(array, dtype=np.uint8).tobytes()
+    (gzip.open if gz else open)(path, "wb").write(raw)
+
+
+def test_fashion_mnist_reads_the_four_idx_files_and_names_a_missing_one(tmp_path):
+    """fashion-mnist:PATH (issue #69's same-architecture row): the IDX files Debian's dataset-fashion-mnist
+    installs, gzipped or not, read to images normalised by the training statistics and their labels."""
+    import numpy as np
+
+    from symalign.data import images, load_data
+
+    rng = np.random.default_rng(0)
+    train, test = rng.integers(0, 256, (12, 28, 28)), rng.integers(0, 256, (5, 28, 28))
+    _write_idx(tmp_path / "train-images-idx3-ubyte.gz", train)
+    _write_idx(tmp_path / "train-labels-idx1-ubyte.gz", np.arange(12) % 10)
+    _write_idx(tmp_path / "t10k-images-idx3-ubyte", test, gz=False)  # an unzipped file is read too
+    with pytest.raises(SymalignError, match="t10k-labels-idx1-ubyte"):
+        images.fashion_mnist(str(tmp_path))
+    _write_idx(tmp_path / "t10k-labels-idx1-ubyte.gz", np.array([3, 1, 4, 1, 5]))
+    data = load_data(f"fashion-mnist:{tmp_path}")
+    assert tuple(data.train_x.shape) == (12, 1, 28, 28) and tuple(data.eval_x.shape) == (5, 1, 28, 28)
+    assert data.train_y.tolist() == [i % 10 for i in range(12)] and data.eval_y.tolist() == [3, 1, 4, 1, 5]
+    expected = (test[2, 7, 9] / 255.0 - images.FASHION_MEAN) / images.FASHION_STD
+    assert abs(float(data.eval_x[2, 0, 7, 9]) - expected) < 1e-5
+    (tmp_path / "t10k-labels-idx1-ubyte.gz").write_bytes(b"\x1f\x8b" + b"not gzip")  # corrupt: one clear line
+    with pytest.raises(SymalignError, match="cannot be read as an IDX file"):
+        images.fashion_mnist(str(tmp_path))
+    with pytest.raises(SymalignError, match="needs a path"):
+        load_data("fashion-mnist")

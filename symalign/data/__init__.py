@@ -1,7 +1,7 @@
 """Evaluation and training data, named by a spec string: digits, digits-flipped, shakespeare, shakespeare-upper,
-shakespeare-mlm (masked characters, for encoders), cifar10:PATH,
-cifar100:PATH, imagefolder:PATH, text:PATH, csv:PATH / tsv:PATH / jsonl:PATH (labelled sentences, for
-sequence classifiers), hf:NAME[:CONFIG][@SPLIT] (a data set by hub id).
+shakespeare-mlm (masked characters, for encoders), cifar10:PATH, cifar100:PATH, fashion-mnist:PATH,
+imagefolder:PATH, text:PATH, csv:PATH / tsv:PATH / jsonl:PATH (labelled sentences, for sequence classifiers),
+hf:NAME[:CONFIG][@SPLIT] (a data set by hub id).
 
 The data classes (and torch) load on first use, so that `learned_defaults` stays light."""
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from symalign.data.text import TextData
 
 SPECS = ("digits, digits-flipped, shakespeare, shakespeare-upper, shakespeare-mlm, shakespeare-genre, cifar10:PATH, "
-         "cifar100:PATH, "
+         "cifar100:PATH, fashion-mnist:PATH, "
          "imagefolder:PATH, text:PATH, csv:PATH, tsv:PATH, jsonl:PATH, hf:NAME[:CONFIG][@SPLIT]")
 _cache: dict[str, ImageData | TextData] = {}
 
@@ -38,7 +38,7 @@ def load_data(spec: str) -> ImageData | TextData:
     if kind in ("digits", "digits-flipped", "shakespeare", "shakespeare-upper", "shakespeare-mlm",
                 "shakespeare-genre") and path:
         raise SymalignError(f"data spec {spec!r}: {kind} takes no path")
-    if kind in ("cifar10", "cifar100", "imagefolder", "text", "csv", "tsv", "jsonl") and not path:
+    if kind in ("cifar10", "cifar100", "fashion-mnist", "imagefolder", "text", "csv", "tsv", "jsonl") and not path:
         raise SymalignError(f"data spec {spec!r}: {kind} needs a path, as in {kind}:PATH")
     loaders = {
         "digits": images.digits,
@@ -49,6 +49,7 @@ def load_data(spec: str) -> ImageData | TextData:
         "shakespeare-genre": lambda: _labelled("shakespeare-genre", ""),
         "cifar10": lambda: images.cifar("cifar10", path),
         "cifar100": lambda: images.cifar("cifar100", path),
+        "fashion-mnist": lambda: images.fashion_mnist(path),
         "imagefolder": lambda: images.imagefolder(path),
         "text": lambda: text.text_file(path),
         **{k: (lambda k=k: _labelled(k, path)) for k in ("csv", "tsv", "jsonl")},

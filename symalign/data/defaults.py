@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-IMAGE_KINDS = ("digits", "digits-flipped", "cifar10", "cifar100", "imagefolder")
+IMAGE_KINDS = ("digits", "digits-flipped", "cifar10", "cifar100", "fashion-mnist", "imagefolder")
 IMAGE_LEARNED_DEFAULTS = {"steps": 600, "input_noise": 0.3}  # noise: the learned maps over-fit 1,437 digits
 TEXT_LEARNED_DEFAULTS = {"steps": 600, "input_noise": 0.0}  # 300 left 96.8-96.9% of two held-out prose pairs (#59)
 

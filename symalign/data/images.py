@@ -66,6 +66,58 @@ def cifar(kind: str, path: str) -> ImageData:
                      pixel_std=tuple(CIFAR_STD.flatten().tolist()))
 
 
+FASHION_FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+                 "t10k-labels-idx1-ubyte")
+FASHION_MEAN, FASHION_STD = 0.2860, 0.3530  # the training images' pixel statistics (in [0, 1])
+
+
+def _idx(path: Path) -> np.ndarray:
+    """An IDX file (MNIST's format: a magic number whose last byte is the rank, then big-endian sizes, then
+    unsigned bytes), gzipped or not."""
+    import gzip
+
+    try:
+        with (gzip.open if path.suffix == ".gz" else open)(path, "rb") as f:
+            raw = f.read()
+    except (OSError, EOFError) as exc:  # a truncated or mislabelled download
+        raise SymalignError(f"{path}: cannot be read as an IDX file ({exc})") from None
+    if len(raw) < 4:
+        raise SymalignError(f"{path}: too short for an IDX file")
+    rank = raw[3]
+    shape = tuple(int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(rank))
+    data = np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * rank)
+    if raw[2] != 0x08 or data.size != int(np.prod(shape)):
+        raise SymalignError(f"{path}: not an IDX file of unsigned bytes of shape {shape}")
+    return data.reshape(shape)
+
+
+def fashion_mnist(path: str) -> ImageData:
+    """Fashion-MNIST from the folder holding its four IDX files, gzipped or not (Debian's
+    `dataset-fashion-mnist` package installs them in /usr/share/datasets/fashion-mnist): 28×28 grey,
+    normalised by the training set's statistics; the 60,000 training images train, the 10,000 test
+    images evaluate."""
+    root = Path(path).expanduser()
+    found = {}
+    for name in FASHION_FILES:
+        candidates = [root / f"{name}.gz", root / name]
+        found[name] = next((c for c in candidates if c.is_file()), None)
+        if found[name] is None:
+            raise SymalignError(f"fashion-mnist:{path}: {name}(.gz) is missing from {root} (expected the four "
+                                f"files {', '.join(FASHION_FILES)}, as `apt-get install dataset-fashion-mnist` "
+                                "puts them in /usr/share/datasets/fashion-mnist)")
+
+    def images(name: str) -> torch.Tensor:
+        x = torch.from_numpy(_idx(found[name]).copy()).float()[:, None] / 255.0
+        return (x - FASHION_MEAN) / FASHION_STD
+
+    def labels(name: str) -> torch.Tensor:
+        return torch.from_numpy(_idx(found[name]).astype(np.int64))
+
+    return ImageData(f"fashion-mnist:{path}", images(FASHION_FILES[0]), labels(FASHION_FILES[1]),
+                     images(FASHION_FILES[2]), labels(FASHION_FILES[3]), 10, pixel_mean=(FASHION_MEAN,),
+                     pixel_std=(FASHION_STD,))
+
+
 def cifar_augment(generator: torch.Generator):
     """Random crop (pad 4) + horizontal flip + colour jitter, as in the paper recipes."""
     from torchvision.transforms import v2

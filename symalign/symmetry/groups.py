@@ -254,7 +254,8 @@ class Dense(GroupElement):
         return Dense(inv, self.kind)
 
     def select(self, index):
-        return Dense(self.matrix[index], self.kind)
+        # a fixed start stays where it was made (the CPU) while a head order comes from a latent on the GPU
+        return Dense(self.matrix[index.to(self.matrix.device)], self.kind)
 
     def tensors(self):
         return {"matrix": self.matrix}
