@@ -43,6 +43,28 @@ def test_one_permutation_for_every_stream_is_the_residual_symmetry_and_separate_
     assert _gap(b, relabel_streams(b, [shared] * len(separate))) < 1e-3
 
 
+def test_one_permutation_for_q_k_and_v_is_a_symmetry_and_refused_without_perm_classes(bert_pair):
+    """Verma & Elbayad's P_MHA: inside each head one permutation moves Q, K and V together; B keeps its
+    function, the QK and VO elements are the same permutation, and it is not the identity."""
+    from symalign.errors import SymalignError
+
+    a, b, data = bert_pair
+    classes = {"mlp": "perm", "heads": "perm", "qk": "perm", "vo": "perm"}
+    shared = activation_match(a, b, spec_of(b), classes, data, residual_strategy="identity", max_examples=32,
+                              shared_qkv=True)
+    separate = activation_match(a, b, spec_of(b), classes, data, residual_strategy="identity", max_examples=32)
+    eye = torch.eye(b.dims.d_head, dtype=torch.float64)
+    for i in range(b.dims.n_layer):
+        qk, vo = shared[f"layer.{i}.qk"].dense(), shared[f"layer.{i}.vo"].dense()
+        assert torch.equal(qk, vo)
+        assert not torch.equal(qk, eye.expand_as(qk))
+    assert any(not torch.equal(separate[f"layer.{i}.qk"].dense(), separate[f"layer.{i}.vo"].dense())
+               for i in range(b.dims.n_layer))  # separate solves differ somewhere: the option changes something
+    assert _gap(b, transformed(b, shared)) < 1e-3
+    with pytest.raises(SymalignError, match="P_MHA"):
+        activation_match(a, b, spec_of(b), {"qk": "orthogonal", "vo": "perm"}, data, max_examples=8, shared_qkv=True)
+
+
 def test_ignore_heads_moves_features_across_heads_and_monotonic_keeps_them(bert_pair):
     a, b, data = bert_pair
     acts_a, acts_b = collect(a, data, 32), collect(b, data, 32)
@@ -79,7 +101,8 @@ def test_verma_presets_print_the_papers_rows_beside_the_zoo(capsys):
     # average), the paper's value printed with its standard error, every-position PPPL under its own name
     assert "4.95 ± 0.38" in text and "7.58 ± 0.19" in text
     assert "(loss barrier against the endpoints' average, the paper's measure)" in text
-    assert "not the paper's eq. 11" in text and "P_MHA" in text
+    assert "the eq. 11 pseudo-perplexity is the paper's" in text
+    assert "one permutation P_MHA per head for Q, K and V" in text
     for cell in out["cells"]:  # the paper's measure, recorded per cell
         assert cell["loss_barrier_avg"] == cell["loss_barrier_avg"]
     # each claim of the paper's in its words, decided per pair by the one verdict rule
@@ -96,7 +119,7 @@ def test_fig3_claim_margins_are_the_smallest_component_gain_per_pair():
 
     rows = ("vanilla averaging", "feed-forward only", "attention only", "feed-forward and attention")
     values = {("a0", "b1"): (10.0, 8.0, 7.0, 5.0), ("a0", "b2"): (10.0, 11.0, 7.0, 5.0)}
-    cells = pd.DataFrame([{"a": a, "b": b, "row": r, "pppl_barrier": v, "loss_barrier_avg": v / 10}
+    cells = pd.DataFrame([{"a": a, "b": b, "row": r, "eq11_pppl_barrier": v, "loss_barrier_avg": v / 10}
                           for (a, b), vs in values.items() for r, v in zip(rows, vs)])
     margins = claim_margins("verma-components", cells)
     assert margins == {"a0 ↔ b1": 2.0, "a0 ↔ b2": -1.0}

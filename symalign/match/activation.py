@@ -96,7 +96,13 @@ def _inner(cls: str, sides: list[HeadSide], rotated: int | None = None):
 
 def activation_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpec, classes: dict[str, str], data,
                      residual_strategy: str = "all", heads: str = "two-stage", max_examples: int | None = 256,
-                     device: torch.device | str = "cpu") -> Transform:
+                     device: torch.device | str = "cpu", shared_qkv: bool = False) -> Transform:
+    """B's transform toward A from the pair's activation moments. `shared_qkv`: one permutation per head for Q,
+    K and V together (Verma & Elbayad's P_MHA), solved on the sum of the three sides' cross-moments, in place of
+    separate QK and VO permutations; it needs `perm` for both qk and vo."""
+    if shared_qkv and (classes.get("qk"), classes.get("vo")) != ("perm", "perm"):
+        raise SymalignError("one permutation for Q, K and V (P_MHA) needs the qk and vo classes both 'perm'; got "
+                            f"qk {classes.get('qk', 'none')}, vo {classes.get('vo', 'none')}")
     if residual_strategy not in RESIDUAL_STRATEGIES:
         raise SymalignError(f"unknown residual strategy {residual_strategy!r}; "
                             f"choose from {', '.join(RESIDUAL_STRATEGIES)}")
@@ -135,6 +141,9 @@ def activation_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpe
             query = torch.stack([order[h] * g + pm for h, pm in enumerate(perms)]).reshape(-1)
         sides = {"qk": [head_side(stats[p + "q"], dh, query, kv), head_side(stats[p + "k"], dh, order, kv)],
                  "vo": [head_side(stats[p + "heads"], dh, query, kv)]}
+        if shared_qkv:  # P_MHA: the same per-head permutation moves Q, K and V
+            out[p + "qk"] = out[p + "vo"] = _inner("perm", sides["qk"] + sides["vo"])
+            continue
         for kind, kind_sides in sides.items():
             if classes.get(kind, "none") != "none":
                 out[p + kind] = _inner(classes[kind], kind_sides, spec.spaces[p + kind].rotated)

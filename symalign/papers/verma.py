@@ -22,7 +22,7 @@ TABLE1 = PaperTable(
                   "per pair, on the loss barrier against the endpoints' average: Head-Perm's barrier below every "
                   "other row's"),),
     zoo=("not comparable in size: the zoo's bert-shakespeare (a small post-LN BERT on the plays) stands in for "
-         "MultiBERTs; symalign permutes QK and VO inside heads separately where the paper shares one P_MHA."),
+         "MultiBERTs; inside heads one permutation P_MHA for Q, K and V, as the paper."),
     preset="verma-heads",
 )
 
@@ -49,7 +49,7 @@ FIG3 = PaperTable(
              "standard-error regions. A figure: no values are printed."),
     columns=(), rows=(),
     claims=(Claim("Each additional merged component leads to further barrier reduction",
-                  "per pair, on the pseudo-perplexity barrier (Fig. 3's measure; symalign's masks every position): "
+                  "per pair, on the eq. 11 pseudo-perplexity barrier (Fig. 3's measure, over the masked tokens): "
                   "feed-forward only and attention only each below vanilla averaging, and both below either "
                   "alone (the smallest of these four margins must be positive)"),),
     zoo=TABLE1.zoo, preset="verma-components",

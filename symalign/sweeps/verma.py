@@ -30,6 +30,7 @@ from symalign.errors import SymalignError
 from symalign.sweeps.verma_tables import DEFAULT_FAMILY, VERMA_TABLES, VermaRow, VermaTable
 
 Progress = Callable[[int, int, dict], None]
+SHARED_QKV = True  # inside heads, one permutation P_MHA for Q, K and V, as the paper (not separate QK and VO ones)
 
 
 def relabelled(a, b, row: VermaRow, data, max_examples: int | None = 256):
@@ -41,8 +42,9 @@ def relabelled(a, b, row: VermaRow, data, max_examples: int | None = 256):
 
     out = b
     if row.classes:
+        shared = SHARED_QKV and (row.classes.get("qk"), row.classes.get("vo")) == ("perm", "perm")
         transform = activation_match(a, b, spec_of(b), row.classes, data, residual_strategy="identity",
-                                     heads=row.head_strategy, max_examples=max_examples)
+                                     heads=row.head_strategy, max_examples=max_examples, shared_qkv=shared)
         out = transformed(b, transform)
     if row.attention == "ignore-heads":
         out = ignore_heads(a, out, collect(a, data, max_examples), collect(b, data, max_examples))
@@ -87,11 +89,14 @@ def verma_cells(preset: str, family: str | None = None, seeds: list[int] | None 
             curve = interpolation_curve(a, moved, data, points=points, max_examples=max_examples)
             middle = len(curve.lambdas) // 2
             pppl = curve.extra["pseudo_perplexity"]
+            loss = [curve.loss[0], *curve.loss[1:-1], own[0]]
             out.append({"row": row.name, "a": a_ref, "b": b_ref, "symmetry": row.symmetry,
+                        # their eq. 11 over the N masked tokens: exp of the masked-LM loss (2^(mean −log2 p))
+                        "eq11_pppl_barrier": barriers(curve.lambdas, [math.exp(x) for x in loss])[0],
                         "pppl_barrier": barriers(curve.lambdas, [pppl[0], *pppl[1:-1], own[1]])[0],
-                        "loss_barrier": barriers(curve.lambdas, [curve.loss[0], *curve.loss[1:-1], own[0]])[0],
+                        "loss_barrier": barriers(curve.lambdas, loss)[0],
                         # the paper's own measure (their eq. 10, Tables 1-2): above the endpoints' average loss
-                        "loss_barrier_avg": barriers(curve.lambdas, [curve.loss[0], *curve.loss[1:-1], own[0]])[1],
+                        "loss_barrier_avg": barriers(curve.lambdas, loss)[1],
                         "merged_pppl": pppl[middle], "merged_loss": curve.loss[middle],
                         "relabelled_b_pppl": pppl[-1], "b_pppl": own[1],
                         "logit_change": float((outputs(moved, probe) - reference).abs().max()),
@@ -125,7 +130,8 @@ def verma_summary(cells: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({"row": order, "pairs": [int(n[r]) for r in order],
                         "symmetry": [bool(grouped["symmetry"].first()[r]) for r in order],
                         "paper": [grouped["paper"].first()[r] for r in order]})
-    for column in ("loss_barrier_avg", "pppl_barrier", "loss_barrier", "merged_pppl", "logit_change"):
+    for column in ("loss_barrier_avg", "eq11_pppl_barrier", "pppl_barrier", "loss_barrier", "merged_pppl",
+                   "logit_change"):
         out[f"{column}_mean"] = [grouped[column].mean()[r] for r in order]
         std = [grouped[column].std(ddof=1)[r] if n[r] > 1 else 0.0 for r in order]
         out[f"{column}_std"] = std
@@ -151,23 +157,29 @@ def verma_text(preset: str, summary: pd.DataFrame, cells: pd.DataFrame, markdown
     paper's value ± its standard error, then symalign's every-position pseudo-perplexity barrier under its
     own name; then the verdict (on the paper's measure) and per-pair exceptions."""
     head = ("row", "zoo: loss barrier vs endpoints' mean ± SE (n)", "paper: loss barrier ± SE",
-            "zoo: PPPL barrier, every position ± SE", "merged PPPL", "symmetry")
+            "zoo: eq. 11 PPPL barrier ± SE", "zoo: PPPL barrier, every position ± SE", "merged PPPL", "symmetry")
+    widths = (28, 46, 25, 30, 38, 12)
     lines = (["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] if markdown
-             else [f"{head[0]:<28} {head[1]:>46} {head[2]:>25} {head[3]:>38} {head[4]:>12}  {head[5]}"])
+             else [" ".join(f"{h:>{w}}" if i else f"{h:<{w}}" for i, (h, w) in enumerate(zip(head, widths)))
+                   + f"  {head[-1]}"])
     for _, r in summary.iterrows():
         values = (r["row"], f"{r['loss_barrier_avg_mean']:.3f} ± {r['loss_barrier_avg_se']:.3f} ({r['pairs']})",
-                  _paper_cell(preset, r["row"]), f"{r['pppl_barrier_mean']:.2f} ± {r['pppl_barrier_se']:.2f}",
-                  f"{r['merged_pppl_mean']:.2f}",
+                  _paper_cell(preset, r["row"]),
+                  f"{r['eq11_pppl_barrier_mean']:.2f} ± {r['eq11_pppl_barrier_se']:.2f}",
+                  f"{r['pppl_barrier_mean']:.2f} ± {r['pppl_barrier_se']:.2f}", f"{r['merged_pppl_mean']:.2f}",
                   "yes" if r["symmetry"] else f"no (changes B's logits by up to {r['logit_change_mean']:.2f})")
         lines.append("| " + " | ".join(values) + " |" if markdown else
-                     f"{values[0]:<28} {values[1]:>46} {values[2]:>25} {values[3]:>38} {values[4]:>12}  {values[5]}")
+                     " ".join(f"{v:>{w}}" if i else f"{v:<{w}}" for i, (v, w) in enumerate(zip(values, widths)))
+                     + f"  {values[-1]}")
     exceptions = per_pair_exceptions(cells)
     pairs = ("Per pair: " + "; ".join(exceptions) + "." if exceptions else
              "Every seed pair has the same lowest row as the mean.")
+    heads = ("one permutation P_MHA per head for Q, K and V, as the paper" if SHARED_QKV else
+             "separate QK and VO permutations (the paper shares one P_MHA for Q, K and V)")
     notes = ("Measures: the loss barrier is the paper's (the masked-LM loss, 15% of tokens masked, above the average "
-             "of the two models' losses); the pseudo-perplexity barrier masks every position in turn, not the "
-             "paper's eq. 11 over the masked tokens. Heads: symalign permutes QK and VO inside heads separately; "
-             "the paper shares one permutation P_MHA for Q, K and V.")
+             "of the two models' losses); the eq. 11 pseudo-perplexity is the paper's (over the same masked tokens: "
+             "the exponential of that loss), its barrier above the straight line between the endpoints; symalign's "
+             "every-position pseudo-perplexity masks each position in turn. Inside heads: " + heads + ".")
     claims = "\n".join(f"- {line}" for line in claim_verdicts(preset, cells))
     return ("\n".join(lines) + "\n\n" + verma_verdict(preset, summary) + " " + pairs + "\n\n"
             + (claims + "\n\n" if claims else "") + notes)
@@ -178,7 +190,7 @@ def verma_text(preset: str, summary: pd.DataFrame, cells: pd.DataFrame, markdown
 _CLAIM_MARGINS = {
     "verma-heads": (METRIC, lambda v: min(x for k, x in v.items() if k != "Head-Perm") - v["Head-Perm"]),
     "verma-residual": (METRIC, lambda v: min(x for k, x in v.items() if k != "Identity") - v["Identity"]),
-    "verma-components": ("pppl_barrier", lambda v: min(
+    "verma-components": ("eq11_pppl_barrier", lambda v: min(
         v["vanilla averaging"] - v["feed-forward only"], v["vanilla averaging"] - v["attention only"],
         v["feed-forward only"] - v["feed-forward and attention"],
         v["attention only"] - v["feed-forward and attention"])),
