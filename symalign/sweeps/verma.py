@@ -100,7 +100,7 @@ def verma_cells(preset: str, family: str | None = None, seeds: list[int] | None 
                         "merged_pppl": pppl[middle], "merged_loss": curve.loss[middle],
                         "relabelled_b_pppl": pppl[-1], "b_pppl": own[1],
                         "logit_change": float((outputs(moved, probe) - reference).abs().max()),
-                        "paper": row.paper, "seconds": time.perf_counter() - began})
+                        "paper": paper_value(preset, row.name), "seconds": time.perf_counter() - began})
             if progress:
                 progress(len(out), total, out[-1])
     return pd.DataFrame(out)
@@ -140,6 +140,17 @@ def verma_summary(cells: pd.DataFrame) -> pd.DataFrame:
 
 
 METRIC = "loss_barrier_avg"  # what the verdicts are decided on: the paper's loss barrier (eq. 10)
+
+
+def paper_value(preset: str, row: str) -> float | None:
+    """The paper's printed loss barrier for a row (symalign.papers.verma), or None (a figure prints none)."""
+    table = paper_table_of(preset)
+    if table is None or not table.rows:
+        return None
+    try:
+        return table.row(row).numbers[0]
+    except StopIteration:
+        return None
 
 
 def _paper_cell(preset: str, row: str) -> str:

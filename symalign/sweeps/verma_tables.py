@@ -10,8 +10,7 @@ PERMUTED_ATTENTION = {"heads": "perm", "qk": "perm", "vo": "perm"}
 
 @dataclass(frozen=True)
 class VermaRow:
-    name: str  # as the paper names it
-    paper: float | None = None  # their MultiBERTs value (None: not reported as a number)
+    name: str  # as the paper names it (its printed value is in symalign.papers.verma, read by name)
     classes: dict = field(default_factory=dict)  # activation matching's classes (the symmetric part)
     head_strategy: str = "two-stage"
     attention: str | None = None  # "ignore-heads": attention features permuted across heads (not a symmetry)
@@ -35,19 +34,19 @@ VERMA_METRIC = ("MultiBERTs (12 layers, width 768), the masked-LM loss barrier a
 VERMA_TABLES: dict[str, VermaTable] = {
     "verma-heads": VermaTable(
         "Verma & Elbayad Table 1", "feed-forward and attention merged, the residual left as it is", (
-            VermaRow("Vanilla Attention Avg.", 4.31, {"mlp": "perm"}),
-            VermaRow("Monotonic Head Alignment", 4.13, {"mlp": "perm", "qk": "perm", "vo": "perm"},
+            VermaRow("Vanilla Attention Avg.", {"mlp": "perm"}),
+            VermaRow("Monotonic Head Alignment", {"mlp": "perm", "qk": "perm", "vo": "perm"},
                      head_strategy="monotonic"),
-            VermaRow("Ignore-Heads", 3.97, {"mlp": "perm"}, attention="ignore-heads"),
-            VermaRow("Head-Perm", 3.71, {"mlp": "perm", **PERMUTED_ATTENTION}),
+            VermaRow("Ignore-Heads", {"mlp": "perm"}, attention="ignore-heads"),
+            VermaRow("Head-Perm", {"mlp": "perm", **PERMUTED_ATTENTION}),
         ), VERMA_METRIC),
     "verma-residual": VermaTable(
         "Verma & Elbayad Table 2", "residual components only (every other unit left in place)", (
-            VermaRow("Identity", 4.95),
-            VermaRow("First", 7.58, residual="first"),
-            VermaRow("Last", 7.41, residual="last"),
-            VermaRow("All", 7.34, residual="all"),
-            VermaRow("Separate", 9.38, residual="separate"),
+            VermaRow("Identity"),
+            VermaRow("First", residual="first"),
+            VermaRow("Last", residual="last"),
+            VermaRow("All", residual="all"),
+            VermaRow("Separate", residual="separate"),
         ), VERMA_METRIC),
     "verma-components": VermaTable(
         "Verma & Elbayad Fig. 3", "which components are permuted before averaging (the residual left as it is)", (
