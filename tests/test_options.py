@@ -15,8 +15,8 @@ from streamlit.testing.v1 import AppTest
 from symalign.cli import build_parser, main
 from symalign.errors import SymalignError
 from symalign.match.config import AlignConfig
-from symalign.match.matchers import Matcher, MatchInputs, MatchOutput, register, unregister
-from symalign.match.options import Option, all_options
+from symalign.match.matchers import Matcher, MatchInputs, MatchOutput, all_options, register, unregister
+from symalign.match.options import Option
 from symalign.runs import RunStore
 from symalign.sweeps.grid import PRESETS, grid_from_dict, preset_grid, read_grid, row_keys
 from symalign.sweeps.sweep import run_sweep

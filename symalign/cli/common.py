@@ -62,7 +62,7 @@ def add_option_flags(p: argparse.ArgumentParser, universe: bool) -> None:
     matcher declares is a flag here with no other edit. `universe`: align-many and simplex. A flag the
     command already has (merge's and transport's --max-examples: their evaluation and OT examples)
     keeps the command's meaning and also reaches the matcher."""
-    from symalign.match.options import all_options
+    from symalign.match.matchers import all_options
 
     for o in all_options(universe=universe).values():
         if o.flag in p._option_string_actions:
@@ -90,7 +90,7 @@ def add_alignment_flags(p: argparse.ArgumentParser, universe: bool = False) -> N
 def alignment_given(args, own: tuple[str, ...] = ()) -> list[str]:
     """The alignment flags a command line set (classes, blocks, options), as flags; `own`: option names
     the command defines for itself (they do not count)."""
-    from symalign.match.options import all_options
+    from symalign.match.matchers import all_options
 
     given = [f"--{kind}" for kind in ("classes", *KINDS) if getattr(args, kind, None)]
     given += ["--layers"] * bool(getattr(args, "layers", None))
@@ -205,7 +205,7 @@ def align_config(args, data: str | None = None, method: str | None = None, defau
     (merge and transport align with all classes unless told otherwise); `own`: option names whose
     flags the command defines with its own meaning (transport's --alpha), which the matcher does not read."""
     from symalign.match.config import AlignConfig
-    from symalign.match.options import all_options
+    from symalign.match.matchers import all_options
 
     names = [n for n in (*all_options(), "dtype", "layers") if n not in own]  # options, and what every method takes
     given = {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}

@@ -72,7 +72,7 @@ def cli_reference() -> str:
 
 def options_reference() -> str:
     """docs/options.md: every matcher option as declared (symalign.match.options), with where it applies."""
-    from symalign.match.options import all_options
+    from symalign.match.matchers import all_options
     from symalign.sweeps.grid import EVALUATION_KEYS
 
     out = ["# Matcher options", "",

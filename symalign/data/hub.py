@@ -14,12 +14,11 @@ and the `label` column (or `labels`, `fine_label`), scaled to [−1, 1]."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from symalign.data.text import AnyText
+from symalign.data.text import AnyText, SplitText
 from symalign.errors import SymalignError
 from symalign.hub_cache import hub_cache_dir, offline
 
@@ -27,16 +26,6 @@ SPEC = re.compile(r"^(?P<name>[^:@]+)(?::(?P<config>[^@]+))?(?:@(?P<split>.+))?$
 EVAL_SPLITS = ("validation", "test", "train")
 LABEL_COLUMNS = ("label", "labels", "fine_label")
 IMAGE_EVAL_FRACTION = 0.2
-
-
-@dataclass
-class SplitText(AnyText):
-    """Text whose training split is its own (a hub data set's `train`), not a share of `text`."""
-
-    train_text: str = ""
-
-    def part_text(self, part: str) -> str:
-        return self.train_text if part == "train" else self.text
 
 
 def parse(rest: str) -> tuple[str, str | None, str | None]:

@@ -24,7 +24,7 @@ import torch
 
 from symalign.data.base import Batch
 from symalign.data.defaults import TEXT_LEARNED_DEFAULTS
-from symalign.data.text import AnyText, model_tokenizer, tokenizer_fingerprint
+from symalign.data.text import AnyText, SplitText, model_tokenizer, tokenizer_fingerprint
 from symalign.errors import SymalignError
 
 TASK = "sequence-classification"
@@ -65,7 +65,6 @@ class LabelledText:
         """The sentences as plain text, for a language model (train rows train, eval rows evaluate)."""
         key = ("text", self.eval_part)  # a split view shares this cache (dataclasses.replace): keyed by its part
         if key not in self._cache:
-            from symalign.data.hub import SplitText
 
             def joined(rows):
                 return "\n".join(t if p is None else f"{t}\n{p}" for t, p, _ in rows)

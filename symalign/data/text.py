@@ -275,3 +275,13 @@ def text_file(path: str) -> TextData:
         return AnyText(f"text:{path}", p.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         raise SymalignError(f"text:{path}: not UTF-8 text") from None
+
+
+@dataclass
+class SplitText(AnyText):
+    """Text whose training split is its own (a hub data set's `train`), not a share of `text`."""
+
+    train_text: str = ""
+
+    def part_text(self, part: str) -> str:
+        return self.train_text if part == "train" else self.text

@@ -7,8 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 from symalign.data.defaults import learned_defaults
 from symalign.errors import SymalignError
-from symalign.match.matchers import matcher
-from symalign.match.options import all_options, options_of
+from symalign.match.matchers import all_options, matcher, options_of
 from symalign.symmetry.spec import KINDS
 
 # Precisions a written checkpoint may take (`auto`: the input's own; symalign.models.io maps the names).

@@ -96,3 +96,21 @@ register(Matcher("learned", "optimise the group elements for low loss along the 
 register(Matcher("soft", "Sinkhorn relaxation of the permutations, learned like `learned` (needs data)",
                  "symalign.match.learned:run_learned_matching", needs_data=True, universe=True, stochastic=True,
                  learns=True, relaxed=True, options=_declared("soft")))
+
+
+def options_of(method: str) -> dict[str, Option]:
+    """The options a method reads, by name."""
+    return {o.name: o for o in matcher(method).options}
+
+
+def all_options(universe: bool | None = None) -> dict[str, Option]:
+    """Every declared option of every registered matcher (first declaration wins), in order.
+    `universe` True: those of the matchers that align three or more models (align-many, simplex);
+    False: those a two-model alignment reads (no option read only by three or more); None: all."""
+    out: dict[str, Option] = {}
+    for m in matchers(universe=bool(universe)).values():
+        for o in m.options:
+            if universe is False and o.universe_only:
+                continue
+            out.setdefault(o.name, o)
+    return out

@@ -118,25 +118,3 @@ BUILTIN_OPTIONS: tuple[Option, ...] = (
     Option("max_examples", int, 256, "activation: examples whose activations are matched", ("activation",),
            minimum=1),
 )
-
-
-def options_of(method: str) -> dict[str, Option]:
-    """The options a method reads, by name."""
-    from symalign.match.matchers import matcher
-
-    return {o.name: o for o in matcher(method).options}
-
-
-def all_options(universe: bool | None = None) -> dict[str, Option]:
-    """Every declared option of every registered matcher (first declaration wins), in order.
-    `universe` True: those of the matchers that align three or more models (align-many, simplex);
-    False: those a two-model alignment reads (no option read only by three or more); None: all."""
-    from symalign.match.matchers import matchers
-
-    out: dict[str, Option] = {}
-    for m in matchers(universe=bool(universe)).values():
-        for o in m.options:
-            if universe is False and o.universe_only:
-                continue
-            out.setdefault(o.name, o)
-    return out

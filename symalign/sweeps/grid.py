@@ -124,7 +124,7 @@ class Row:
 def sweep_keys(method: str) -> dict[str, str]:
     """Option name -> the key a sweep row writes it as (the option's name, but `activation_examples`
     for activation's `max_examples`: in a sweep, `max_examples` is the evaluation's)."""
-    from symalign.match.options import options_of
+    from symalign.match.matchers import options_of
 
     return {name: _key(o) for name, o in options_of(method).items() if not o.universe_only}  # cells are pairs
 
@@ -185,7 +185,7 @@ class Grid:
     def capped(self, max_sweeps: int) -> Grid:
         """The grid with weight matching stopped after `max_sweeps` sweeps in every row that does not set
         its own: a quick check (benchmarks/results_report.py --max-sweeps), not numbers to quote."""
-        from symalign.match.options import options_of
+        from symalign.match.matchers import options_of
 
         def cap(row: Row) -> Row:
             if "max_sweeps" not in options_of(row.method) or "max_sweeps" in dict(row.options):
@@ -295,7 +295,7 @@ def _row(spec, index: int, source: str, fits: bool | None = None) -> Row:
 
 def _options(method: str, spec: dict, where: str) -> tuple[tuple[str, Any], ...]:
     """The row's declared options (by option name), each checked against its declaration."""
-    from symalign.match.options import options_of
+    from symalign.match.matchers import options_of
 
     declared, out = options_of(method), []
     for name, key in sweep_keys(method).items():

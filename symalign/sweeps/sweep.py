@@ -71,7 +71,7 @@ def row_classes(cell: Cell) -> dict[str, str]:
 
 def _config(cell: Cell, grid: Grid, data: str):
     from symalign.match.config import AlignConfig
-    from symalign.match.options import options_of
+    from symalign.match.matchers import options_of
 
     declared = options_of(cell.row.method)
     options = {"steps": grid.steps} if grid.steps is not None and "steps" in declared else {}

@@ -4,7 +4,8 @@ matcher declares appears on the Align page with no page edit, with its choices, 
 from __future__ import annotations
 
 from symalign.data.defaults import learned_defaults
-from symalign.match.options import Option, options_of
+from symalign.match.matchers import options_of
+from symalign.match.options import Option
 
 
 def _default(option: Option, data: str):
