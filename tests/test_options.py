@@ -181,3 +181,56 @@ def test_every_preset_says_what_it_is_for():
     from symalign.sweeps.grid import PRESET_HELP
 
     assert set(PRESET_HELP) == set(PRESETS) and all(PRESET_HELP.values())
+
+
+def _other_value(option: Option):
+    """A valid value other than the option's default, from its declaration alone."""
+    if option.choices:
+        return next(c for c in option.choices if c not in (option.default, "ignore"))
+    if option.kind is bool:
+        return not option.default
+    if option.name == "steps":
+        return 4  # short: the run below is real
+    if option.kind is int:
+        return (option.default or 1) + 1
+    return (option.default or 0.05) * 2
+
+
+def test_each_options_default_is_written_once_and_read_by_config_optimiser_and_help(monkeypatch):
+    """Issue #71: AlignConfig's and LearnedOptions' fields start from the declarations (a second copy that
+    disagrees fails here), and the help says the data's default from symalign.data.defaults."""
+    from dataclasses import MISSING, fields
+
+    from symalign.data import defaults
+    from symalign.match.learned import LearnedOptions
+
+    declared = all_options()
+    for cls in (AlignConfig, LearnedOptions):
+        for f in fields(cls):
+            if f.name in declared and f.default is not MISSING and not declared[f.name].by_data:
+                assert f.default == declared[f.name].default, f"{cls.__name__}.{f.name}"
+    assert LearnedOptions().steps == defaults.learned_defaults("")["steps"]
+    monkeypatch.setitem(defaults.TEXT_LEARNED_DEFAULTS, "steps", 777)  # the one place: help and config follow it
+    assert "text 777" in declared["steps"].help_line
+    assert AlignConfig(method="learned", data="shakespeare").steps == 777
+
+
+@pytest.mark.parametrize("method", ["learned", "soft"])
+def test_the_value_a_run_records_is_the_value_its_matcher_used(method):
+    """Every option a learner declares, set away from its default: the run's recorded settings
+    (AlignConfig.to_json, what the run history keeps) and the optimiser's settings as run agree."""
+    from symalign.match.align import align
+    from symalign.match.matchers import options_of
+    from symalign.models import load_model
+
+    chosen = {name: _other_value(o) for name, o in options_of(method).items()}
+    config = AlignConfig.from_options(chosen, method=method, data="digits", preset="permutations")
+    result = align(load_model(PAIR[0]), load_model(PAIR[1]), config)
+    recorded = result.report.config  # what alignment.json and the run history keep
+    used = result.report.learned_summary.options  # the optimiser's settings as it ran
+    for name, value in chosen.items():
+        as_recorded = recorded[name] if name in recorded else recorded["options"][name]
+        assert as_recorded == value, name
+        assert used[name] == as_recorded, f"{name}: recorded {as_recorded!r}, the matcher used {used[name]!r}"
+    unset = AlignConfig(method=method, data="shakespeare")  # the data's defaults: written into the record
+    assert unset.to_json()["steps"] == unset.learned_options().steps

@@ -70,8 +70,7 @@ def add_option_flags(p: argparse.ArgumentParser, universe: bool) -> None:
         if o.kind is bool:
             p.add_argument(o.flag, dest=o.name, action="store_const", const=not o.default, default=None, help=o.help)
             continue
-        default = "" if o.default is None else f" (default: {o.default})"
-        p.add_argument(o.flag, type=o.kind, default=None, choices=o.choices, help=o.help + default)
+        p.add_argument(o.flag, type=o.kind, default=None, choices=o.choices, help=o.help_line)
 
 
 LAYERS_HELP = ("transform only these blocks (0-2, 3, -1, 1:, :-1, 0,2), or per component kind ('mlp=0-1;heads=-1': "

@@ -85,7 +85,7 @@ def options_reference() -> str:
            "| option | flag | methods | type | default | values | what it does |", "|---|---|---|---|---|---|---|"]
     for o in all_options().values():
         values = ", ".join(o.choices) if o.choices else (f"≥ {o.minimum:g}" if o.minimum is not None else "")
-        default = "the data's" if o.default is None and o.name in ("steps", "input_noise") else o.default
+        default = o.default_text or o.default
         methods = ", ".join(o.methods) + (" (three or more models)" if o.universe_only else "")
         out.append(f"| `{o.name}` | `{o.flag}` | {methods} | {o.kind.__name__} | {default} | {values} | "
                    f"{o.help.replace('|', '/')} |")

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from symalign.data.defaults import learned_defaults
 from symalign.errors import SymalignError
 from symalign.match.matchers import all_options, matcher, options_of
+from symalign.match.options import declared_default
 from symalign.symmetry.spec import KINDS
 
 # Precisions a written checkpoint may take (`auto`: the input's own; symalign.models.io maps the names).
@@ -47,27 +48,31 @@ def preset_classes(name: str) -> dict[str, str]:
 
 @dataclass
 class AlignConfig:
+    """The run-level settings (method, classes, data, device, seed, layers, export dtype) and the built-in
+    matchers' options; each option's default is read from its declaration (symalign.match.options), never
+    written here."""
+
     method: str = "weight"
     classes: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_CLASSES))
-    head_cost: str = "circuit"  # circuit | spectral
+    head_cost: str = declared_default("head_cost")
     data: str | None = None
     device: str = "auto"
     seed: int = 0
-    max_sweeps: int = 30
+    max_sweeps: int = declared_default("max_sweeps")
     dtype: str = "auto"  # precision of the written checkpoints: auto (the input's), float32, bfloat16, float16
-    max_seconds: float | None = None  # weight matching: stop after the sweep that passes this budget
-    steps: int | None = None  # learned / soft: most optimisation steps; None: the data's default (600)
-    patience: int = 3  # learned / soft: checks without improvement before the stopping rule ends the run
-    start: str = "weight"  # learned: weight | activation | auto (both; the one lower on the check): docs/matching.md
-    lr: float = 0.01
-    input_noise: float | None = None  # learned / soft: noise on training images; None: the data's default (0.3)
-    batch_size: int = 64
-    lambdas: str = "uniform_mid"  # uniform_mid | half | uniform | normal
-    alpha: float = 1.0  # learned, three or more models: Dirichlet(α·1) mixing weights per step
-    rounds: int = 0  # weight, three or more models: refinement rounds against the running mean
-    residual_strategy: str = "all"  # activation: all | first | last | identity
-    head_strategy: str = "two-stage"  # activation: two-stage | monotonic (ignore: its old name)
-    max_examples: int | None = 256  # activation: evaluation examples whose activations are matched
+    max_seconds: float | None = declared_default("max_seconds")
+    steps: int | None = declared_default("steps")  # None: the data's (filled in below, so the record says it)
+    patience: int = declared_default("patience")
+    start: str = declared_default("start")
+    lr: float = declared_default("lr")
+    input_noise: float | None = declared_default("input_noise")  # None: the data's
+    batch_size: int = declared_default("batch_size")
+    lambdas: str = declared_default("lambdas")
+    alpha: float = declared_default("alpha")
+    rounds: int = declared_default("rounds")
+    residual_strategy: str = declared_default("residual_strategy")
+    head_strategy: str = declared_default("head_strategy")
+    max_examples: int | None = declared_default("max_examples")
     # A named preset (all, permutations): the classes come from it (`classes` is ignored), and on a model that
     # refuses one of them (RoPE refuses orthogonal QK maps, post-LN orthogonal residual ones) the widest
     # admissible class stands in (SymmetrySpec.fit). Classes chosen one by one are never changed.
@@ -153,17 +158,13 @@ class AlignConfig:
     def learned_options(self):
         """The learned optimiser's settings: what the user set, else the data's defaults (input noise:
         `symalign.data.learned_defaults`; the steps were filled from it in __post_init__; the checks:
-        sized from the steps, symalign.match.check_budget); the stopping rule's other defaults live in
-        LearnedOptions."""
+        sized from the steps by LearnedOptions, symalign.match.check_budget)."""
         from symalign.match.check_budget import budget_checks
         from symalign.match.learned import LearnedOptions
-        from symalign.match.matchers import matcher
 
         steps = self.steps  # a learner needs data, so __post_init__ has filled the data's default
         noise = self.input_noise if self.input_noise is not None else learned_defaults(self.data)["input_noise"]
         return LearnedOptions(steps=steps, lr=self.lr, batch_size=self.batch_size, lambdas=self.lambdas,
                               alpha=self.alpha, seed=self.seed, soft=matcher(self.method).relaxed,
-                              patience=self.patience,
-                              input_noise=noise, start=self.start, round=self.option("round"),
-                              **{name: self.option(name) if self.option(name) is not None else sized
-                                 for name, sized in budget_checks(steps).items()})
+                              patience=self.patience, input_noise=noise, start=self.start, round=self.option("round"),
+                              **{name: self.option(name) for name in budget_checks(steps)})  # None: sized there

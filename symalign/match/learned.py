@@ -28,13 +28,16 @@ from dataclasses import asdict, dataclass, replace
 
 import torch
 
+from symalign.data.defaults import learned_defaults
 from symalign.device import reproducible
 from symalign.errors import SymalignError
+from symalign.match.check_budget import budget_checks
 from symalign.match.learned_start import activation_permutation_start, identity_start, start_inputs
 from symalign.match.matchers import MatchInputs, MatchOutput
 from symalign.match.mixing import WeightSampler, check_points
 from symalign.match.movers import Mover, NormalizedMomentum
 from symalign.match.objective import PathObjective
+from symalign.match.options import declared_default
 from symalign.models.family import TransformerModel
 from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform
@@ -44,28 +47,34 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class LearnedOptions:
-    steps: int = 300  # at most, for direct callers; AlignConfig fills the data's default (600)
-    lr: float = 0.01
+    """The learned optimiser's settings. A declared option's default is its declaration's
+    (symalign.match.options; the data's ones: text's, for a caller without data); the checks left None are
+    sized from the steps (symalign.match.check_budget). The rest are the optimiser's own knobs."""
+
+    steps: int = learned_defaults("")["steps"]  # at most; AlignConfig writes the data's default into the record
+    lr: float = declared_default("lr")
     perm_lr: float | None = None  # None: 0.1 beside continuous maps, 2.0 when permutations are all there is
-    batch_size: int = 64
-    lambdas: str = "uniform_mid"  # pairs: the distribution of λ per step
-    alpha: float = 1.0  # N ≥ 3 models: Dirichlet(α·1) mixing weights per step (1: uniform on the simplex)
+    batch_size: int = declared_default("batch_size")
+    lambdas: str = declared_default("lambdas")  # pairs: the distribution of λ per step
+    alpha: float = declared_default("alpha")  # N ≥ 3 models: Dirichlet(α·1) mixing weights per step
     seed: int = 0
     soft: bool = False
-    check_every: int = 25
-    patience: int = 3
+    check_every: int | None = declared_default("check_every")  # None: sized from the steps
+    patience: int = declared_default("patience")
     min_delta: float = 1e-3
     freeze_at: float | None = None  # None: 0 (weight matching's) beside continuous maps (soft: 0.5); 0.9 alone
-    check_examples: int = 128
-    check_points: str = "path"  # path | midpoint (symalign.match.mixing.check_points)
-    round: bool = True  # soft: False keeps the doubly-stochastic maps to the end (reported beside the rounded)
-    input_noise: float = 0.0  # std of Gaussian noise added to training images (AlignConfig: 0.3 for images)
-    start: str = "weight"  # weight | activation (permutations from activations, the rest by weight
-    # matching around them) | auto (both; learning begins from the one whose path is lower on the check)
+    check_examples: int | None = declared_default("check_examples")  # None: sized from the steps
+    check_points: str | None = declared_default("check_points")  # path | midpoint; None: sized from the steps
+    round: bool = declared_default("round")  # soft: False keeps the doubly-stochastic maps to the end
+    input_noise: float = learned_defaults("")["input_noise"]  # std of Gaussian noise on training images
+    start: str = declared_default("start")  # weight | activation | auto | identity (symalign.match.options)
 
     def __post_init__(self) -> None:
         if self.steps < 1:
             raise SymalignError(f"--steps must be at least 1; got {self.steps}")
+        for name, sized in budget_checks(self.steps).items():  # frozen: set once, here
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, sized)
         if not (self.lr > 0 and (self.perm_lr is None or self.perm_lr > 0)):
             raise SymalignError("learning rates must be positive")
         if self.freeze_at is not None and not 0 <= self.freeze_at <= 1:

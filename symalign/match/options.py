@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from symalign.data.defaults import IMAGE_LEARNED_DEFAULTS, TEXT_LEARNED_DEFAULTS
 from symalign.errors import SymalignError
 
 LAMBDA_SAMPLERS = ("uniform_mid", "half", "uniform", "normal")
@@ -27,7 +28,9 @@ PRECISIONS = ("float32", "float64")
 
 @dataclass(frozen=True)
 class Option:
-    """One setting a matcher reads. `default` None means "the data's default" where the help says so."""
+    """One setting a matcher reads, declared once: the CLI flag and its help, AlignConfig's and LearnedOptions'
+    defaults, the Align page's widget, docs/options.md and the sweep keys all read it. `by_data`: the default
+    is the data's (symalign.data.defaults: images and text may differ), written into the run's record."""
 
     name: str  # the AlignConfig field (or key of AlignConfig.options) and the sweep key; the flag is --name-with-dashes
     kind: type  # int, float, str or bool (a bool defaulting to True is the flag --no-NAME)
@@ -38,6 +41,20 @@ class Option:
     minimum: float | None = None  # values below are refused
     universe_only: bool = False  # read only when three or more models are aligned
     auto: bool = False  # None is a value the run works out (e.g. sized from the steps), not "no limit"
+    by_data: bool = False  # None: the data's default (symalign.data.defaults.learned_defaults)
+
+    @property
+    def default_text(self) -> str:
+        """The default as the help, the page and docs/options.md say it, from the one place it is written."""
+        if self.by_data:
+            image, text = IMAGE_LEARNED_DEFAULTS[self.name], TEXT_LEARNED_DEFAULTS[self.name]
+            return f"the data's: {image}" if image == text else f"the data's: images {image}, text {text}"
+        return "" if self.default is None else str(self.default)
+
+    @property
+    def help_line(self) -> str:
+        """The help with its default, for the CLI flag."""
+        return self.help + (f" (default: {self.default_text})" if self.default_text else "")
 
     @property
     def flag(self) -> str:
@@ -81,12 +98,11 @@ BUILTIN_OPTIONS: tuple[Option, ...] = (
            ("weight",), minimum=0),
     Option("rounds", int, 0, "weight, three or more models: refinement rounds, each model matched to the mean of "
            "the others", ("weight",), minimum=0, universe_only=True),
-    Option("steps", int, None, "learned/soft: most optimisation steps (default: 600)",
-           LEARNERS, minimum=1),
+    Option("steps", int, None, "learned/soft: most optimisation steps", LEARNERS, minimum=1, by_data=True),
     Option("lr", float, 0.01, "learned/soft: learning rate", LEARNERS, minimum=0),
     Option("batch_size", int, 64, "learned/soft: examples per step", LEARNERS, minimum=1),
-    Option("input_noise", float, None, "learned/soft: std of Gaussian noise on training images, a regulariser "
-           "(default 0.3 for images; text takes 0)", LEARNERS, minimum=0),
+    Option("input_noise", float, None, "learned/soft: std of Gaussian noise on training images, a regulariser",
+           LEARNERS, minimum=0, by_data=True),
     Option("patience", int, 3, "learned/soft: checks (every --check-every steps) without improvement before stopping "
            "(a value above steps/check-every runs every step)", LEARNERS, minimum=1),
     Option("check_examples", int, None, "learned/soft: examples in the fixed check the stopping rule reads (at "
@@ -118,3 +134,11 @@ BUILTIN_OPTIONS: tuple[Option, ...] = (
     Option("max_examples", int, 256, "activation: examples whose activations are matched", ("activation",),
            minimum=1),
 )
+
+
+def declared_default(name: str):
+    """A built-in option's declared default: what AlignConfig's and LearnedOptions' fields start from."""
+    return _BUILTIN_DEFAULTS[name]
+
+
+_BUILTIN_DEFAULTS = {o.name: o.default for o in BUILTIN_OPTIONS}
