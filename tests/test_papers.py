@@ -91,3 +91,18 @@ def test_a_family_the_table_does_not_run_on_is_one_line_and_writes_nothing(capsy
     assert main(["paper", "zhang-table2", "--run", "--family", "gpt-shakespeare"]) == 2
     assert capsys.readouterr().err.strip() == "symalign: error: zhang-table2 runs on vit-digits; got 'gpt-shakespeare'"
     assert not (tmp_path / "home").exists()
+
+
+def test_every_paper_tables_preset_is_one_the_sweep_command_runs(capsys):
+    """One registry of presets (issue #71): each paper table's preset is a grid preset or a table preset of
+    `symalign sweep`, and an unknown name lists both kinds."""
+    from symalign.cli import main
+    from symalign.cli.sweeps import TABLE_PRESETS
+    from symalign.sweeps.grid import PRESETS
+
+    for table in TABLES.values():
+        assert table.preset in PRESETS or table.preset in TABLE_PRESETS, table.key
+    with pytest.raises(SystemExit):
+        main(["sweep", "--preset", "table9"])
+    err = capsys.readouterr().err
+    assert "(grids)" in err and "verma-components" in err and "transfusion-table3" in err

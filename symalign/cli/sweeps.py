@@ -24,7 +24,7 @@ def add_sweep(sub) -> None:
                                     "--family vit-digits or gpt-shakespeare, --seeds: fine-tune seeds); or curves "
                                     "(the straight line, the aligned line, a fitted curve and the aligned curve); or "
                                     f"{', '.join(VERMA_TABLES)} (Verma & Elbayad's Tables 1, 2 and Fig. 3 on the "
-                                    "masked-LM BERTs, in pseudo-perplexity; --family defaults to bert-shakespeare)")
+                                    "masked-LM BERTs, on their loss barrier; --family defaults to bert-shakespeare)")
     p.add_argument("--family", help="with --preset: the zoo recipe whose seeds 0, 1, 2 make the pairs (with "
                    "--preset width: seeds 0 and 1 of the recipe at each of its widths)")
     p.add_argument("--seeds", type=int, nargs="+", default=None, help="matcher seeds for learned/soft rows")
@@ -51,25 +51,19 @@ def add_sweep(sub) -> None:
 def cmd_sweep(args) -> None:
     from symalign.sweeps import preset_grid, read_grid, run_sweep
     from symalign.sweeps.grid import OPTION_KEYS
-    from symalign.sweeps.verma_tables import VERMA_TABLES
     from symalign.sweeps.widths import width_table, width_text
 
     if bool(args.file) == bool(args.preset):
         raise SymalignError("sweep takes a sweep file or --preset NAME --family RECIPE (one of the two)")
     if args.file and args.family:
         raise SymalignError("--family goes with --preset; a sweep file names its own models")
-    if args.preset == "peers":
-        return peers(args)
-    if args.preset == "curves":
-        return curves(args)
-    if args.preset in ("zhang-table2", "zhang-fig3"):
-        return zhang(args)
-    if args.preset in ("zhang-fig4", "zhang-fig5"):
-        return zhang_figure(args)
-    if args.preset in ("transfusion-table3", "transfusion-fig4"):
-        return transfusion(args)
-    if args.preset in VERMA_TABLES:
-        return verma(args)
+    from symalign.sweeps.grid import PRESETS
+
+    if args.preset and args.preset not in PRESETS and args.preset not in TABLE_PRESETS:
+        raise SymalignError(f"unknown preset {args.preset!r}; choose from {', '.join(PRESETS)} (grids) or "
+                            f"{', '.join(TABLE_PRESETS)} (tables)")
+    if args.preset in TABLE_PRESETS:  # not an alignment grid: the preset's own table
+        return TABLE_PRESETS[args.preset](args)
     grid = read_grid(args.file) if args.file else preset_grid(args.preset, args.family or "", args.seeds)
     for key in OPTION_KEYS:
         if getattr(args, key) is not None:
@@ -272,3 +266,17 @@ def curves(args) -> None:
 
 
 COMMANDS = (add_sweep,)
+
+
+def _table_presets() -> dict:
+    """The presets that are not alignment grids, each with the handler that prints its table (one registry:
+    `symalign paper TABLE` names the same presets through symalign.papers)."""
+    from symalign.sweeps.verma_tables import VERMA_TABLES
+
+    handlers = {"peers": peers, "curves": curves, "zhang-table2": zhang, "zhang-fig3": zhang,
+                "zhang-fig4": zhang_figure, "zhang-fig5": zhang_figure, "transfusion-table3": transfusion,
+                "transfusion-fig4": transfusion}
+    return handlers | {name: verma for name in VERMA_TABLES}
+
+
+TABLE_PRESETS = _table_presets()
