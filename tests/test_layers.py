@@ -173,3 +173,14 @@ def test_the_circle_check_sees_a_function_local_circle(tmp_path):
     (package / "data" / "text.py").write_text("def f():\n    from symalign.data.hub import SplitText\n")
     (package / "data" / "plain.py").write_text("from symalign.data import text\n")
     assert circles(module_graph(package)) == [["symalign.data.hub", "symalign.data.text"]]
+
+
+def test_docs_engine_lists_the_floors_as_they_are():
+    """docs/engine.md's floor table names the units of each floor as LAYERS does (a unit moved or added
+    without the doc fails here)."""
+    import re
+
+    text = (PACKAGE.parent / "docs" / "engine.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\d+) \| ([^|]+) \|", text, flags=re.M)
+    documented = {int(floor): set(re.findall(r"`([a-z_]+)`", units)) for floor, units in rows}
+    assert documented == dict(enumerate(LAYERS))
