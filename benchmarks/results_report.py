@@ -40,6 +40,7 @@ from verma_section import verma_section
 
 from symalign.papers.theus import TABLE1 as THEUS
 from symalign.papers.verdict import verdict as verdict_of
+from symalign.report import with_section
 from symalign.runs import RunStore
 from symalign.sweeps import PRESETS, preset_grid, run_sweep
 
@@ -330,17 +331,6 @@ def swept(preset: str, family: str, overrides: dict, executor: str, store: RunSt
                        progress=lambda d, t, r: print(f"[{d}/{t}] {r['row']} {r['a']} ↔ {r['b']}: "
                                                      f"{r['barrier']:.4f}", flush=True))
     return result.cells if cells else result.summary.to_dict(orient="records")
-
-
-def with_section(report: str, section: str) -> str:
-    """The report with the section of `section`'s heading (its first line) replaced by it (appended when
-    the report has none)."""
-    heading = section.split("\n", 1)[0]
-    start = report.find(heading)
-    if start < 0:
-        return report.rstrip("\n") + "\n\n" + section
-    end = report.find("\n## ", start + len(heading))
-    return report[:start] + section + (report[end:] if end >= 0 else "")
 
 
 def main() -> None:

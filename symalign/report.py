@@ -37,3 +37,13 @@ def relative_change(a: TransformerModel, b: TransformerModel) -> float:
     den = sum(float(v.double().pow(2).sum()) for v in a.tensors.values())
     return (num / den) ** 0.5 if den else 0.0
 
+
+def with_section(report: str, section: str) -> str:
+    """The report with the section of `section`'s heading (its first line) replaced by it (appended when
+    the report has none)."""
+    heading = section.split("\n", 1)[0]
+    start = report.find(heading)
+    if start < 0:
+        return report.rstrip("\n") + "\n\n" + section
+    end = report.find("\n## ", start + len(heading))
+    return report[:start] + section + (report[end:] if end >= 0 else "")

@@ -5,7 +5,6 @@ the report's section."""
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -135,11 +134,9 @@ def test_a_sweep_over_widths_prints_and_writes_the_barrier_against_width(width_s
 
 
 def test_the_report_replaces_its_width_section_in_place(tmp_path):
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        from results_report import WIDTH_HEADING, with_section
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    from symalign.report import with_section
+
+    WIDTH_HEADING = "## The barrier against width"
     report = "# Results\n\n## vit-digits\n\nrows\n"
     first = with_section(report, f"{WIDTH_HEADING}\n\nold\n")
     assert first.startswith(report.rstrip("\n")) and first.endswith("old\n")
