@@ -132,3 +132,21 @@ def test_bands_are_the_mean_and_one_std_of_a_methods_seed_pairs():
     assert line.name == "none: none · vit-digits (n = 3)" and list(line.y) == [1.0, 3.0, 1.1]
     assert list(band.y)[1] == 3.0 + np.std([2.0, 3.0, 4.0], ddof=1)  # mean + std at λ = 0.5
     assert fig.layout.yaxis.type == "log" and fig.layout.xaxis.showspikes  # log toggle, crosshair
+
+
+def test_loss_and_accuracy_share_one_lambda_axis_so_one_crosshair_runs_through_both():
+    """Issue #70: side by side, the hover and the crosshair showed in the hovered panel only. Stacked on the one
+    λ axis (hoversubplots='axis'), a pointer at λ reads loss and accuracy there; the λ marker spans both."""
+    from symalign.plots.curves import bands_figure, mark_lambda
+
+    for fig in (curves_figure([("none", curve(1.2)), ("weight", curve(0.1))], methods=["none", "weight"]),
+                bands_figure([("none: none · vit-digits", "none", [curve(1.0), curve(1.4)])])):
+        assert {t.xaxis for t in fig.data} == {"x2"} and {t.yaxis for t in fig.data} == {"y", "y2"}
+        assert fig.layout.hoversubplots == "axis" and fig.layout.hovermode == "x"
+        assert fig.layout.xaxis2.showspikes and fig.layout.xaxis.visible is False
+        assert fig.layout.yaxis.domain[0] > fig.layout.yaxis2.domain[1]  # loss above accuracy
+        marked = mark_lambda(fig, 0.3)
+        shapes = [s for s in marked.layout.shapes if s.x0 == 0.3]
+        assert {s.xref for s in shapes} == {"x2"} and {s.yref for s in shapes} == {"y domain", "y2 domain"}
+    log = curves_figure([("none", curve(1.2))], log_loss=True)
+    assert log.layout.yaxis.type == "log" and log.layout.yaxis.dtick == "D2"  # labels at 1, 2, 5: not crowded

@@ -17,8 +17,7 @@ def curves_figure(curves: list[tuple[str, dict]], title: str = "",
     from symalign.plots.colours import styles
 
     has_acc = any(c.get("accuracy") for _, c in curves)
-    fig = make_subplots(rows=1, cols=2 if has_acc else 1,
-                        subplot_titles=("loss along the path", "accuracy along the path") if has_acc else ("loss",))
+    fig = _panels(has_acc)
     looks = styles(list(methods) if methods is not None else [None] * len(curves))
     for i, (label, c) in enumerate(curves):
         color, dash = looks[i]
@@ -29,11 +28,9 @@ def curves_figure(curves: list[tuple[str, dict]], title: str = "",
                                  line=dict(color=color, dash="dot", width=1), legendgroup=label,
                                  hoverinfo="skip"), row=1, col=1)
         if has_acc and c.get("accuracy"):
-            fig.add_trace(go.Scatter(x=lam, y=c["accuracy"], mode="lines+markers", showlegend=False,
-                                     line=dict(color=color, dash=dash), legendgroup=label), row=1, col=2)
-    _axes(fig, log_loss, has_acc)
-    fig.update_layout(title=title or None, margin=dict(l=40, r=20, t=60, b=40), hovermode="x")
-    return legend_below(fig)
+            fig.add_trace(go.Scatter(x=lam, y=c["accuracy"], mode="lines+markers", showlegend=False, name=label,
+                                     line=dict(color=color, dash=dash), legendgroup=label), row=2, col=1)
+    return _finished(fig, title, log_loss, has_acc)
 
 
 def bands_figure(groups: list[tuple[str, str | None, list[dict]]], title: str = "",
@@ -46,37 +43,70 @@ def bands_figure(groups: list[tuple[str, str | None, list[dict]]], title: str = 
 
     from symalign.plots.colours import method_colour
 
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("loss along the path", "accuracy along the path"))
+    fig = _panels(True)
     for i, (label, method, curves) in enumerate(groups):
         colour = method_colour(method, i)
         lam = curves[0]["lambdas"]
-        for col, key in ((1, "loss"), (2, "accuracy")):
+        for row, key in ((1, "loss"), (2, "accuracy")):
             values = np.array([c[key] for c in curves if c.get(key)], dtype=float)
             if not len(values):
                 continue
             mean, std = values.mean(0), values.std(0, ddof=1) if len(values) > 1 else np.zeros(values.shape[1])
             fig.add_trace(go.Scatter(x=lam + lam[::-1], y=list(mean + std) + list((mean - std)[::-1]), fill="toself",
                                      fillcolor=colour, opacity=0.2, line=dict(width=0), hoverinfo="skip",
-                                     showlegend=False, legendgroup=label), row=1, col=col)
+                                     showlegend=False, legendgroup=label), row=row, col=1)
             fig.add_trace(go.Scatter(x=lam, y=list(mean), mode="lines+markers", line=dict(color=colour),
-                                     name=f"{label} (n = {len(values)})", showlegend=col == 1, legendgroup=label),
-                          row=1, col=col)
-    _axes(fig, log_loss)
-    fig.update_layout(title=title or None, margin=dict(l=40, r=20, t=60, b=40), hovermode="x")
-    return legend_below(fig)
+                                     name=f"{label} (n = {len(values)})", showlegend=row == 1, legendgroup=label),
+                          row=row, col=1)
+    return _finished(fig, title, log_loss, True)
+
+
+PANEL_HEIGHT = 250  # px a panel: loss above accuracy, one λ axis under both
+
+
+def _panels(accuracy: bool) -> go.Figure:
+    """Loss above accuracy on one λ axis (issue #70: side by side, the crosshair showed in the hovered panel
+    only and the hover label landed on the other panel's axis title)."""
+    if not accuracy:
+        return make_subplots(rows=1, cols=1, subplot_titles=("loss along the path",))
+    return make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.14,
+                         subplot_titles=("loss along the path", "accuracy along the path"))
+
+
+def _finished(fig: go.Figure, title: str, log_loss: bool, accuracy: bool) -> go.Figure:
+    """Both panels on the bottom λ axis itself (not a matched copy), so one hover and one crosshair run
+    through loss and accuracy at the same λ (`hoversubplots="axis"`); the legend below."""
+    if accuracy:
+        for trace in fig.data:
+            trace.xaxis = "x2"
+        fig.update_layout(yaxis=dict(anchor="x2"), xaxis=dict(visible=False, matches=None))
+    _axes(fig, log_loss, accuracy)
+    fig.update_layout(title=title or None, margin=dict(l=40, r=20, t=60, b=40), hovermode="x",
+                      hoversubplots="axis", hoverlabel=dict(namelength=40))
+    return legend_below(fig, plot_height=2 * PANEL_HEIGHT + 40 if accuracy else PANEL_HEIGHT + 60)
+
+
+def mark_lambda(fig: go.Figure, lam: float) -> go.Figure:
+    """A dashed vertical line at λ through every panel, on the λ axis the traces use."""
+    x = fig.data[0].xaxis if fig.data else "x"
+    for y in dict.fromkeys(t.yaxis or "y" for t in fig.data):
+        fig.add_shape(type="line", x0=lam, x1=lam, xref=x, y0=0, y1=1, yref=f"{y} domain",
+                      line=dict(color="#444", width=2, dash="dash"))
+    return fig
 
 
 def _axes(fig: go.Figure, log_loss: bool = False, accuracy: bool = True) -> None:
     """The curves' axes: λ, the loss from 0 (or on a log scale when asked), accuracy over 0-1, and a
-    spike line under the pointer on both panels (the crosshair)."""
+    spike line under the pointer through both panels (the crosshair)."""
     fig.update_xaxes(title_text="λ  (0 = model A, 1 = model B)", showspikes=True, spikemode="across",
-                     spikethickness=1, spikedash="dot")
-    if log_loss:
-        fig.update_yaxes(title_text="loss (nats per prediction; log scale)", type="log", row=1, col=1)
+                     spikethickness=1, spikedash="dot", spikesnap="cursor", hoverformat=".2f")
+    fig.update_yaxes(hoverformat=".3f")
+    if log_loss:  # labels at 1, 2 and 5 of each decade: every minor tick labelled crowded the axis
+        fig.update_yaxes(title_text="loss (nats per prediction; log scale)", type="log", dtick="D2", row=1, col=1)
     else:  # from a stated baseline: an autoscaled axis drew a 0.046 barrier on a 1.84-1.89 axis as a mountain
         fig.update_yaxes(title_text="loss (nats per prediction; axis from 0)", rangemode="tozero", row=1, col=1)
     if accuracy:
-        fig.update_yaxes(title_text="accuracy (fraction correct)", range=[0, 1.02], row=1, col=2)
+        fig.update_yaxes(title_text="accuracy (fraction correct)", range=[0, 1.02], row=2, col=1)
 
 
 def distinct_labels(labels: list[str], ids: list[str]) -> list[str]:

@@ -69,6 +69,7 @@ def curves_at_lambda(runs: list[Run], labels: list[str], key: str, title: str, l
     """The runs' curves with a λ slider: a marker on every curve, and below, in an expander titled
     `title`, the model at that λ at work (Interpolation and the guided demo)."""
     from symalign.plots import curves_figure
+    from symalign.plots.curves import mark_lambda
     from symalign.ui.figures import show_figure
     from symalign.ui.permalink import initial
 
@@ -77,7 +78,7 @@ def curves_at_lambda(runs: list[Run], labels: list[str], key: str, title: str, l
                                               "link keeps it)")
     figure = curves_figure(list(zip(labels, [r.curve for r in runs])), methods=[r.method for r in runs],
                            log_loss=log_loss)
-    figure.add_vline(x=lam, line=dict(color="#444", width=2, dash="dash"), row="all", col="all")
+    mark_lambda(figure, lam)
     show_figure(figure, key=f"{key}-fig")
     with st.expander(title, expanded=True):
         show_at_lambda(runs, lam, key=f"{key}-at")
