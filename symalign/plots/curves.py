@@ -11,7 +11,7 @@ from symalign.plots.legend import legend_below
 
 def curves_figure(curves: list[tuple[str, dict]], title: str = "",
                   methods: list[str | None] | None = None, log_loss: bool = False) -> go.Figure:
-    """Loss (left) and accuracy (right) along λ for several curves, each with its straight
+    """Loss (above) and accuracy (below, on the same λ axis) for several curves, each with its straight
     line between endpoint losses dotted, so the barrier is the largest gap one can see. `methods`
     (one per curve): each curve in its method's colour, the same on every page (symalign.plots.colours)."""
     from symalign.plots.colours import styles
