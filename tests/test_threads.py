@@ -26,3 +26,22 @@ def test_polite_threads_restores_the_count(monkeypatch):
     with polite_threads() as threads:
         assert threads == 1 == torch.get_num_threads()
     assert torch.get_num_threads() == before
+
+
+def test_every_job_and_the_load_probe_run_on_the_threads_the_load_leaves(monkeypatch, tmp_path):
+    """Issue #70: a job beside a 2-thread neighbour on every core ran 5-15x slower while the probe said 1-3.4x.
+    Every kind now runs on polite threads (run_kind, what the worker calls), and the probe measures at the same
+    count, so the page's factor is the job's slowdown."""
+    from symalign.jobs import kinds
+    from symalign.runs import load
+
+    monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 9.0, 9.0))  # a busy machine: one thread left
+    seen = {}
+    monkeypatch.setitem(kinds.JOB_KINDS, "probe-kind", lambda request, store, progress: [
+        seen.setdefault("job", torch.get_num_threads())])
+    before = torch.get_num_threads()
+    assert kinds.run_kind("probe-kind", {}, None, None) == [1] and seen["job"] == 1
+    assert torch.get_num_threads() == before  # restored for whatever the process does next
+    monkeypatch.setattr(load, "probe_seconds", lambda: seen.setdefault("probe", torch.get_num_threads()) * 0.01)
+    load.current_load(tmp_path)
+    assert seen["probe"] == 1

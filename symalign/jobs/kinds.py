@@ -114,13 +114,11 @@ def demo_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     on when its tab closes or reloads and the page picks it up on return; each run is added to the
     job as it lands (the page shows it at once), and a part asked before is reused, not recomputed."""
     from symalign.demo import seeds_demo
-    from symalign.device import polite_threads
 
-    recipe = request["recipe"]
-    with polite_threads():  # the threads the load leaves free: a demo beside other work (docs/app.md)
-        ids = seeds_demo(f"zoo:{recipe}/0", f"zoo:{recipe}/1", request["data"], store,
-                         learned_steps=request.get("steps"), progress=progress, reuse=True,
-                         on_run=getattr(progress, "landed", None))
+    recipe = request["recipe"]  # on the threads the load leaves free, as every job (run_kind; docs/app.md)
+    ids = seeds_demo(f"zoo:{recipe}/0", f"zoo:{recipe}/1", request["data"], store,
+                     learned_steps=request.get("steps"), progress=progress, reuse=True,
+                     on_run=getattr(progress, "landed", None))
     return [i for i in ids if i]
 
 
@@ -156,3 +154,13 @@ JOB_KINDS: dict[str, Callable[[dict, RunStore, Progress], list[str]]] = {
     "sweep": sweep_job, "train": train_job, "merge": merge_job,
     "transport": transport_job, "demo": demo_job, "curve": curve_job, "paper": paper_job,
     "plane": plane_job}
+
+
+def run_kind(kind: str, request: dict, store: RunStore, progress: Progress) -> list[str]:
+    """A job's work as the worker runs it: on the threads the machine's load leaves free (issue #70: beside a
+    2-thread neighbour a job on every core ran 5-15x slower, four threads spinning on two cores, where the
+    load probe, and so the page's estimate, said 1-3.4x; on the free cores it costs the share it gets)."""
+    from symalign.device import polite_threads
+
+    with polite_threads():
+        return JOB_KINDS[kind](request, store, progress)

@@ -36,13 +36,13 @@ class JobProgress:
 
 def run_job(queue: JobQueue, job: Job) -> str:
     """Run one claimed job to its final state; returns that state."""
-    from symalign.jobs.kinds import JOB_KINDS
+    from symalign.jobs.kinds import run_kind
     from symalign.runs.recording import failure_message
     from symalign.runs.store import RunStore
 
     store = RunStore(queue.path, owner=job.owner)  # the runs belong to whoever queued the job
     try:
-        ids = JOB_KINDS[job.kind](job.request, store, JobProgress(queue, job.id))
+        ids = run_kind(job.kind, job.request, store, JobProgress(queue, job.id))
         for run_id in ids:
             queue.add_run(job.id, run_id)
         queue.end(job.id, "done")

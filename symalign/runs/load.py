@@ -57,10 +57,12 @@ def _load_average() -> float | None:
 
 def current_load(folder: Path | None = None) -> Load:
     """The probe now against this machine's fastest (updated when now is faster)."""
+    from symalign.device import polite_threads
     from symalign.workspace import home
 
     path = (folder or home()) / PROBE_FILE
-    now = probe_seconds()
+    with polite_threads():  # at the threads a job gets now (symalign.jobs.kinds.run_kind), against the idle best
+        now = probe_seconds()
     try:
         reference = float(json.loads(path.read_text())["fastest"])
     except (OSError, ValueError, KeyError):
