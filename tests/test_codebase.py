@@ -1,5 +1,5 @@
 """The habits that keep symalign easy to change (issue #40), checked over every module of the
-package: no import circle (module-level imports, modules not packages), no module over 400 lines,
+package: no import circle (every import, function-local ones too; modules not packages), no module over 400 lines,
 no function over about 80, and a docstring at the top of every module that says what it is for."""
 
 from __future__ import annotations
@@ -23,31 +23,29 @@ MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
 def imported_modules(name: str, path: Path) -> set[str]:
-    """The package's modules that `name` imports when it is imported (statements at module level,
-    `if` blocks included, TYPE_CHECKING blocks not: they never run)."""
+    """The package's modules that `name` imports, at module level or inside a function (issue #71: circles
+    hid in function-local imports); TYPE_CHECKING blocks not, since they never run."""
     out: set[str] = set()
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
 
-    def visit(statements):
-        for node in statements:
-            if isinstance(node, ast.If):
-                test = ast.unparse(node.test)
-                if "TYPE_CHECKING" not in test:
-                    visit(node.body)
-                visit(node.orelse)
-            elif isinstance(node, ast.Try):
-                visit(node.body)
-            elif isinstance(node, ast.Import):
-                out.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    parent = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join(parent + ([node.module] if node.module else []))
-                out.add(base)
-                out.update(f"{base}.{alias.name}" for alias in node.names)
+    def visit(node) -> None:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([node.module] if node.module else []))
+            out.add(base)
+            out.update(f"{base}.{alias.name}" for alias in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
 
-    visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    visit(ast.parse(path.read_text(encoding="utf-8")))
     found = set()
     for target in out:
         while target and target not in MODULES:
@@ -102,8 +100,8 @@ def test_no_import_circle():
 
 
 def test_the_circle_check_finds_a_circle(tmp_path, monkeypatch):
-    """The check above can fail: two modules importing each other are reported."""
-    (tmp_path / "one.py").write_text('"""One."""\nfrom symalign.two import x\n')
+    """The check above can fail: two modules importing each other are reported, a function-local import too."""
+    (tmp_path / "one.py").write_text('"""One."""\ndef f():\n    from symalign.two import x\n')
     (tmp_path / "two.py").write_text('"""Two."""\nimport symalign.one\nx = 1\n')
     monkeypatch.setitem(MODULES, "symalign.one", tmp_path / "one.py")
     monkeypatch.setitem(MODULES, "symalign.two", tmp_path / "two.py")
