@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 import torch
 
 from symalign.device import polite_threads, threads_for_load
@@ -45,3 +46,22 @@ def test_every_job_and_the_load_probe_run_on_the_threads_the_load_leaves(monkeyp
     monkeypatch.setattr(load, "probe_seconds", lambda: seen.setdefault("probe", torch.get_num_threads()) * 0.01)
     load.current_load(tmp_path)
     assert seen["probe"] == 1
+
+
+def test_a_run_finished_inside_a_job_keeps_its_load_so_history_is_not_scaled_twice(monkeypatch, tmp_path):
+    """Issue #70: "last time here" beside a busy neighbour came out 2.2x long, the run it remembered having
+    already run slow. A job's runs record the load factor; history is divided by it before today's applies."""
+    from symalign.runs import durations, load
+    from symalign.runs.store import RunStore
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    monkeypatch.setattr(load, "current_load", lambda folder=None: load.Load(3.0, 6.0, 0.03, 0.01))
+    with load.measured_load():
+        busy = store.start("barrier", "a", "b", "none", {}, "app", "", None)
+        store.finish(busy, {"barrier": 1.0})
+    idle = store.start("barrier", "a", "b", "none", {}, "app", "", None)
+    store.finish(idle, {"barrier": 1.0})
+    assert store.get(busy).metrics["load_factor"] == 3.0 and "load_factor" not in store.get(idle).metrics
+    run = store.get(busy)
+    assert durations.took(run) == pytest.approx((run.finished - run.created) / 3.0)
+    assert durations.took(store.get(idle)) == pytest.approx(store.get(idle).finished - store.get(idle).created)

@@ -161,6 +161,7 @@ def run_kind(kind: str, request: dict, store: RunStore, progress: Progress) -> l
     2-thread neighbour a job on every core ran 5-15x slower, four threads spinning on two cores, where the
     load probe, and so the page's estimate, said 1-3.4x; on the free cores it costs the share it gets)."""
     from symalign.device import polite_threads
+    from symalign.runs.load import measured_load
 
-    with polite_threads():
+    with polite_threads(), measured_load():  # the runs it records keep the load they ran under
         return JOB_KINDS[kind](request, store, progress)

@@ -51,8 +51,11 @@ def last_run(store: RunStore, kind: str, *, method: str | None = None, model_a: 
 
 
 def took(run: Run | None, scale: float = 1.0) -> float | None:
-    """A run's duration here in seconds (`scale`: e.g. the steps asked over the steps it ran)."""
-    return None if run is None else (run.finished - run.created) * scale
+    """A run's duration here in seconds, as on an idle machine (divided by the load it recorded: the page
+    scales by today's), `scale`: e.g. the steps asked over the steps it ran."""
+    from symalign.runs.load import idle_seconds
+
+    return None if run is None else idle_seconds(run.finished - run.created, run.metrics or {}) * scale
 
 
 def _span(seconds: float) -> str:

@@ -11,6 +11,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,3 +78,25 @@ def current_load(folder: Path | None = None) -> Load:
         except OSError:
             pass  # a read-only data folder: the estimate still works for this call
     return Load(max(1.0, now / reference), _load_average(), now, reference)
+
+
+# The load factor the work in progress runs under (set by the job worker), written into each run's metrics as it
+# finishes: a duration from history is then divided by it, so a run timed on a busy machine is not scaled by the
+# load a second time when a page quotes it (issue #70: "last time here" estimates came out 2.2x long).
+RUN_LOAD: ContextVar[float | None] = ContextVar("symalign_run_load", default=None)
+
+
+@contextmanager
+def measured_load(folder: Path | None = None) -> Iterator[float]:
+    """Probe the load once (about 0.1 s) and let every run finished inside record it."""
+    factor = current_load(folder).factor
+    token = RUN_LOAD.set(factor)
+    try:
+        yield factor
+    finally:
+        RUN_LOAD.reset(token)
+
+
+def idle_seconds(seconds: float, metrics: dict) -> float:
+    """A recorded duration as it would have been idle: divided by the load factor its run recorded."""
+    return seconds / max(1.0, float(metrics.get("load_factor") or 1.0))

@@ -184,6 +184,10 @@ class RunStore:
         return run_id
 
     def finish(self, run_id: str, metrics: dict, artifacts: str | Path | None = None) -> None:
+        from symalign.runs.load import RUN_LOAD
+
+        if RUN_LOAD.get() is not None and "load_factor" not in metrics:  # how busy the machine was (a job's)
+            metrics = {**metrics, "load_factor": RUN_LOAD.get()}
         with self._connect() as db:
             db.execute("UPDATE runs SET status='done', finished=?, metrics=?, artifacts=? WHERE id=?",
                        (time.time(), json.dumps(metrics), str(artifacts) if artifacts else None, run_id))
