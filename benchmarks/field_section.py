@@ -21,7 +21,6 @@ HEADING = "## The field side by side"
 
 # Theus et al., Table 1, every printed cell with its ± (symalign.papers.theus, checked against the paper's
 # text by tests/test_papers.py), under the zoo's row names.
-THEUS_ROWS = ZOO_ROWS
 SETS = {"CIFAR-10": "CIFAR-10 (ViT)", "CIFAR-100": "CIFAR-100 (ViT)", "Tiny ImageNet": "Tiny ImageNet (ViT)",
         "Tiny Shakespeare": "Tiny Shakespeare (GPT-2)", "BookCorpus": "BookCorpus (GPT-2)"}
 ZOO_FOR = {dataset: family for family, dataset in ZOO_DATASET.items()}
@@ -49,7 +48,7 @@ def theus_table(zoo: dict[str, dict[str, str]]) -> list[str]:
     from symalign.papers.theus import TABLE1
 
     lines = ["| row | " + " | ".join(SETS.values()) + " |", "|---" * (len(SETS) + 1) + "|"]
-    for row, paper_row in THEUS_ROWS.items():
+    for row, paper_row in ZOO_ROWS.items():
         cells = []
         for name in SETS:
             paper = f"{TABLE1.value(paper_row, name):.2f} ± {TABLE1.value(paper_row, name + ' ±'):.2f}"

@@ -34,11 +34,12 @@ import plotly.graph_objects as go
 import torch
 from anatomy_section import anatomy_section
 from curves_section import curves_section
-from field_section import THEUS_ROWS, field_section
+from field_section import field_section
 from papers_section import papers_section
 from verma_section import verma_section
 
 from symalign.papers.theus import TABLE1 as THEUS
+from symalign.papers.theus import ZOO_ROWS
 from symalign.papers.verdict import verdict as verdict_of
 from symalign.report import with_section
 from symalign.runs import RunStore
@@ -49,9 +50,9 @@ MAIN_PRESETS = ("table1", "components", "quick", "width")  # the report's own ta
 # Theus et al., Table 1 (ViT on CIFAR-10, GPT-2 on Tiny Shakespeare): the rows they report.
 # Theus et al. Table 1 (CIFAR-10, Tiny Shakespeare) from the papers' registry, under the zoo's row names
 PAPER = {row: (THEUS.value(paper_row, "CIFAR-10"), THEUS.value(paper_row, "Tiny Shakespeare"))
-         for row, paper_row in THEUS_ROWS.items()}
+         for row, paper_row in ZOO_ROWS.items()}
 PAPER_PM = {row: (THEUS.value(paper_row, "CIFAR-10 ±"), THEUS.value(paper_row, "Tiny Shakespeare ±"))
-            for row, paper_row in THEUS_ROWS.items()}
+            for row, paper_row in ZOO_ROWS.items()}
 WIDTH_HEADING = "## The barrier against width"
 PAPER_COLUMN = {"vit-digits": 0, "gpt-shakespeare": 1}
 PAPER_SETTING = {"vit-digits": "ViT, CIFAR-10", "gpt-shakespeare": "GPT-2, Tiny Shakespeare"}

@@ -52,13 +52,10 @@ def run_table(args) -> None:
 
     from symalign.cli.common import Bar
     from symalign.runs import RunStore
-    from symalign.sweeps.paper_tables import FAMILIES, paper_table_run
+    from symalign.sweeps.paper_tables import FAMILIES, check_family, paper_table_run
 
     family = args.family or FAMILIES[args.table][0]
-    if family not in FAMILIES[args.table]:  # before the history is opened: bad input writes nothing
-        from symalign.errors import SymalignError
-
-        raise SymalignError(f"{args.table} runs on {', '.join(FAMILIES[args.table])}; got {family!r}")
+    check_family(args.table, family)  # before the history is opened: bad input writes nothing
     with Bar(args.table) as bar:
         run_id = paper_table_run(args.table, family, args.max_examples, store=RunStore(), source="cli",
                                  progress=lambda phase, done, total, *note: bar(done, total, phase=phase,

@@ -142,25 +142,21 @@ def verma_summary(cells: pd.DataFrame) -> pd.DataFrame:
 METRIC = "loss_barrier_avg"  # what the verdicts are decided on: the paper's loss barrier (eq. 10)
 
 
-def paper_value(preset: str, row: str) -> float | None:
-    """The paper's printed loss barrier for a row (symalign.papers.verma), or None (a figure prints none)."""
+def _printed(preset: str, row: str) -> tuple[float, float] | None:
+    """The paper's printed loss barrier and its standard error for a row (symalign.papers.verma), or None
+    (a figure prints none)."""
     table = paper_table_of(preset)
-    if table is None or not table.rows:
-        return None
-    try:
-        return table.row(row).numbers[0]
-    except StopIteration:
-        return None
+    return next((r.numbers for r in (table.rows if table else ()) if row in (r.shown, r.label)), None)
+
+
+def paper_value(preset: str, row: str) -> float | None:
+    printed = _printed(preset, row)
+    return None if printed is None else printed[0]
 
 
 def _paper_cell(preset: str, row: str) -> str:
-    """The paper's printed loss barrier ± its standard error (symalign.papers.verma), or –."""
-    table = paper_table_of(preset)
-    try:
-        value, se = table.row(row).numbers if table and table.rows else (None, None)
-    except StopIteration:
-        value = None
-    return "–" if value is None else f"{value:.2f} ± {se:.2f}"
+    printed = _printed(preset, row)
+    return "–" if printed is None else f"{printed[0]:.2f} ± {printed[1]:.2f}"
 
 
 def verma_text(preset: str, summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = False) -> str:
@@ -259,7 +255,8 @@ def verma_verdict(preset: str, summary: pd.DataFrame) -> str:
               "twice its standard error" if n > 1 else
               f"is below {second['row']} ({second[f'{METRIC}_mean']:.3f}) on the one pair measured (no spread)")
     in_pppl = list(summary.sort_values("pppl_barrier_mean")["row"])
-    measure = ("the paper's measure" if preset in ("verma-heads", "verma-residual")
+    printed = paper_table_of(preset)
+    measure = ("the paper's measure" if printed is not None and printed.rows
                else "the measure of the paper's tables; Fig. 3 plots pseudo-perplexity")
     zoo_says = (f"The zoo orders the rows {' < '.join(zoo_order)} (loss barrier against the endpoints' average, "
                 f"{measure}); its lowest, {best['row']} ({best[f'{METRIC}_mean']:.3f}), {spread}."

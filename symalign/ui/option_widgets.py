@@ -9,10 +9,8 @@ from symalign.match.options import Option
 
 
 def _default(option: Option, data: str):
-    """The declared default; `None` ("the data's default") read from the data where it has one."""
-    if option.default is not None:
-        return option.default
-    return learned_defaults(data or "").get(option.name)
+    """The declared default, or the data's where the declaration says so (Option.by_data)."""
+    return learned_defaults(data or "")[option.name] if option.by_data else option.default
 
 
 def option_widgets(method: str, data: str, three: bool, columns: list) -> dict:
