@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from browser_support import chromium, require_chromium, served_app
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.slow  # minutes of learned matching or a real browser: `-m 'not slow'` skips
 
@@ -124,16 +125,17 @@ def test_a_run_link_opens_that_run_and_an_unknown_path_gives_home(tmp_path):
         switch = shown.get_by_role("switch", name="projector view")
         switch.wait_for(timeout=60_000)
         shown.get_by_role("heading", name=f"vanilla [{older[-6:]}]").wait_for(timeout=30_000)
-        assert switch.is_checked() and "view=projector" in shown.url
+        expect(switch).to_be_checked(timeout=30_000)
+        assert "view=projector" in shown.url
         shown.reload()
         shown.get_by_role("heading", name=f"vanilla [{older[-6:]}]").wait_for(timeout=60_000)
-        assert shown.get_by_role("switch", name="projector view").is_checked()
+        expect(shown.get_by_role("switch", name="projector view")).to_be_checked(timeout=30_000)
         address = shown.url
         shown.close()
         reopened = context.new_page()
         reopened.goto(address)
         reopened.get_by_role("heading", name=f"vanilla [{older[-6:]}]").wait_for(timeout=60_000)
-        assert reopened.get_by_role("switch", name="projector view").is_checked()
+        expect(reopened.get_by_role("switch", name="projector view")).to_be_checked(timeout=30_000)
         # all text: the projector style is injected as the page script runs, so wait for it rather than read
         # the size the moment the heading shows (a fresh-clone CI read 16px there once)
         reopened.wait_for_function("getComputedStyle(document.documentElement).fontSize === '22px'", timeout=30_000)
@@ -220,7 +222,9 @@ def test_the_page_bugs_a_browser_found_stay_fixed(tmp_path):
         page.get_by_role("option").filter(has_text="zoo:gpt-shakespeare/0").first.click()
         page.get_by_text("different architectures").first.wait_for(timeout=60_000)
         assert page.get_by_text("Symmetries to use").count() >= 1  # the form stays
-        assert page.get_by_role("button", name="Align", exact=True).is_disabled()
+        # the error is drawn above the button: the rerun may not have redrawn the button yet when the error shows
+        # (a CI run read the old, enabled button), so wait for it to turn disabled rather than read it once
+        expect(page.get_by_role("button", name="Align", exact=True)).to_be_disabled(timeout=60_000)
 
         page.goto(f"{url}/models")
         page.get_by_text("The shipped zoo").first.wait_for(timeout=60_000)
