@@ -102,7 +102,7 @@ def main() -> None:
         b = (transformed(a, random_transform(spec_of(a), FULL, seed=1)) if args.pair == "planted"
              else canonicalize(random_model(big_config(family, args.layers), seed=1)))
         spec = spec_of(a)
-        boundary = [n for n, tags in a.family.outer_tags.items() if any(t and t.startswith("residual") for t in tags)]
+        boundary = weight.boundary_tensors(a)
         for device, solver in ((d, s) for d in args.devices for s in args.solvers):
             ta = {k: v.to(device) for k, v in a.tensors.items()}
             tb = {k: v.to(device) for k, v in b.tensors.items()}

@@ -25,6 +25,11 @@ FAMILIES = {  # small configs with something to get wrong: untied heads, grouped
     "vit": dict(),
     "llama": dict(kv_heads=2, tied=False),
     "bert": dict(tied=False),
+    # issue #72's new families: Qwen3 with grouped queries and a head size of its own; Phi-3's fused q|k|v with
+    # unequal parts (grouped queries) and gate|up
+    "qwen3": dict(kv_heads=2, head_dim=12, tied=False),
+    "phi3": dict(kv_heads=2, rotary=0.5),
+    "opt": dict(tied=True, embed_dim=16),  # project_in/out: the residual is wider than the embeddings
 }
 # The issue's command (no residual map), the widest presets, and permutations alone; each fitted to the
 # family's spec (RoPE: rotary QK maps; post-LN BERT: residual permutations).

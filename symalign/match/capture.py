@@ -52,7 +52,8 @@ def activation_batches(model: TransformerModel, data, max_examples: int | None =
     def keep_out(keys, fused=False):
         def hook(_, __, out):
             flat = out.detach().reshape(-1, out.shape[-1]).cpu()
-            parts = split_qkv(flat, dims.n_head, model.family.fused_qkv, dim=-1) if fused else (flat,)
+            parts = (split_qkv(flat, dims.n_head, model.family.fused_qkv, dim=-1, n_kv_head=dims.kv_heads) if fused
+                     else (flat,))
             for key, part in zip(keys, parts):
                 store.setdefault(key, []).append(part)
         return hook

@@ -44,7 +44,8 @@ def distance(a: Tensors, b: Tensors) -> float:
 
 def boundary_tensors(model) -> list[str]:
     """Embedding and head tensors that touch the residual: rows that correspond across models."""
-    return [n for n, tags in model.family.outer_tags.items() if any(t and t.startswith("residual") for t in tags)]
+    return [n for n, tags in model.family.outer(model.config).items()
+            if any(t and t.startswith("residual") for t in tags)]
 
 
 def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, str], boundary: list[str],

@@ -19,13 +19,13 @@ from __future__ import annotations
 import torch
 
 from symalign.models.family import Tensors, TransformerModel
-from symalign.models.layout import FINAL_NORM_READERS, layer_name
+from symalign.models.layout import layer_name
 
 
 def _norm_groups(model: TransformerModel) -> list[tuple[str, tuple[str, ...]]]:
     groups = [(layer_name(i, ln), tuple(layer_name(i, r) for r in readers))
               for i in range(model.dims.n_layer) for ln, readers in model.family.norm_readers.items()]
-    return groups + [("norm", FINAL_NORM_READERS)]
+    return groups + [("norm", model.family.final_norm_readers(model.config))]
 
 
 def _center(t: torch.Tensor, axis: int) -> torch.Tensor:

@@ -9,7 +9,15 @@ from typing import Any
 
 import torch
 
-from symalign.models.layout import BLOCK, BLOCK_NORM_READERS, FINAL_NORM, Dims, attention_spaces, build_spec
+from symalign.models.layout import (
+    BLOCK,
+    BLOCK_NORM_READERS,
+    FINAL_NORM,
+    FINAL_NORM_READERS,
+    Dims,
+    attention_spaces,
+    build_spec,
+)
 from symalign.symmetry.spec import Space, SymmetrySpec
 
 Tensors = dict[str, torch.Tensor]
@@ -56,7 +64,8 @@ class Family:
     name: str
     model_type: str
     hf_class_name: str
-    outer_tags: dict[str, tuple[str | None, ...]]
+    # The embedding and head rows; a function of the config where they vary (OPT's project_in/out).
+    outer_tags: dict[str, tuple[str | None, ...]] | Callable[[Any], dict]
     dims: Callable[[Any], Dims]
     to_logical: Callable[[Tensors, Any], Tensors]
     from_logical: Callable[[Tensors, Any], Tensors]
@@ -73,6 +82,8 @@ class Family:
     block: dict[str, tuple[str | None, ...]] | Callable[[Any], dict] = field(default_factory=lambda: BLOCK)
     final_norm: dict[str, tuple[str | None, ...]] = field(default_factory=lambda: FINAL_NORM)
     norm_readers: dict[str, tuple[str, ...]] = field(default_factory=lambda: BLOCK_NORM_READERS)
+    # What reads the final norm: the head, or a projection before it (OPT's project_out).
+    final_norm_readers: Callable[[Any], tuple[str, ...]] = field(default=lambda config: FINAL_NORM_READERS)
     # The per-layer spaces its tag rows name (their kinds are what the app toggles and matchers solve).
     spaces: Callable[[Dims], tuple[Space, ...]] = attention_spaces
     # causal-lm | masked-lm | image-classification | sequence-classification: which data sources fit
@@ -100,7 +111,11 @@ class Family:
     def spec(self, config: Any, canonical: bool) -> SymmetrySpec:
         block = self.block(config) if callable(self.block) else self.block
         dims = self.dims(config)
-        return build_spec(self.name, dims, self.outer_tags, canonical, block, self.final_norm, self.spaces(dims))
+        return build_spec(self.name, dims, self.outer(config), canonical, block, self.final_norm, self.spaces(dims))
+
+    def outer(self, config: Any) -> dict[str, tuple[str | None, ...]]:
+        """The embedding and head tag rows of this config."""
+        return self.outer_tags(config) if callable(self.outer_tags) else self.outer_tags
 
 
 @dataclass(frozen=True)

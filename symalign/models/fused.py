@@ -10,10 +10,14 @@ import torch
 LAYOUTS = ("blocks", "per-head")
 
 
-def split_qkv(x: torch.Tensor, n_head: int, layout: str, dim: int = 0) -> tuple[torch.Tensor, ...]:
-    """(q, k, v) from a fused axis `dim` of size 3·d (each part of size d, heads in order)."""
+def split_qkv(x: torch.Tensor, n_head: int, layout: str, dim: int = 0,
+              n_kv_head: int | None = None) -> tuple[torch.Tensor, ...]:
+    """(q, k, v) from a fused axis `dim` (heads in order). `blocks` with fewer key/value heads than
+    query heads (Phi-3 with grouped queries) has parts of n_head, n_kv_head and n_kv_head heads."""
     if layout == "blocks":
-        return x.chunk(3, dim=dim)
+        kv = n_kv_head or n_head
+        d_head = x.shape[dim] // (n_head + 2 * kv)
+        return x.split([n_head * d_head, kv * d_head, kv * d_head], dim=dim)
     if layout == "per-head":
         dim = dim % x.dim()
         d_head = x.shape[dim] // (3 * n_head)

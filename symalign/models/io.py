@@ -189,6 +189,11 @@ def export_module(model: TransformerModel, dtype: torch.dtype) -> torch.nn.Modul
     logical = {k: v.to(dtype) for k, v in model.tensors.items()}  # rounded once; the layout change moves no values
     state = {k: v.contiguous() for k, v in model.family.from_logical(logical, config).items()}
     del logical
+    seen: set[int] = set()
+    for name, value in state.items():  # one tensor under two names (an untied head still equal to the embedding:
+        if value.data_ptr() in seen:  # OPT's behind project_out) would be saved once and reloaded as random
+            state[name] = value.clone()
+        seen.add(value.data_ptr())
     missing, unexpected = module.load_state_dict(state, strict=False, assign=True)
     tied = {"lm_head.weight"} if getattr(config, "tie_word_embeddings", False) else set()
     if set(missing) - tied or unexpected:

@@ -59,6 +59,8 @@ class Dims:
     norm: str = "layernorm"  # layernorm | rmsnorm | post-layernorm
     rotary_dims: int = 0  # dimensions of each head that rotary position embeddings rotate (0: no RoPE)
     gated: bool = False  # gated MLP (SwiGLU)
+    qk_norm: bool = False  # an RMSNorm with learned gains over each head's q and k (Qwen3)
+    head_size: int = 0  # a head's size when it is not width / heads (Qwen3-0.6B: 128 at width 1024, 16 heads)
 
     @property
     def rope(self) -> bool:
@@ -66,7 +68,7 @@ class Dims:
 
     @property
     def d_head(self) -> int:
-        return self.d_model // self.n_head
+        return self.head_size or self.d_model // self.n_head
 
     @property
     def kv_heads(self) -> int:
@@ -114,7 +116,7 @@ def _refusals(local: Space, dims: Dims, canonical: bool) -> dict[str, str]:
     pairs = local.rotated_dims
     partial = f"the first {pairs} of {local.size} dimensions" if local.kind == "qk" and pairs < local.size else ""
     out = refusals_for(local.kind, activation=dims.activation, canonical=canonical, norm=dims.norm, rope=dims.rope,
-                       gated=dims.gated, partial=partial)
+                       gated=dims.gated, partial=partial, qk_norm=dims.qk_norm)
     if local.kind in ("qk", "vo") and pairs % 2:
         out = {**out, "rotary": f"rotary maps act on pairs of coordinates; {pairs} dimensions are odd"}
     return out

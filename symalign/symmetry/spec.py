@@ -120,12 +120,13 @@ NORMS = ("layernorm", "rmsnorm", "post-layernorm")
 
 
 def refusals_for(kind: str, *, activation: str, canonical: bool, norm: str = "layernorm", rope: bool = False,
-                 gated: bool = False, partial: str = "") -> dict[str, str]:
+                 gated: bool = False, partial: str = "", qk_norm: bool = False) -> dict[str, str]:
     """Why each inadmissible class is refused for a component kind: the human-readable reasons.
 
     `norm`: where and which normalisation sits on the residual stream; `rope`: rotary position
     embeddings act on q and k; `gated`: a gated MLP (SwiGLU: silu(gate·x) ⊙ up·x); `partial`: e.g.
-    "the first 16 of 64 dimensions" when RoPE rotates only part of each head."""
+    "the first 16 of 64 dimensions" when RoPE rotates only part of each head; `qk_norm`: an RMSNorm with
+    learned gains over each head's dimensions on q and k (Qwen3)."""
     if kind == "mlp":
         homogeneous = activation in POSITIVELY_HOMOGENEOUS and not gated
         passes = "permutations and positive rescalings" if homogeneous else "permutations"
@@ -149,6 +150,12 @@ def refusals_for(kind: str, *, activation: str, canonical: bool, norm: str = "la
                   "(maps inside a head are the qk and vo components)")
         return {c: reason for c in CLASSES if c != "perm"}
     if kind == "qk":
+        if qk_norm:
+            reason = ("q and k pass through an RMSNorm over each head's dimensions with learned gains (Qwen3's "
+                      "q_norm, k_norm): a map inside a head changes what the norm divides by and which gain meets "
+                      "which coordinate; even a positive scalar per head, which the norm divides out, is off by "
+                      "its ε (q/√(mean q² + ε)), so no map inside a head keeps the function exactly")
+            return dict.fromkeys(CLASSES, reason)
         if not rope:
             return {}
         reason = ("RoPE rotates q and k by a position-dependent angle in each frequency pair: only maps that "

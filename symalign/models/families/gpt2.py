@@ -5,8 +5,9 @@ from __future__ import annotations
 import torch
 
 from symalign.errors import ModelLoadError
-from symalign.models.family import Family, Tensors, check_tied, token_inputs, untied_config, varied_configs
+from symalign.models.family import Family, check_tied, token_inputs, untied_config, varied_configs
 from symalign.models.layout import Dims
+from symalign.models.weight_map import Row, adapters, layer_rows
 
 OUTER = {
     "embed.token": (None, "residual:co"),
@@ -20,54 +21,23 @@ def dims(config) -> Dims:
     return Dims(config.n_layer, config.n_head, d, config.n_inner or 4 * d, config.activation_function)
 
 
-def to_logical(sd: Tensors, config) -> Tensors:
-    dm = dims(config)
-    h, dh = dm.n_head, dm.d_head
-    out = {
-        "embed.token": sd["transformer.wte.weight"],
-        "embed.position": sd["transformer.wpe.weight"],
-        "norm.weight": sd["transformer.ln_f.weight"],
-        "norm.bias": sd["transformer.ln_f.bias"],
-        "head.weight": sd.get("lm_head.weight", sd["transformer.wte.weight"]),
-    }
-    for i in range(dm.n_layer):
-        p, q = f"transformer.h.{i}.", f"layer.{i}."
-        w = sd[p + "attn.c_attn.weight"].T.reshape(3, h, dh, dm.d_model)
-        b = sd[p + "attn.c_attn.bias"].reshape(3, h, dh)
-        for j, name in enumerate("qkv"):
-            out[q + f"attn.{name}.weight"], out[q + f"attn.{name}.bias"] = w[j], b[j]
-        out[q + "attn.o.weight"] = sd[p + "attn.c_proj.weight"].T.reshape(dm.d_model, h, dh)
-        out[q + "attn.o.bias"] = sd[p + "attn.c_proj.bias"]
-        for ln, hf in (("ln1", "ln_1"), ("ln2", "ln_2")):
-            out[q + f"{ln}.weight"], out[q + f"{ln}.bias"] = sd[p + f"{hf}.weight"], sd[p + f"{hf}.bias"]
-        out[q + "mlp.fc.weight"], out[q + "mlp.fc.bias"] = sd[p + "mlp.c_fc.weight"].T, sd[p + "mlp.c_fc.bias"]
-        out[q + "mlp.proj.weight"], out[q + "mlp.proj.bias"] = sd[p + "mlp.c_proj.weight"].T, sd[p + "mlp.c_proj.bias"]
-    return {k: v.contiguous() for k, v in out.items()}
-
-
-def from_logical(t: Tensors, config) -> Tensors:
-    dm = dims(config)
-    d = dm.d_model
-    check_tied(t, config, "GPT-2")
-    sd = {
-        "transformer.wte.weight": t["embed.token"],
-        "transformer.wpe.weight": t["embed.position"],
-        "transformer.ln_f.weight": t["norm.weight"],
-        "transformer.ln_f.bias": t["norm.bias"],
-        "lm_head.weight": t["head.weight"],
-    }
-    for i in range(dm.n_layer):
-        p, q = f"transformer.h.{i}.", f"layer.{i}."
-        w = torch.cat([t[q + f"attn.{n}.weight"].reshape(d, d) for n in "qkv"], dim=0)
-        sd[p + "attn.c_attn.weight"] = w.T
-        sd[p + "attn.c_attn.bias"] = torch.cat([t[q + f"attn.{n}.bias"].reshape(d) for n in "qkv"])
-        sd[p + "attn.c_proj.weight"] = t[q + "attn.o.weight"].reshape(d, d).T
-        sd[p + "attn.c_proj.bias"] = t[q + "attn.o.bias"]
-        for ln, hf in (("ln1", "ln_1"), ("ln2", "ln_2")):
-            sd[p + f"{hf}.weight"], sd[p + f"{hf}.bias"] = t[q + f"{ln}.weight"], t[q + f"{ln}.bias"]
-        sd[p + "mlp.c_fc.weight"], sd[p + "mlp.c_fc.bias"] = t[q + "mlp.fc.weight"].T, t[q + "mlp.fc.bias"]
-        sd[p + "mlp.c_proj.weight"], sd[p + "mlp.c_proj.bias"] = t[q + "mlp.proj.weight"].T, t[q + "mlp.proj.bias"]
-    return sd  # views where the layout allows: writers make them contiguous (export_module), evaluation need not
+# The weight map (symalign.models.weight_map): Conv1D weights are [in, out]; c_attn holds q | k | v.
+ROWS = [Row("embed.token", "transformer.wte.weight"), Row("embed.position", "transformer.wpe.weight"),
+        Row("norm.weight", "transformer.ln_f.weight"), Row("norm.bias", "transformer.ln_f.bias"),
+        Row("head.weight", "lm_head.weight", fallback="transformer.wte.weight"),
+        *layer_rows("transformer.h.{i}.", {
+            **{f"attn.{n}.weight": ("attn.c_attn.weight", "d (three h dh) -> three h dh d", j)
+               for j, n in enumerate("qkv")},
+            **{f"attn.{n}.bias": ("attn.c_attn.bias", "(three h dh) -> three h dh", j) for j, n in enumerate("qkv")},
+            "attn.o.weight": ("attn.c_proj.weight", "(h dh) d -> d h dh"),
+            "attn.o.bias": "attn.c_proj.bias",
+            "ln1.weight": "ln_1.weight", "ln1.bias": "ln_1.bias", "ln2.weight": "ln_2.weight", "ln2.bias": "ln_2.bias",
+            "mlp.fc.weight": ("mlp.c_fc.weight", "d m -> m d"),
+            "mlp.fc.bias": "mlp.c_fc.bias",
+            "mlp.proj.weight": ("mlp.c_proj.weight", "m d -> d m"),
+            "mlp.proj.bias": "mlp.c_proj.bias",
+        }).values()]
+to_logical, from_logical = adapters(lambda config: ROWS, dims, lambda t, config: check_tied(t, config, "GPT-2"))
 
 
 def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:

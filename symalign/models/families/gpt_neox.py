@@ -12,9 +12,9 @@ from __future__ import annotations
 import torch
 
 from symalign.errors import ModelLoadError
-from symalign.models.family import Family, Tensors, check_tied, token_inputs, untied_config
-from symalign.models.fused import join_qkv, split_qkv
+from symalign.models.family import Family, check_tied, token_inputs, untied_config
 from symalign.models.layout import BLOCK, Dims
+from symalign.models.weight_map import Row, adapters, layer_rows
 
 OUTER = {
     "embed.token": (None, "residual:co"),
@@ -45,52 +45,28 @@ def block(config) -> dict[str, tuple[str | None, ...]]:
     return {k: v for k, v in BLOCK.items() if k not in ATTENTION_BIASES}
 
 
-def to_logical(sd: Tensors, config) -> Tensors:
-    dm = dims(config)
-    h, dh, d = dm.n_head, dm.d_head, dm.d_model
-    out = {
-        "embed.token": sd["gpt_neox.embed_in.weight"],
-        "norm.weight": sd["gpt_neox.final_layer_norm.weight"],
-        "norm.bias": sd["gpt_neox.final_layer_norm.bias"],
-        "head.weight": sd.get("lm_head.weight", sd["gpt_neox.embed_in.weight"]),
-    }
-    biased = getattr(config, "attention_bias", True)
-    for i in range(dm.n_layer):
-        p, q = f"gpt_neox.layers.{i}.", f"layer.{i}."
-        parts = split_qkv(sd[p + "attention.query_key_value.weight"], h, "per-head")
-        for name, w in zip("qkv", parts):
-            out[q + f"attn.{name}.weight"] = w.reshape(h, dh, d)
-        out[q + "attn.o.weight"] = sd[p + "attention.dense.weight"].reshape(d, h, dh)
-        if biased:
-            for name, b in zip("qkv", split_qkv(sd[p + "attention.query_key_value.bias"], h, "per-head")):
-                out[q + f"attn.{name}.bias"] = b.reshape(h, dh)
-            out[q + "attn.o.bias"] = sd[p + "attention.dense.bias"]
-        out.update({q + local: sd[p + hf] for local, hf in PLAIN.items()})
-    return {k: v.contiguous() for k, v in out.items()}
+# The weight map (symalign.models.weight_map): query_key_value holds each head's q, k, v in turn.
+ROWS = [Row("embed.token", "gpt_neox.embed_in.weight"), Row("norm.weight", "gpt_neox.final_layer_norm.weight"),
+        Row("norm.bias", "gpt_neox.final_layer_norm.bias"),
+        Row("head.weight", "lm_head.weight", fallback="gpt_neox.embed_in.weight"),
+        *layer_rows("gpt_neox.layers.{i}.", {
+            **{f"attn.{n}.weight": ("attention.query_key_value.weight", "(h three dh) d -> three h dh d", j)
+               for j, n in enumerate("qkv")},
+            **{f"attn.{n}.bias": ("attention.query_key_value.bias", "(h three dh) -> three h dh", j)
+               for j, n in enumerate("qkv")},
+            "attn.o.weight": ("attention.dense.weight", "d (h dh) -> d h dh"),
+            "attn.o.bias": "attention.dense.bias",
+            **PLAIN,
+        }).values()]
 
 
-def from_logical(t: Tensors, config) -> Tensors:
-    dm = dims(config)
-    h, d = dm.n_head, dm.d_model
-    check_tied(t, config, "GPT-NeoX")
-    sd = {
-        "gpt_neox.embed_in.weight": t["embed.token"],
-        "gpt_neox.final_layer_norm.weight": t["norm.weight"],
-        "gpt_neox.final_layer_norm.bias": t["norm.bias"],
-        "lm_head.weight": t["head.weight"],
-    }
+def rows(config) -> list[Row]:
+    """The weight map of this config (attention biases only where it has them)."""
     biased = getattr(config, "attention_bias", True)
-    for i in range(dm.n_layer):
-        p, q = f"gpt_neox.layers.{i}.", f"layer.{i}."
-        sd[p + "attention.query_key_value.weight"] = join_qkv(*(t[q + f"attn.{n}.weight"].reshape(d, d) for n in "qkv"),
-                                                              h, "per-head")
-        sd[p + "attention.dense.weight"] = t[q + "attn.o.weight"].reshape(d, d)
-        if biased:
-            sd[p + "attention.query_key_value.bias"] = join_qkv(*(t[q + f"attn.{n}.bias"].reshape(d) for n in "qkv"),
-                                                                h, "per-head")
-            sd[p + "attention.dense.bias"] = t[q + "attn.o.bias"]
-        sd.update({p + hf: t[q + local] for local, hf in PLAIN.items()})
-    return sd  # views where the layout allows: writers make them contiguous (export_module), evaluation need not
+    return [r for r in ROWS if biased or r.logical not in ATTENTION_BIASES]
+
+
+to_logical, from_logical = adapters(rows, dims, lambda t, config: check_tied(t, config, "GPT-NeoX"))
 
 
 def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:

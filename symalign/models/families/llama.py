@@ -11,8 +11,9 @@ from __future__ import annotations
 import torch
 
 from symalign.errors import ModelLoadError
-from symalign.models.family import Family, Tensors, check_tied, token_inputs, untied_config
+from symalign.models.family import Family, check_tied, token_inputs, untied_config
 from symalign.models.layout import Dims, grouped_attention_spaces
+from symalign.models.weight_map import Row, adapters, layer_rows
 
 OUTER = {
     "embed.token": (None, "residual:co"),
@@ -42,16 +43,29 @@ BIASES = {
     "mlp.up.bias": ("mlp:co",),
     "mlp.proj.bias": ("residual:co",),
 }
-BIAS_NAMES = {"attn.q.bias": "self_attn.q_proj.bias", "attn.k.bias": "self_attn.k_proj.bias",
-              "attn.v.bias": "self_attn.v_proj.bias", "attn.o.bias": "self_attn.o_proj.bias",
-              "mlp.gate.bias": "mlp.gate_proj.bias", "mlp.up.bias": "mlp.up_proj.bias",
-              "mlp.proj.bias": "mlp.down_proj.bias"}
 FINAL_NORM = {"norm.weight": ("residual:diag",)}
 NORM_READERS = {"ln1": ("attn.q", "attn.k", "attn.v"), "ln2": ("mlp.gate", "mlp.up")}
-# logical name in a layer -> Hugging Face name in model.layers.{i} (tensors that need no reshape)
-PLAIN = {"ln1.weight": "input_layernorm.weight", "ln2.weight": "post_attention_layernorm.weight",
-         "mlp.gate.weight": "mlp.gate_proj.weight", "mlp.up.weight": "mlp.up_proj.weight",
-         "mlp.proj.weight": "mlp.down_proj.weight"}
+# The weight map (symalign.models.weight_map): Hugging Face name, and the reshape into the logical layout.
+OUTER_ROWS = [Row("embed.token", "model.embed_tokens.weight"), Row("norm.weight", "model.norm.weight"),
+              Row("head.weight", "lm_head.weight", fallback="model.embed_tokens.weight")]
+ROWS = layer_rows("model.layers.{i}.", {
+    "ln1.weight": "input_layernorm.weight",
+    "attn.q.weight": ("self_attn.q_proj.weight", "(kv g dh) d -> kv g dh d"),
+    "attn.k.weight": ("self_attn.k_proj.weight", "(kv dh) d -> kv dh d"),
+    "attn.v.weight": ("self_attn.v_proj.weight", "(kv dh) d -> kv dh d"),
+    "attn.o.weight": ("self_attn.o_proj.weight", "d (kv g dh) -> d kv g dh"),
+    "ln2.weight": "post_attention_layernorm.weight",
+    "mlp.gate.weight": "mlp.gate_proj.weight",
+    "mlp.up.weight": "mlp.up_proj.weight",
+    "mlp.proj.weight": "mlp.down_proj.weight",
+    "attn.q.bias": ("self_attn.q_proj.bias", "(kv g dh) -> kv g dh"),
+    "attn.k.bias": ("self_attn.k_proj.bias", "(kv dh) -> kv dh"),
+    "attn.v.bias": ("self_attn.v_proj.bias", "(kv dh) -> kv dh"),
+    "attn.o.bias": "self_attn.o_proj.bias",
+    "mlp.gate.bias": "mlp.gate_proj.bias",
+    "mlp.up.bias": "mlp.up_proj.bias",
+    "mlp.proj.bias": "mlp.down_proj.bias",
+})
 
 
 def biases(config) -> tuple[str, ...]:
@@ -78,53 +92,21 @@ def dims(config) -> Dims:
                 gated=True)
 
 
-def to_logical(sd: Tensors, config) -> Tensors:
-    dm = dims(config)
-    kv, g, dh, d = dm.kv_heads, dm.group, dm.d_head, dm.d_model
-    out = {
-        "embed.token": sd["model.embed_tokens.weight"],
-        "norm.weight": sd["model.norm.weight"],
-        "head.weight": sd.get("lm_head.weight", sd["model.embed_tokens.weight"]),
-    }
-    for i in range(dm.n_layer):
-        p, q = f"model.layers.{i}.", f"layer.{i}."
-        out[q + "attn.q.weight"] = sd[p + "self_attn.q_proj.weight"].reshape(kv, g, dh, d)
-        out[q + "attn.k.weight"] = sd[p + "self_attn.k_proj.weight"].reshape(kv, dh, d)
-        out[q + "attn.v.weight"] = sd[p + "self_attn.v_proj.weight"].reshape(kv, dh, d)
-        out[q + "attn.o.weight"] = sd[p + "self_attn.o_proj.weight"].reshape(d, kv, g, dh)
-        out.update({q + local: sd[p + hf] for local, hf in PLAIN.items()})
-        for local in biases(config):
-            shape = {"attn.q.bias": (kv, g, dh), "attn.k.bias": (kv, dh), "attn.v.bias": (kv, dh)}.get(local, (-1,))
-            out[q + local] = sd[p + BIAS_NAMES[local]].reshape(shape)
-    return {k: v.contiguous() for k, v in out.items()}
+def rows(config) -> list[Row]:
+    """The weight map of this config: the block's tensors (biases only where the config has them)."""
+    return OUTER_ROWS + [ROWS[name] for name in block(config)]
 
 
-def from_logical(t: Tensors, config) -> Tensors:
-    dm = dims(config)
-    d = dm.d_model
-    check_tied(t, config, "Llama")
-    sd = {
-        "model.embed_tokens.weight": t["embed.token"],
-        "model.norm.weight": t["norm.weight"],
-        "lm_head.weight": t["head.weight"],
-    }
-    for i in range(dm.n_layer):
-        p, q = f"model.layers.{i}.", f"layer.{i}."
-        sd[p + "self_attn.q_proj.weight"] = t[q + "attn.q.weight"].reshape(-1, d)
-        sd[p + "self_attn.k_proj.weight"] = t[q + "attn.k.weight"].reshape(-1, d)
-        sd[p + "self_attn.v_proj.weight"] = t[q + "attn.v.weight"].reshape(-1, d)
-        sd[p + "self_attn.o_proj.weight"] = t[q + "attn.o.weight"].reshape(d, -1)
-        sd.update({p + hf: t[q + local] for local, hf in PLAIN.items()})
-        sd.update({p + BIAS_NAMES[local]: t[q + local].reshape(-1) for local in biases(config)})
-    return sd  # views where the layout allows: writers make them contiguous (export_module), evaluation need not
+to_logical, from_logical = adapters(rows, dims, lambda t, config: check_tied(t, config, "Llama"))
 
 
 def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
     return token_inputs(config.vocab_size, config.max_position_embeddings, n, generator)
 
 
-def check_config(config) -> None:
-    """Refuse, in one line each, the Llama-shaped layouts whose symmetries this spec does not describe."""
+def check_config(config, own_head_dim: bool = False) -> None:
+    """Refuse, in one line each, the Llama-shaped layouts whose symmetries this spec does not describe.
+    `own_head_dim`: the family reads config.head_dim (Qwen3), so it need not be width / heads."""
     def refuse(what: str) -> None:
         raise ModelLoadError(f"unsupported {config.model_type} layout: {what}")
 
@@ -140,14 +122,18 @@ def check_config(config) -> None:
     if getattr(config, "pretraining_tp", 1) not in (1, None):
         refuse(f"tensor-parallel emulation (pretraining_tp={config.pretraining_tp}); set it to 1")
     heads, kv = config.num_attention_heads, config.num_key_value_heads or config.num_attention_heads
-    if config.hidden_size % heads:
-        refuse(f"width {config.hidden_size} is not divisible by its {heads} heads")
     head_dim = getattr(config, "head_dim", None)
-    if head_dim not in (None, config.hidden_size // heads):
-        refuse(f"head_dim {head_dim} differs from width / heads = {config.hidden_size // heads}")
+    if own_head_dim and head_dim:
+        size = head_dim
+    else:
+        if config.hidden_size % heads:
+            refuse(f"width {config.hidden_size} is not divisible by its {heads} heads")
+        if head_dim not in (None, config.hidden_size // heads):
+            refuse(f"head_dim {head_dim} differs from width / heads = {config.hidden_size // heads}")
+        size = config.hidden_size // heads
     if heads % kv:
         refuse(f"{heads} query heads do not split into {kv} key/value groups")
-    if (config.hidden_size // heads) % 2:
+    if size % 2:
         refuse("an odd head size (RoPE needs frequency pairs)")
     if config.hidden_act not in ("silu", "swish"):
         refuse(f"hidden_act {config.hidden_act!r} (the gated MLP here is SwiGLU: silu)")
