@@ -75,7 +75,9 @@ def activation_batches(model: TransformerModel, data, max_examples: int | None =
             store.clear()
             kwargs = {**{k: v.to(device) for k, v in inputs.items()}, "output_hidden_states": True}
             hidden = functional_call(module, params, args=(), kwargs=kwargs).hidden_states
-            batch = {f"residual.{j}": h.reshape(-1, h.shape[-1]).cpu() for j, h in enumerate(hidden)}
+            # the residual stream's states (OPT's last one is past project_out, in the embeddings' width)
+            batch = {f"residual.{j}": h.reshape(-1, h.shape[-1]).cpu() for j, h in enumerate(hidden)
+                     if h.shape[-1] == dims.d_model}
             batch.update((key, torch.cat(parts)) for key, parts in store.items())
             store.clear()
             take = min(MAX_ROWS - rows, batch["residual.0"].shape[0])

@@ -1,0 +1,87 @@
+"""Issue #72's families as data: the weight map's reshapes read both ways, and what each new family
+(Qwen3, Phi-3, OPT) adds beyond the property tests that run over every family (function kept under
+every admissible class, export reloaded by plain transformers, planted recovery by weight matching:
+test_function_preservation, test_weight_invariant): its refusals in one line with the reason, and
+activation matching through its own hook points (Phi-3's fused q|k|v with unequal parts)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from symalign.data import load_data
+from symalign.data.text import char_tokenizer
+from symalign.errors import ModelLoadError, SymalignError
+from symalign.match.align import align
+from symalign.match.config import AlignConfig, preset_classes
+from symalign.models import canonicalize, load_model, save_model, spec_of, transformed
+from symalign.models.layout import Dims
+from symalign.models.tiny import random_model, tiny_config
+from symalign.models.weight_map import Row, from_logical, rearrange, to_logical
+from symalign.symmetry.random import random_transform
+
+TOL = 1e-4
+
+
+def test_a_pattern_and_its_reverse_are_inverse_and_wrong_sizes_are_named():
+    x = torch.randn(2 * 3 * 4, 5)
+    y = rearrange(x, "(kv g dh) d -> d kv g dh", {"kv": 2, "g": 3})
+    assert y.shape == (5, 2, 3, 4) and torch.equal(y[1, 1, 2], x.reshape(2, 3, 4, 5)[1, 2, :, 1])
+    assert torch.equal(rearrange(y, "d kv g dh -> (kv g dh) d", {}), x)
+    with pytest.raises(ValueError, match="does not split"):
+        rearrange(torch.randn(7, 5), "(kv dh) d -> kv dh d", {"kv": 2})
+
+
+def test_fused_rows_split_and_join_in_part_order():
+    """Equal parts by the pattern's first axis (gate | up) and unequal ones by declared sizes (q | k | v
+    with fewer key/value heads): to_logical then from_logical gives the state dict back exactly."""
+    dims = Dims(1, 4, 8, 6, "silu", n_kv_head=2)  # 4 query heads of 2, 2 key/value heads
+    qkv = ("h*dh", "kv*dh", "kv*dh")
+    rows = [Row("attn.q.weight", "l.{i}.qkv", "(kv g dh) d -> kv g dh d", 0, qkv),
+            Row("attn.k.weight", "l.{i}.qkv", "(kv dh) d -> kv dh d", 1, qkv),
+            Row("attn.v.weight", "l.{i}.qkv", "(kv dh) d -> kv dh d", 2, qkv),
+            Row("mlp.gate.weight", "l.{i}.gate_up", "(two m) d -> two m d", 0),
+            Row("mlp.up.weight", "l.{i}.gate_up", "(two m) d -> two m d", 1)]
+    sd = {"l.0.qkv": torch.randn(8 + 4 + 4, 8), "l.0.gate_up": torch.randn(12, 8)}
+    logical = to_logical(rows, sd, dims)
+    assert logical["layer.0.attn.q.weight"].shape == (2, 2, 2, 8)
+    assert logical["layer.0.attn.k.weight"].shape == (2, 2, 8)
+    assert torch.equal(logical["layer.0.mlp.up.weight"], sd["l.0.gate_up"][6:])
+    back = from_logical(rows, logical, dims)
+    assert all(torch.equal(back[k], v) for k, v in sd.items())
+
+
+def test_qwen3_refuses_maps_inside_heads_and_keeps_the_rest():
+    spec = spec_of(canonicalize(random_model(tiny_config("qwen3", kv_heads=2, head_dim=12), seed=0)))
+    qk = spec.spaces["layer.0.qk"]
+    assert qk.size == 12 and all("q_norm" in qk.refusals[c] for c in ("orthogonal", "rescale", "rotary", "perm"))
+    assert not spec.spaces["layer.0.vo"].refusals.get("orthogonal") and not spec.spaces["residual"].refusals.get(
+        "orthogonal")
+
+
+def test_opt_refuses_post_ln_in_one_line(tmp_path):
+    config = tiny_config("opt")
+    config.do_layer_norm_before = False
+    save_model(random_model(tiny_config("opt"), seed=0), tmp_path / "pre")
+    (tmp_path / "pre" / "config.json").write_text((tmp_path / "pre" / "config.json").read_text().replace(
+        '"do_layer_norm_before": true', '"do_layer_norm_before": false'))
+    with pytest.raises((ModelLoadError, SymalignError), match="post-LN"):
+        load_model(tmp_path / "pre")
+
+
+@pytest.mark.parametrize("family, options", [
+    ("phi3", dict(kv_heads=2, rotary=0.5)),  # fused q|k|v of unequal parts, hooked as one output
+    ("opt", dict(embed_dim=16)),  # project_in/out
+    ("qwen3", dict(kv_heads=2, head_dim=12)),  # a head size of its own
+])
+def test_planted_transforms_are_recovered_by_activation_matching(family, options, tmp_path):
+    tokenizer = char_tokenizer(load_data("shakespeare").text)
+    config = tiny_config(family, layers=2, width=32, heads=4, mlp=48, tied=False, vocab=len(tokenizer), context=64,
+                         **options)
+    save_model(random_model(config, seed=5), tmp_path / family)
+    tokenizer.save_pretrained(str(tmp_path / family))
+    a = canonicalize(load_model(tmp_path / family))
+    classes = {k: c for k, c in spec_of(a).fit(preset_classes("all")).items() if c != "none"}
+    b = transformed(a, random_transform(spec_of(a), classes, seed=6))
+    result = align(a, b, AlignConfig(method="activation", classes=classes, data="shakespeare", max_examples=16))
+    assert result.report.distance_after < TOL, (family, classes, result.report.distance_after)
