@@ -85,3 +85,13 @@ def test_planted_transforms_are_recovered_by_activation_matching(family, options
     b = transformed(a, random_transform(spec_of(a), classes, seed=6))
     result = align(a, b, AlignConfig(method="activation", classes=classes, data="shakespeare", max_examples=16))
     assert result.report.distance_after < TOL, (family, classes, result.report.distance_after)
+
+
+def test_inspect_prints_the_weight_map_with_each_axis_space(tmp_path, capsys):
+    from symalign.cli import main
+
+    save_model(random_model(tiny_config("phi3", kv_heads=2), seed=0), tmp_path / "phi3")
+    assert main(["inspect", str(tmp_path / "phi3"), "--layout"]) in (0, None)
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "attn.k.weight" in x)
+    assert "qkv_proj.weight" in line and "part 1 of h*dh|kv*dh|kv*dh" in line and "qk:contra" in line

@@ -16,17 +16,23 @@ DEFAULT_RANDOM_CLASSES = {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "v
 def add_inspect(sub) -> None:
     p = sub.add_parser("inspect", help="print a model's symmetry spec: components, sizes, admissible classes")
     p.add_argument("model")
+    p.add_argument("--layout", action="store_true",
+                   help="also print the family's weight map: each Hugging Face tensor, its reshape into the logical "
+                        "layout and the symmetry space of each axis")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_inspect)
 
 
 def cmd_inspect(args) -> None:
     from symalign.models import canonical_form_gaps, load_model, spec_of
+    from symalign.models.weight_map import layout_table
     from symalign.report import spec_table
 
     model = load_model(args.model)
     gaps = canonical_form_gaps(model)
     summary = dict(spec_table(model, spec_of(model), not gaps), canonical_gaps=gaps)
+    if args.layout:
+        summary["layout"] = layout_table(model.family, model.config)
     if args.json:
         print_json(summary)
         return
@@ -56,6 +62,19 @@ def cmd_inspect(args) -> None:
     print()
     for i, note in enumerate(notes, 1):
         print(f"  [{i}] {note}")
+    if args.layout:
+        _print_layout(summary["layout"])
+
+
+def _print_layout(rows: list[dict]) -> None:
+    if not rows:
+        print("\n  layout: this family's adapters are written by hand (no weight map yet)")
+        return
+    print("\n  layout (Hugging Face tensor → logical tensor; {i}: every layer)")
+    for r in rows:
+        how = " ".join(x for x in (r["pattern"], r["part"], f"(else {r['fallback']})" if r["fallback"] else "") if x)
+        tags = ", ".join("·" if t is None else t for t in r["tags"])
+        print(f"  {r['hf']:<48} {how:<44} → {r['logical']} [{tags}]")
 
 
 def add_transform(sub) -> None:

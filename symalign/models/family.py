@@ -75,6 +75,9 @@ class Family:
     # Hugging Face module names ({i} = layer) whose *inputs* are the MLP hidden units and the
     # concatenated head outputs, and whose outputs hold q|k (activation matching hooks them).
     hook_points: dict[str, str] = field(default_factory=dict)
+    # The weight map's rows of a config (symalign.models.weight_map), for `symalign inspect --layout`;
+    # None for a family with a hand-written to_logical/from_logical pair.
+    weight_map: Callable[[Any], list] | None = None
     # A fused `qkv` hook point's output order (symalign.models.fused: "blocks" or "per-head").
     fused_qkv: str = "blocks"
     # The block's tag rows, the final norm's, and which norm feeds which readers (canonical form).

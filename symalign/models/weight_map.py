@@ -171,3 +171,22 @@ def adapters(rows_of: Callable[[object], list[Row]], dims_of: Callable[[object],
         return from_logical(rows_of(config), t, dims_of(config))
 
     return read, write
+
+
+def layout_table(family, config) -> list[dict]:
+    """The family's weight map for `symalign inspect --layout`: per row its Hugging Face name, reshape,
+    fused part, logical name ({i} for every layer) and the tag of each logical axis; [] for a family
+    whose adapters are still written by hand."""
+    if family.weight_map is None:
+        return []
+    tags = family.spec(config, canonical=False).tensors
+    out = []
+    for row in family.weight_map(config):
+        logical = layer_name(0, row.logical) if row.per_layer else row.logical
+        axes = [None if t is None else f"{t.space.split('.')[-1]}:{t.variance}" for t in tags.get(logical, ())]
+        part = "" if row.part is None else (f"part {row.part} of {'|'.join(row.split)}" if row.split
+                                             else f"part {row.part}")
+        out.append({"hf": row.hf, "pattern": row.pattern, "part": part, "fallback": row.fallback,
+                    "logical": layer_name(0, row.logical).replace("layer.0.", "layer.{i}.") if row.per_layer
+                    else row.logical, "tags": axes})
+    return out

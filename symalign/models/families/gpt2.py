@@ -71,6 +71,7 @@ GPT2 = Family(
     outer_tags=OUTER,
     dims=dims,
     to_logical=to_logical,
+    weight_map=lambda config: ROWS,
     from_logical=from_logical,
     canonical_config=untied_config,
     random_inputs=random_inputs,

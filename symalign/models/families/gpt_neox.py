@@ -117,6 +117,7 @@ GPT_NEOX = Family(
     outer_tags=OUTER,
     dims=dims,
     to_logical=to_logical,
+    weight_map=rows,
     from_logical=from_logical,
     canonical_config=untied_config,
     random_inputs=random_inputs,

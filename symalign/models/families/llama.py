@@ -183,6 +183,7 @@ def _family(model_type: str, hf_class_name: str) -> Family:
         outer_tags=OUTER,
         dims=dims,
         to_logical=to_logical,
+        weight_map=rows,
         from_logical=from_logical,
         canonical_config=untied_config,
         random_inputs=random_inputs,

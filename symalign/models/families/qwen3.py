@@ -87,6 +87,7 @@ QWEN3 = Family(
     outer_tags=OUTER,
     dims=dims,
     to_logical=to_logical,
+    weight_map=rows,
     from_logical=from_logical,
     canonical_config=untied_config,
     random_inputs=lambda config, n, g: token_inputs(config.vocab_size, config.max_position_embeddings, n, g),
