@@ -12,8 +12,9 @@ from __future__ import annotations
 import torch
 
 from symalign.errors import ModelLoadError
-from symalign.models.family import Family, Tensors, check_tied
+from symalign.models.family import Family, check_tied
 from symalign.models.layout import BLOCK, Dims
+from symalign.models.weight_map import Row, adapters, layer_rows
 
 OUTER = {
     "embed.token": (None, "residual:co"),
@@ -42,91 +43,39 @@ def dims(config) -> Dims:
                 config.hidden_act, norm="post-layernorm")
 
 
-def _linear(sd: Tensors, out: Tensors, hf: str, logical: str) -> None:
-    out[logical + ".weight"], out[logical + ".bias"] = sd[hf + ".weight"], sd[hf + ".bias"]
-
-
-def encoder_to_logical(sd: Tensors, config, p0: str) -> Tensors:
-    """The embeddings and blocks of `{p0}.` (bert, roberta) in the logical layout: what every head shares."""
-    dm = dims(config)
-    h, dh, d = dm.n_head, dm.d_head, dm.d_model
+def encoder_rows(p0: str) -> list[Row]:
+    """The weight map of the embeddings and blocks of `{p0}.` (bert, roberta): what every head shares."""
     e = f"{p0}.embeddings."
-    out = {
-        "embed.token": sd[e + "word_embeddings.weight"],
-        "embed.position": sd[e + "position_embeddings.weight"],
-        "embed.type": sd[e + "token_type_embeddings.weight"],
-        "embed.norm.weight": sd[e + "LayerNorm.weight"],
-        "embed.norm.bias": sd[e + "LayerNorm.bias"],
-    }
-    for i in range(dm.n_layer):
-        p, q = f"{p0}.encoder.layer.{i}.", f"layer.{i}."
-        for n, hf in (("q", "query"), ("k", "key"), ("v", "value")):
-            out[q + f"attn.{n}.weight"] = sd[p + f"attention.self.{hf}.weight"].reshape(h, dh, d)
-            out[q + f"attn.{n}.bias"] = sd[p + f"attention.self.{hf}.bias"].reshape(h, dh)
-        out[q + "attn.o.weight"] = sd[p + "attention.output.dense.weight"].reshape(d, h, dh)
-        out[q + "attn.o.bias"] = sd[p + "attention.output.dense.bias"]
-        _linear(sd, out, p + "attention.output.LayerNorm", q + "ln1")
-        _linear(sd, out, p + "intermediate.dense", q + "mlp.fc")
-        _linear(sd, out, p + "output.dense", q + "mlp.proj")
-        _linear(sd, out, p + "output.LayerNorm", q + "ln2")
-    return out
+    return [Row("embed.token", e + "word_embeddings.weight"), Row("embed.position", e + "position_embeddings.weight"),
+            Row("embed.type", e + "token_type_embeddings.weight"), Row("embed.norm.weight", e + "LayerNorm.weight"),
+            Row("embed.norm.bias", e + "LayerNorm.bias"),
+            *layer_rows(f"{p0}.encoder.layer.{{i}}.", {
+                **{f"attn.{n}.weight": (f"attention.self.{hf}.weight", "(h dh) d -> h dh d")
+                   for n, hf in (("q", "query"), ("k", "key"), ("v", "value"))},
+                **{f"attn.{n}.bias": (f"attention.self.{hf}.bias", "(h dh) -> h dh")
+                   for n, hf in (("q", "query"), ("k", "key"), ("v", "value"))},
+                "attn.o.weight": ("attention.output.dense.weight", "d (h dh) -> d h dh"),
+                "attn.o.bias": "attention.output.dense.bias",
+                **{f"{local}.{part}": f"{hf}.{part}" for local, hf in (
+                    ("ln1", "attention.output.LayerNorm"), ("mlp.fc", "intermediate.dense"),
+                    ("mlp.proj", "output.dense"), ("ln2", "output.LayerNorm")) for part in ("weight", "bias")},
+            }).values()]
 
 
-def encoder_from_logical(t: Tensors, config, p0: str) -> Tensors:
-    dm = dims(config)
-    d = dm.d_model
-    e = f"{p0}.embeddings."
-    sd = {
-        e + "word_embeddings.weight": t["embed.token"],
-        e + "position_embeddings.weight": t["embed.position"],
-        e + "token_type_embeddings.weight": t["embed.type"],
-        e + "LayerNorm.weight": t["embed.norm.weight"],
-        e + "LayerNorm.bias": t["embed.norm.bias"],
-    }
-    for i in range(dm.n_layer):
-        p, q = f"{p0}.encoder.layer.{i}.", f"layer.{i}."
-        for n, hf in (("q", "query"), ("k", "key"), ("v", "value")):
-            sd[p + f"attention.self.{hf}.weight"] = t[q + f"attn.{n}.weight"].reshape(d, d)
-            sd[p + f"attention.self.{hf}.bias"] = t[q + f"attn.{n}.bias"].reshape(d)
-        sd[p + "attention.output.dense.weight"] = t[q + "attn.o.weight"].reshape(d, d)
-        sd[p + "attention.output.dense.bias"] = t[q + "attn.o.bias"]
-        for local, hf in (("ln1", "attention.output.LayerNorm"), ("mlp.fc", "intermediate.dense"),
-                          ("mlp.proj", "output.dense"), ("ln2", "output.LayerNorm")):
-            sd[p + hf + ".weight"], sd[p + hf + ".bias"] = t[q + local + ".weight"], t[q + local + ".bias"]
-    return sd  # views where the layout allows: writers make them contiguous (export_module)
-
-
-def _adapter(kind: str):
+def mlm_rows(kind: str) -> list[Row]:
+    """The masked-LM model's map: the encoder's, then the head (its bias saved twice: as the decoder's and as
+    the head's own, which Hugging Face ties)."""
     names = NAMES[kind]
-    p0 = names["prefix"]
-
-    def to_logical(sd: Tensors, config) -> Tensors:
-        e = f"{p0}.embeddings."
-        out = encoder_to_logical(sd, config, p0)
-        out.update({
-            "head.transform_norm.weight": sd[names["transform_norm"] + ".weight"],
-            "head.transform_norm.bias": sd[names["transform_norm"] + ".bias"],
-            "head.weight": sd.get(names["decoder"] + ".weight", sd[e + "word_embeddings.weight"]),
-            "head.bias": sd[names["bias"]],
-        })
-        _linear(sd, out, names["transform"], "head.transform")
-        return {k: v.contiguous() for k, v in out.items()}
-
-    def from_logical(t: Tensors, config) -> Tensors:
-        check_tied(t, config, kind)
-        sd = encoder_from_logical(t, config, p0)
-        sd.update({
-            names["transform"] + ".weight": t["head.transform.weight"],
-            names["transform"] + ".bias": t["head.transform.bias"],
-            names["transform_norm"] + ".weight": t["head.transform_norm.weight"],
-            names["transform_norm"] + ".bias": t["head.transform_norm.bias"],
-            names["decoder"] + ".weight": t["head.weight"],
-            names["decoder"] + ".bias": t["head.bias"],
-            names["bias"]: t["head.bias"],
-        })
-        return sd
-
-    return to_logical, from_logical
+    return encoder_rows(names["prefix"]) + [
+        Row("head.transform.weight", names["transform"] + ".weight"),
+        Row("head.transform.bias", names["transform"] + ".bias"),
+        Row("head.transform_norm.weight", names["transform_norm"] + ".weight"),
+        Row("head.transform_norm.bias", names["transform_norm"] + ".bias"),
+        Row("head.weight", names["decoder"] + ".weight",
+            fallback=f"{names['prefix']}.embeddings.word_embeddings.weight"),
+        Row("head.bias", names["bias"]),
+        Row("head.bias", names["decoder"] + ".bias", fallback=names["bias"]),
+    ]
 
 
 def canonical_config(config):
@@ -152,7 +101,8 @@ def check_config(config) -> None:
 
 
 def _family(kind: str, hf_class_name: str) -> Family:
-    to_logical, from_logical = _adapter(kind)
+    rows = mlm_rows(kind)
+    to_logical, from_logical = adapters(lambda config: rows, dims, lambda t, config: check_tied(t, config, kind))
     p0 = NAMES[kind]["prefix"]
 
     def tiny_config(*, layers: int = 2, width: int = 32, heads: int = 4, mlp: int | None = None,
@@ -183,6 +133,7 @@ def _family(kind: str, hf_class_name: str) -> Family:
         outer_tags=OUTER,
         dims=dims,
         to_logical=to_logical,
+        weight_map=lambda config: rows,
         from_logical=from_logical,
         canonical_config=canonical_config,
         random_inputs=random_inputs,

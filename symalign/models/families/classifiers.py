@@ -19,6 +19,7 @@ from dataclasses import replace
 from symalign.errors import ModelLoadError
 from symalign.models.families import bert, gpt2, llama
 from symalign.models.family import Family, Tensors, untied_config
+from symalign.models.weight_map import Row, adapters
 
 TASK = "sequence-classification"
 
@@ -34,23 +35,11 @@ ENCODER_HEADS = {  # logical name -> Hugging Face name
 }
 
 
-def _encoder_adapter(kind: str):
-    p0 = bert.NAMES[kind]["prefix"]
-    heads = ENCODER_HEADS[kind]
-
-    def to_logical(sd: Tensors, config) -> Tensors:
-        out = bert.encoder_to_logical(sd, config, p0)
-        for logical, hf in heads.items():
-            out[logical + ".weight"], out[logical + ".bias"] = sd[hf + ".weight"], sd[hf + ".bias"]
-        return {k: v.contiguous() for k, v in out.items()}
-
-    def from_logical(t: Tensors, config) -> Tensors:
-        sd = bert.encoder_from_logical(t, config, p0)
-        for logical, hf in heads.items():
-            sd[hf + ".weight"], sd[hf + ".bias"] = t[logical + ".weight"], t[logical + ".bias"]
-        return sd
-
-    return to_logical, from_logical
+def encoder_classifier_rows(kind: str) -> list[Row]:
+    """The encoder's weight map with the classification head instead of the masked-LM one."""
+    return bert.encoder_rows(bert.NAMES[kind]["prefix"]) + [
+        Row(f"{logical}.{part}", f"{hf}.{part}") for logical, hf in ENCODER_HEADS[kind].items()
+        for part in ("weight", "bias")]
 
 
 def as_classifier(config, hf_class_name: str, labels: int, names: tuple[str, ...] | None = None):
@@ -80,11 +69,12 @@ def _small(base: Family, hf_class_name: str) -> dict:
 
 
 def encoder_classifier(base: Family, hf_class_name: str) -> Family:
-    to_logical, from_logical = _encoder_adapter(base.model_type)
+    rows = encoder_classifier_rows(base.model_type)
+    to_logical, from_logical = adapters(lambda config: rows, base.dims)
     outer = {k: v for k, v in base.outer_tags.items() if not k.startswith("head.")} | BERT_HEAD
     return replace(base, name=f"{base.name}-classifier", hf_class_name=hf_class_name, outer_tags=outer,
-                   to_logical=to_logical, from_logical=from_logical, task=TASK, variant="classifier",
-                   **_small(base, hf_class_name))
+                   to_logical=to_logical, from_logical=from_logical, weight_map=lambda config: rows, task=TASK,
+                   variant="classifier", **_small(base, hf_class_name))
 
 
 def decoder_classifier(base: Family, hf_class_name: str, lm_head: str = "lm_head.weight") -> Family:
@@ -105,6 +95,8 @@ def decoder_classifier(base: Family, hf_class_name: str, lm_head: str = "lm_head
 
     return replace(base, name=f"{base.name}-classifier", hf_class_name=hf_class_name, to_logical=to_logical,
                    from_logical=from_logical, check_config=check_config, task=TASK, variant="classifier",
+                   weight_map=lambda config: [r if r.hf != lm_head else Row(r.logical, "score.weight")
+                                              for r in base.weight_map(config)],
                    **_small(base, hf_class_name))
 
 

@@ -7,6 +7,7 @@ import torch
 from symalign.errors import ModelLoadError
 from symalign.models.family import Family, Tensors, varied_configs
 from symalign.models.layout import Dims
+from symalign.models.weight_map import Row, adapters, layer_rows
 
 OUTER = {
     "embed.patch.weight": ("residual:co", None, None, None),
@@ -16,11 +17,21 @@ OUTER = {
     "head.weight": (None, "residual:contra"),
     "head.bias": (None,),
 }
-NAMES = {  # logical suffix -> Hugging Face suffix inside vit.layers.N.
-    "ln1": "layernorm_before", "ln2": "layernorm_after",
-    "attn.q": "attention.q_proj", "attn.k": "attention.k_proj", "attn.v": "attention.v_proj",
-    "mlp.fc": "mlp.fc1", "mlp.proj": "mlp.fc2",
-}
+QKV_BIASES = [f"attention.{n}_proj.bias" for n in "qkv"]  # absent when config.qkv_bias is False
+ROWS = [Row("embed.patch.weight", "vit.embeddings.patch_embeddings.projection.weight"),
+        Row("embed.patch.bias", "vit.embeddings.patch_embeddings.projection.bias"),
+        Row("embed.cls", "vit.embeddings.cls_token"), Row("embed.position", "vit.embeddings.position_embeddings"),
+        Row("norm.weight", "vit.layernorm.weight"), Row("norm.bias", "vit.layernorm.bias"),
+        Row("head.weight", "classifier.weight"), Row("head.bias", "classifier.bias"),
+        *layer_rows("vit.layers.{i}.", {
+            **{f"attn.{n}.weight": (f"attention.{n}_proj.weight", "(h dh) d -> h dh d") for n in "qkv"},
+            **{f"attn.{n}.bias": (f"attention.{n}_proj.bias", "(h dh) -> h dh") for n in "qkv"},
+            "attn.o.weight": ("attention.o_proj.weight", "d (h dh) -> d h dh"),
+            **{f"{local}.{part}": f"{hf}.{part}" for local, hf in (
+                ("attn.o", "attention.o_proj"), ("ln1", "layernorm_before"), ("ln2", "layernorm_after"),
+                ("mlp.fc", "mlp.fc1"), ("mlp.proj", "mlp.fc2")) for part in ("weight", "bias")
+               if (local, part) != ("attn.o", "weight")},
+        }).values()]
 
 
 def dims(config) -> Dims:
@@ -29,58 +40,24 @@ def dims(config) -> Dims:
 
 
 def to_logical(sd: Tensors, config) -> Tensors:
+    """The weight map's read, with zero q/k/v biases where the config has none (the logical layout always
+    has them: the canonical form folds LayerNorm β into them)."""
     dm = dims(config)
-    h, dh, d = dm.n_head, dm.d_head, dm.d_model
-    out = {
-        "embed.patch.weight": sd["vit.embeddings.patch_embeddings.projection.weight"],
-        "embed.patch.bias": sd["vit.embeddings.patch_embeddings.projection.bias"],
-        "embed.cls": sd["vit.embeddings.cls_token"],
-        "embed.position": sd["vit.embeddings.position_embeddings"],
-        "norm.weight": sd["vit.layernorm.weight"],
-        "norm.bias": sd["vit.layernorm.bias"],
-        "head.weight": sd["classifier.weight"],
-        "head.bias": sd["classifier.bias"],
-    }
-    for i in range(dm.n_layer):
-        p, q = f"vit.layers.{i}.", f"layer.{i}."
-        for local, hf in NAMES.items():
-            out[q + local + ".weight"] = sd[p + hf + ".weight"]
-            out[q + local + ".bias"] = sd.get(p + hf + ".bias", torch.zeros(sd[p + hf + ".weight"].shape[0]))
-        for n in "qkv":
-            out[q + f"attn.{n}.weight"] = out[q + f"attn.{n}.weight"].reshape(h, dh, d)
-            out[q + f"attn.{n}.bias"] = out[q + f"attn.{n}.bias"].reshape(h, dh)
-        out[q + "attn.o.weight"] = sd[p + "attention.o_proj.weight"].reshape(d, h, dh)
-        out[q + "attn.o.bias"] = sd[p + "attention.o_proj.bias"]
-    return {k: v.contiguous() for k, v in out.items()}
+    zeros = {f"vit.layers.{i}.{name}": torch.zeros(dm.d_model) for i in range(dm.n_layer) for name in QKV_BIASES
+             if f"vit.layers.{i}.{name}" not in sd}
+    return read({**sd, **zeros}, config)
 
 
 def from_logical(t: Tensors, config) -> Tensors:
-    dm = dims(config)
-    d = dm.d_model
-    sd = {
-        "vit.embeddings.patch_embeddings.projection.weight": t["embed.patch.weight"],
-        "vit.embeddings.patch_embeddings.projection.bias": t["embed.patch.bias"],
-        "vit.embeddings.cls_token": t["embed.cls"],
-        "vit.embeddings.position_embeddings": t["embed.position"],
-        "vit.layernorm.weight": t["norm.weight"],
-        "vit.layernorm.bias": t["norm.bias"],
-        "classifier.weight": t["head.weight"],
-        "classifier.bias": t["head.bias"],
-    }
-    for i in range(dm.n_layer):
-        p, q = f"vit.layers.{i}.", f"layer.{i}."
-        for local, hf in NAMES.items():
-            w = t[q + local + ".weight"]
-            sd[p + hf + ".weight"] = w.reshape(-1, d) if local.startswith("attn.") else w
-            sd[p + hf + ".bias"] = t[q + local + ".bias"].reshape(-1)
-        sd[p + "attention.o_proj.weight"] = t[q + "attn.o.weight"].reshape(d, d)
-        sd[p + "attention.o_proj.bias"] = t[q + "attn.o.bias"]
-        if not config.qkv_bias:
-            for n in "qkv":
-                bias = sd.pop(p + f"attention.{n}_proj.bias")
-                if bias.abs().max() > 0:
-                    raise ModelLoadError("this ViT has no q/k/v biases but the transformed weights need them")
-    return sd  # views where the layout allows: writers make them contiguous (export_module), evaluation need not
+    sd = write(t, config)
+    if not config.qkv_bias:
+        for name in [f"vit.layers.{i}.{b}" for i in range(config.num_hidden_layers) for b in QKV_BIASES]:
+            if sd.pop(name).abs().max() > 0:
+                raise ModelLoadError("this ViT has no q/k/v biases but the transformed weights need them")
+    return sd
+
+
+read, write = adapters(lambda config: ROWS, dims)
 
 
 def canonical_config(config):
@@ -120,6 +97,7 @@ VIT = Family(
     dims=dims,
     to_logical=to_logical,
     from_logical=from_logical,
+    weight_map=lambda config: ROWS,
     canonical_config=canonical_config,
     random_inputs=random_inputs,
     hook_points={"mlp": "vit.layers.{i}.mlp.fc2", "heads": "vit.layers.{i}.attention.o_proj",
