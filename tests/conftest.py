@@ -28,8 +28,9 @@ def random_configs(family: str, n: int, seed: int) -> list:
 # Pre-LN LayerNorm families (GPT-2, ViT): the tests of the all-ones condition and of widening with its
 # LayerNorm correction are about them; every other shared test runs on every family.
 LAYERNORM_FAMILIES = [f for f in tiny_families() if FAMILIES[f].dims(tiny_config(f)).norm == "layernorm"]
-# Pre-norm families (a final norm before the head): their raw form is not canonical. Post-LN BERT's is.
-PRE_NORM_FAMILIES = [f for f in tiny_families() if FAMILIES[f].final_norm]
+# Pre-norm families whose canonical form folds the norms: their raw form is not canonical. Post-LN BERT's and
+# Gemma 2's (sandwich norms: nothing to fold) are.
+PRE_NORM_FAMILIES = [f for f in tiny_families() if FAMILIES[f].dims(tiny_config(f)).folds_norms]
 
 
 @pytest.fixture(params=tiny_families())  # every family that can build small models

@@ -86,5 +86,8 @@ def test_export_reload_with_plain_transformers(family, tmp_path):
         with torch.no_grad():
             before = _plain_load(tmp_path / f"orig{i}", family)(**x).logits
             after = _plain_load(tmp_path / f"out{i}", family)(**x).logits
-        assert (after - before).abs().max().item() < TOL
-        assert (after - outputs(original, x)).abs().max().item() < TOL
+        # relative to the logits' scale: Gemma 2's embeddings are scaled by √width and its logits reach ±5, where
+        # float32 round-off through a random invertible QK map is 1e-4 absolute (2e-5 of the scale)
+        scale = max(1.0, before.abs().max().item())
+        assert (after - before).abs().max().item() < TOL * scale
+        assert (after - outputs(original, x)).abs().max().item() < TOL * scale

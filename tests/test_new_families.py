@@ -59,6 +59,14 @@ def test_qwen3_refuses_maps_inside_heads_and_keeps_the_rest():
         "orthogonal")
 
 
+def test_gemma2_sandwich_norms_leave_the_residual_its_permutations_only():
+    model = random_model(tiny_config("gemma2", kv_heads=2), seed=0)
+    residual = spec_of(model).spaces["residual"]
+    assert "sandwich" in residual.refusals["orthogonal"] and "perm" not in residual.refusals
+    assert canonicalize(model).tensors.keys() == model.tensors.keys()  # nothing to fold: the model as it is
+    assert all(torch.equal(canonicalize(model).tensors[k], v) for k, v in model.tensors.items())
+
+
 def test_opt_refuses_post_ln_in_one_line(tmp_path):
     config = tiny_config("opt")
     config.do_layer_norm_before = False
@@ -73,6 +81,7 @@ def test_opt_refuses_post_ln_in_one_line(tmp_path):
     ("phi3", dict(kv_heads=2, rotary=0.5)),  # fused q|k|v of unequal parts, hooked as one output
     ("opt", dict(embed_dim=16)),  # project_in/out
     ("qwen3", dict(kv_heads=2, head_dim=12)),  # a head size of its own
+    ("gemma2", dict(kv_heads=2, head_dim=12, window=4)),  # sandwich norms, sliding layers, soft-capping
 ])
 def test_planted_transforms_are_recovered_by_activation_matching(family, options, tmp_path):
     tokenizer = char_tokenizer(load_data("shakespeare").text)

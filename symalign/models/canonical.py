@@ -81,7 +81,7 @@ def norm_parameters(model: TransformerModel) -> set[str]:
     """The norms' γ and β of a pre-norm model: constants of its canonical form (γ = 1, β ∈ {0, 1}), so
     anything that moves a canonical model along a path (a curve's bend) keeps them where they are.
     Empty for post-LN models, whose norms sit on the residual stream and are not folded."""
-    if model.dims.norm == "post-layernorm":
+    if not model.dims.folds_norms:
         return set()
     return {f"{norm}.{part}" for norm, _ in _norm_groups(model) for part in ("weight", "bias")
             if f"{norm}.{part}" in model.tensors}
@@ -127,7 +127,7 @@ def canonical_form_gaps(model: TransformerModel) -> list[str]:
     centred, both within `ones_tolerance`. γ = 1, β = 0 alone is every freshly initialised model,
     whose readers and writers are random: the norms' values say nothing about the projection."""
     norm_kind = model.dims.norm
-    if norm_kind == "post-layernorm":
+    if not model.dims.folds_norms:
         return []
     gaps = []
     canonical_config = model.family.canonical_config(model.config).to_dict()
@@ -245,7 +245,7 @@ def admits_residual_rotation(model: TransformerModel, rtol: float = 1e-5) -> boo
     def constant(v: torch.Tensor | None) -> bool:
         return v is None or bool((v - v.mean()).abs().max() <= rtol * max(1.0, float(v.abs().max())))
 
-    if model.dims.norm == "post-layernorm":
+    if not model.dims.folds_norms:
         return True  # nothing to absorb: the residual admits permutations only
     return all(
         constant(model.tensors[f"{norm}.weight"]) and constant(model.tensors.get(f"{norm}.bias"))

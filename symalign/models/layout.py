@@ -56,11 +56,18 @@ class Dims:
     d_mlp: int
     activation: str
     n_kv_head: int = 0  # grouped-query attention: key/value heads (0: one per query head)
-    norm: str = "layernorm"  # layernorm | rmsnorm | post-layernorm
+    norm: str = "layernorm"  # layernorm | rmsnorm | post-layernorm | sandwich-rmsnorm
     rotary_dims: int = 0  # dimensions of each head that rotary position embeddings rotate (0: no RoPE)
     gated: bool = False  # gated MLP (SwiGLU)
     qk_norm: bool = False  # an RMSNorm with learned gains over each head's q and k (Qwen3)
     head_size: int = 0  # a head's size when it is not width / heads (Qwen3-0.6B: 128 at width 1024, 16 heads)
+
+    @property
+    def folds_norms(self) -> bool:
+        """Whether the canonical form folds norm gains into readers: not when a norm sits on the residual
+        stream (post-LN) or on each branch's output (Gemma 2's sandwich norms), where the residual
+        admits permutations only and there is nothing to fold."""
+        return self.norm in ("layernorm", "rmsnorm")
 
     @property
     def rope(self) -> bool:

@@ -116,7 +116,7 @@ class SymmetrySpec:
         return out
 
 
-NORMS = ("layernorm", "rmsnorm", "post-layernorm")
+NORMS = ("layernorm", "rmsnorm", "post-layernorm", "sandwich-rmsnorm")
 
 
 def refusals_for(kind: str, *, activation: str, canonical: bool, norm: str = "layernorm", rope: bool = False,
@@ -172,6 +172,11 @@ def refusals_for(kind: str, *, activation: str, canonical: bool, norm: str = "la
     if kind == "residual":
         if norm == "post-layernorm":
             reason = "post-LN: LayerNorm acts on the residual stream itself, so the residual admits permutations only"
+            return {c: reason for c in CLASSES if c != "perm"}
+        if norm == "sandwich-rmsnorm":
+            reason = ("sandwich norms (Gemma 2): each branch's output passes an RMSNorm whose gains multiply it "
+                      "coordinate by coordinate in the residual's basis before it is added, and nothing after can "
+                      "absorb them, so only maps that commute with every diagonal gain pass: permutations")
             return {c: reason for c in CLASSES if c != "perm"}
         if norm == "rmsnorm":
             norm_reason = ("RMSNorm divides every token by its norm across the residual, so only norm-preserving "
