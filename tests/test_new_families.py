@@ -104,3 +104,25 @@ def test_inspect_prints_the_weight_map_with_each_axis_space(tmp_path, capsys):
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if "attn.k.weight" in x)
     assert "qkv_proj.weight" in line and "part 1 of h*dh|kv*dh|kv*dh" in line and "qk:contra" in line
+
+
+def test_distilbert_planted_transforms_are_recovered_from_masked_text_and_its_streams_are_read(tmp_path):
+    """DistilBERT reads the masked-LM plays through its own names; its residual streams (Verma's relabelling)
+    are read after its norms, which are modules of their own here."""
+    from symalign.merge.relabel import attention_streams
+
+    tokenizer = char_tokenizer(load_data("shakespeare-mlm").text, mask=True)
+    config = tiny_config("distilbert", layers=2, width=32, heads=4, mlp=48, tied=True, vocab=len(tokenizer),
+                         context=64)
+    save_model(random_model(config, seed=2), tmp_path / "distil")
+    tokenizer.save_pretrained(str(tmp_path / "distil"))
+    a = load_model(tmp_path / "distil")
+    planted = {"mlp": "perm", "heads": "perm", "qk": "invertible", "vo": "orthogonal", "residual": "perm"}
+    b = transformed(a, random_transform(spec_of(a), planted, seed=8))
+    result = align(a, b, AlignConfig(method="activation", classes=planted, data="shakespeare-mlm", max_examples=16))
+    assert result.report.distance_after < TOL
+    streams = attention_streams(a, load_data("shakespeare-mlm"), max_examples=4)
+    assert sorted(streams) == [f"stream.{j}" for j in range(5)]
+    gamma, beta = (a.tensors[f"layer.0.ln1.{p}"].double() for p in ("weight", "bias"))
+    normed = (streams["stream.1"] - beta) / gamma  # sa_layer_norm's output undone: mean 0, variance 1 per row
+    assert normed.mean(-1).abs().max() < 1e-4 and (normed.var(-1, unbiased=False) - 1).abs().max() < 1e-2

@@ -49,7 +49,8 @@ def attention_streams(model: TransformerModel, data, max_examples: int | None = 
 
     for i in range(model.dims.n_layer):
         for j, point in ((2 * i + 1, "heads"), (2 * i + 2, "mlp")):
-            parent = model.family.hook_points[point].format(i=i).rsplit(".", 1)[0]  # the sublayer, norm included
+            points = model.family.hook_points  # the sublayer, norm included, unless the family names its norm
+            parent = points.get(f"{point}_stream", points[point].rsplit(".", 1)[0]).format(i=i)
             handles.append(modules[parent].register_forward_hook(keep(f"stream.{j}")))
     try:
         with torch.no_grad():
