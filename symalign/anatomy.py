@@ -12,30 +12,30 @@ from symalign.models import canonicalize, outputs, spec_of, transformed
 from symalign.models.family import TransformerModel
 from symalign.report import function_gap, relative_change
 from symalign.symmetry.random import random_transform
-from symalign.symmetry.spec import CLASSES, KINDS, SymmetrySpec
+from symalign.symmetry.spec import CLASSES, SymmetrySpec
 from symalign.symmetry.transform import Transform
 
 VARIANCE_TEXT = {"co": "rows (G·W)", "contra": "columns (W·G⁻¹)", "diag": "elementwise gain"}
 
 
 def action_grid(spec: SymmetrySpec, layer: int = 0) -> tuple[list[str], list[list[str]]]:
-    """Rows: the embedding/head tensors and layer `layer`'s; columns: KINDS; a cell says how that
+    """Rows: the embedding/head tensors and layer `layer`'s; columns: the spec's kinds; a cell says how that
     kind's group element reaches the tensor ('co', 'contra', 'diag') or '' when it does not."""
     names = [n for n in spec.tensors if not n.startswith("layer.") or n.startswith(f"layer.{layer}.")]
     cells = []
     for name in names:
-        row = {kind: "" for kind in KINDS}
+        row = {kind: "" for kind in spec.kinds()}
         for tag in spec.tensors[name]:
             if tag is not None:
                 row[spec.spaces[tag.space].kind] = tag.variance
-        cells.append([row[k] for k in KINDS])
+        cells.append([row[k] for k in spec.kinds()])
     return names, cells
 
 
 def class_table(spec: SymmetrySpec) -> list[dict[str, str]]:
     """One row per component kind: for each class, 'admissible' or the spec's reason to refuse it."""
     rows = []
-    for kind in KINDS:
+    for kind in spec.kinds():
         refusals = spec.kind_refusals(kind)
         rows.append({"component": kind, **{cls: refusals.get(cls, "admissible") for cls in CLASSES}})
     return rows
@@ -75,7 +75,7 @@ def plant(model: TransformerModel, kind: str, cls: str, seed: int = 0) -> Plante
 def tensors_touched(spec: SymmetrySpec, kind: str, layer: int = 0) -> list[str]:
     """The tensors of layer `layer` (and outside the layers) that `kind` acts on: what to look at."""
     names, cells = action_grid(spec, layer)
-    column = KINDS.index(kind)
+    column = spec.kinds().index(kind)
     return [n for n, row in zip(names, cells) if row[column]]
 
 

@@ -20,7 +20,7 @@ TOL = 1e-4
 def admissible_choices(spec) -> list[dict[str, str]]:
     """One transform per (kind, admissible class), plus a random mix of all kinds."""
     single = [{k: c} for k in KINDS for c in CLASSES if spec.spaces_of_kind(k) and spec.spaces_of_kind(k)[0].admits(c)]
-    per_kind = {k: [c for c in CLASSES if spec.spaces_of_kind(k)[0].admits(c)] for k in KINDS}
+    per_kind = {k: [c for c in CLASSES if spec.spaces_of_kind(k)[0].admits(c)] for k in spec.kinds()}
     mixes = [dict(zip(KINDS, combo)) for combo in itertools.islice(itertools.product(*per_kind.values()), 0, None, 7)]
     return single + mixes
 

@@ -126,3 +126,29 @@ def test_distilbert_planted_transforms_are_recovered_from_masked_text_and_its_st
     gamma, beta = (a.tensors[f"layer.0.ln1.{p}"].double() for p in ("weight", "bias"))
     normed = (streams["stream.1"] - beta) / gamma  # sa_layer_norm's output undone: mean 0, variance 1 per row
     assert normed.mean(-1).abs().max() < 1e-4 and (normed.var(-1, unbiased=False) - 1).abs().max() < 1e-2
+
+
+def test_planted_expert_and_unit_permutations_are_recovered_exactly_by_weight_matching():
+    """Mixtral: experts reordered with their router rows and each expert's units permuted on their own, on top
+    of every other class; weight matching recovers all of it, and leaving the experts out cannot."""
+    a = canonicalize(random_model(tiny_config("mixtral", kv_heads=2, experts=4), seed=0))
+    spec = spec_of(a)
+    assert spec.kinds()[-1] == "experts" and spec.spaces["layer.0.mlp"].batched_by == "layer.0.experts"
+    classes = {"experts": "perm", "mlp": "perm", "heads": "perm", "residual": "orthogonal", "qk": "rotary",
+               "vo": "orthogonal"}
+    planted = random_transform(spec, classes, seed=1)
+    assert not torch.equal(planted["layer.0.experts"].perm, torch.arange(4))
+    b = transformed(a, planted)
+    result = align(a, b, AlignConfig(method="weight", classes=classes))
+    assert result.report.distance_after < 1e-5
+    without = align(a, b, AlignConfig(method="weight", classes={**classes, "experts": "none"}))
+    assert without.report.distance_after > 0.1
+
+
+def test_a_mixture_of_experts_refuses_activation_matching_and_other_families_hide_the_experts_kind():
+    a = random_model(tiny_config("mixtral"), seed=0)
+    with pytest.raises(SymalignError, match="activation matching of a mixture of experts"):
+        align(a, a, AlignConfig(method="activation", preset="all", data="shakespeare", max_examples=4))
+    assert "experts" not in spec_of(random_model(tiny_config("llama"), seed=0)).kinds()
+    refusal = spec_of(a).spaces["layer.0.experts"].refusals["orthogonal"]
+    assert "router rows" in refusal

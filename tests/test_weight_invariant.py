@@ -32,6 +32,7 @@ FAMILIES = {  # small configs with something to get wrong: untied heads, grouped
     "opt": dict(tied=True, embed_dim=16),  # project_in/out: the residual is wider than the embeddings
     "gemma2": dict(kv_heads=2, head_dim=12, tied=False),  # sandwich norms: residual permutations only
     "distilbert": dict(tied=False),  # post-LN under other names
+    "mixtral": dict(kv_heads=2, experts=3),  # experts permuted with their router rows, units inside each expert
 }
 # The command (no residual map), the widest presets, and permutations alone; each fitted to the
 # family's spec (RoPE: rotary QK maps; post-LN BERT: residual permutations).

@@ -108,6 +108,9 @@ def activation_match(a: TransformerModel, b: TransformerModel, spec: SymmetrySpe
                             f"choose from {', '.join(RESIDUAL_STRATEGIES)}")
     if heads not in HEAD_STRATEGIES:
         raise SymalignError(f"unknown head strategy {heads!r}; choose two-stage or monotonic")
+    if spec.spaces_of_kind("experts"):
+        raise SymalignError(f"activation matching of a mixture of experts ({a.family.name}) is not built: each expert "
+                            "sees only the tokens routed to it; use --method weight (or learned, which starts there)")
     data.check_model(a)
     stats = pair_moments(a, b, data, max_examples, device)
     out = Transform()

@@ -17,15 +17,17 @@ DEFAULT_CLASSES = {"mlp": "perm", "heads": "perm", "qk": "none", "vo": "none", "
 # Named class choices (the app's preset buttons, `--classes all` on the command line).
 CLASS_PRESETS: dict[str, dict[str, str]] = {
     "none": {},
-    "permutations": {"mlp": "perm", "heads": "perm"},
-    "all": {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal", "residual": "orthogonal"},
+    "permutations": {"mlp": "perm", "heads": "perm", "experts": "perm"},
+    "all": {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal", "residual": "orthogonal",
+            "experts": "perm"},
     # permutations in place of every orthogonal map: Theus et al.'s permutation-only setting (their §B.1, Table 1's
     # "Learned matching (permutation only)", Fig. 6's permutation series) and TransFusion's classes
-    "all-perm": {"mlp": "perm", "heads": "perm", "qk": "perm", "vo": "perm", "residual": "perm"},
+    "all-perm": {"mlp": "perm", "heads": "perm", "qk": "perm", "vo": "perm", "residual": "perm", "experts": "perm"},
     # every symmetry the architecture has: general invertible maps inside heads (GL(d_head) for QK and VO).
     # Learned matching gains from it (docs/matching.md, issue #29); weight matching's least-squares fit of
     # invertible maps brings weights together, not functions, so `all` keeps rotations there.
-    "full": {"mlp": "perm", "heads": "perm", "qk": "invertible", "vo": "invertible", "residual": "orthogonal"},
+    "full": {"mlp": "perm", "heads": "perm", "qk": "invertible", "vo": "invertible", "residual": "orthogonal",
+             "experts": "perm"},
 }
 
 

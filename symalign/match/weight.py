@@ -22,6 +22,7 @@ import torch
 
 from symalign.match.certified import Hint
 from symalign.match.deferred import DeferredPermutations
+from symalign.match.experts import update_experts
 from symalign.match.heads import head_cost, query_head_cost
 from symalign.match.mapped import MappedModel, squared_distance, squared_norm
 from symalign.match.matchers import MatchInputs, MatchOutput
@@ -149,6 +150,8 @@ def _sweeps(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, class
                 deferred.settle(_reads(mapped, space))
                 if spec.spaces[space].kind == "heads" and spec.spaces[space].batched_by is None:
                     _update_heads(space, mapped, transform, head_cost_kind, classes.get("qk", "none"))
+                elif spec.spaces[space].kind == "experts":
+                    update_experts(space, mapped, transform)
                 else:
                     _update_space(space, classes[spec.spaces[space].kind], mapped, transform, deferred)
             if on_unit is not None:

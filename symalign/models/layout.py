@@ -61,6 +61,7 @@ class Dims:
     gated: bool = False  # gated MLP (SwiGLU)
     qk_norm: bool = False  # an RMSNorm with learned gains over each head's q and k (Qwen3)
     head_size: int = 0  # a head's size when it is not width / heads (Qwen3-0.6B: 128 at width 1024, 16 heads)
+    n_experts: int = 0  # a mixture of experts: experts per layer (0: one dense MLP)
 
     @property
     def folds_norms(self) -> bool:
@@ -117,6 +118,15 @@ def grouped_attention_spaces(dims: Dims) -> tuple[Space, ...]:
     maps belong to the key/value head all its query heads share."""
     mlp, heads, qk, vo = attention_spaces(dims)
     return (mlp, heads, Space("qheads", "heads", dims.group, count=dims.kv_heads, batched_by="heads"), qk, vo)
+
+
+def expert_spaces(dims: Dims) -> tuple[Space, ...]:
+    """A mixture of experts (Mixtral): `experts` permutes a layer's experts with their router rows, and the
+    MLP units are permuted inside each expert on their own (batched by the expert); attention as in
+    `grouped_attention_spaces`."""
+    _, heads, qheads, qk, vo = grouped_attention_spaces(dims)
+    return (Space("experts", "experts", dims.n_experts), Space("mlp", "mlp", dims.d_mlp, count=dims.n_experts,
+                                                               batched_by="experts"), heads, qheads, qk, vo)
 
 
 def _refusals(local: Space, dims: Dims, canonical: bool) -> dict[str, str]:

@@ -21,7 +21,7 @@ CLASSES: tuple[str, ...] = ("perm", "scaled_perm", "orthogonal", "invertible", "
 # RoPE refuses), the widest class it admits stands in: the first admissible one in this order from the
 # class asked for on (under RoPE, `full`'s invertible QK maps become rotary ones).
 WIDEST: tuple[str, ...] = ("invertible", "orthogonal", "rotary", "rescale", "perm", "none")
-KINDS: tuple[str, ...] = ("mlp", "heads", "qk", "vo", "residual")
+KINDS: tuple[str, ...] = ("mlp", "heads", "qk", "vo", "residual", "experts")
 POSITIVELY_HOMOGENEOUS = frozenset({"relu", "leaky_relu"})
 
 
@@ -79,6 +79,11 @@ class SymmetrySpec:
 
     def spaces_of_kind(self, kind: str) -> list[Space]:
         return [s for s in self.spaces.values() if s.kind == kind]
+
+    def kinds(self) -> tuple[str, ...]:
+        """The component kinds this architecture has, in KINDS order (experts only in a mixture of experts)."""
+        present = {s.kind for s in self.spaces.values()}
+        return tuple(k for k in KINDS if k in present)
 
     def axes_of(self, space: str) -> list[tuple[str, int, Tag]]:
         """Every (tensor, axis, tag) the space acts on: the weight-matching cost reads this."""
@@ -148,6 +153,10 @@ def refusals_for(kind: str, *, activation: str, canonical: bool, norm: str = "la
     if kind == "heads":
         reason = ("heads are exchanged as whole units, so only permutations exist "
                   "(maps inside a head are the qk and vo components)")
+        return {c: reason for c in CLASSES if c != "perm"}
+    if kind == "experts":
+        reason = ("experts are exchanged as whole units together with their router rows (the top-k choice "
+                  "follows them), so only permutations exist (the units inside an expert are its mlp component)")
         return {c: reason for c in CLASSES if c != "perm"}
     if kind == "qk":
         if qk_norm:

@@ -17,7 +17,7 @@ from symalign.ui.shared_task import SharedTask
 from symalign.workspace import home
 
 KIND_LABELS = {"mlp": "MLP units", "heads": "attention heads", "qk": "inside heads: QK",
-               "vo": "inside heads: VO", "residual": "residual stream"}
+               "vo": "inside heads: VO", "residual": "residual stream", "experts": "experts (with router rows)"}
 CLASS_LABELS = {"perm": "permutation", "scaled_perm": "scaled permutation", "orthogonal": "orthogonal",
                 "invertible": "invertible", "rescale": "QK rescaling", "rotary": "rotary (per frequency pair)",
                 "orthogonal+rescale": "orthogonal + rescaling"}
@@ -167,6 +167,9 @@ def toggle_grid(spec: SymmetrySpec, default: str = "permutations", prefix: str =
     chosen: dict[str, str] = {}
     reasons: list[str] = []
     for kind in KINDS:
+        if kind not in spec.kinds():  # a component this architecture does not have (experts, outside a MoE)
+            chosen[kind] = "none"
+            continue
         refusals = spec.kind_refusals(kind)
         row = st.columns(widths)
         spaces = spec.spaces_of_kind(kind)

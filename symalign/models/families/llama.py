@@ -104,9 +104,10 @@ def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch
     return token_inputs(config.vocab_size, config.max_position_embeddings, n, generator)
 
 
-def check_config(config, own_head_dim: bool = False) -> None:
+def check_config(config, own_head_dim: bool = False, experts: bool = False) -> None:
     """Refuse, in one line each, the Llama-shaped layouts whose symmetries this spec does not describe.
-    `own_head_dim`: the family reads config.head_dim (Qwen3), so it need not be width / heads."""
+    `own_head_dim`: the family reads config.head_dim (Qwen3), so it need not be width / heads; `experts`: the
+    family is a mixture of experts (Mixtral), whose expert count is not a refusal."""
     def refuse(what: str) -> None:
         raise ModelLoadError(f"unsupported {config.model_type} layout: {what}")
 
@@ -117,7 +118,7 @@ def check_config(config, own_head_dim: bool = False) -> None:
         refuse(f"sliding-window attention (sliding_window={config.sliding_window}); symalign supports full "
                "attention in every layer")
     for key in ("num_local_experts", "num_experts", "n_routed_experts"):
-        if getattr(config, key, None):
+        if getattr(config, key, None) and not experts:
             refuse(f"mixture of experts ({key}={getattr(config, key)}): expert routing has symmetries of its own")
     if getattr(config, "pretraining_tp", 1) not in (1, None):
         refuse(f"tensor-parallel emulation (pretraining_tp={config.pretraining_tp}); set it to 1")

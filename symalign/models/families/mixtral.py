@@ -1,0 +1,101 @@
+"""Mixtral (MixtralForCausalLM): Llama's attention with a mixture of experts in place of the MLP: a
+router (`mlp.gate`, one row per expert) picks each token's top-k experts, each a SwiGLU MLP (transformers
+5 stores them fused: `experts.gate_up_proj` [E, 2·m, d], `experts.down_proj` [E, d, m]).
+
+The symmetry the anchors never align: the experts of a layer can be reordered together with the router's
+rows (the top-k choice and its weights follow them), and inside each expert its MLP units permute on their
+own. So a layer has an `experts` space (kind experts: permutations only) and its `mlp` space is batched
+by it, one permutation per expert, as per-head maps are batched by heads. Weight matching pairs experts
+by a cost no unit permutation changes (`symalign.match.experts`), then solves each expert's units; the
+router's rows and every expert's tensors move with the expert. The canonical form folds the MLP's
+RMSNorm gains into the router as well as into the experts (all three read it)."""
+
+from __future__ import annotations
+
+from symalign.models.families.llama import BLOCK as LLAMA_BLOCK
+from symalign.models.families.llama import FINAL_NORM, OUTER, OUTER_ROWS, ROWS
+from symalign.models.families.llama import check_config as llama_check
+from symalign.models.family import Family, check_tied, token_inputs, untied_config
+from symalign.models.layout import Dims, expert_spaces
+from symalign.models.weight_map import adapters, layer_rows
+
+# router [E, d]; gate, up [E, m, d]; down [E, d, m]
+EXPERTS = {
+    "mlp.router.weight": ("experts:co", "residual:contra"),
+    "mlp.gate.weight": ("experts:co", "mlp:co", "residual:contra"),
+    "mlp.up.weight": ("experts:co", "mlp:co", "residual:contra"),
+    "mlp.proj.weight": ("experts:co", "residual:co", "mlp:contra"),
+}
+BLOCK = {k: v for k, v in LLAMA_BLOCK.items() if not k.startswith("mlp.")} | EXPERTS
+NORM_READERS = {"ln1": ("attn.q", "attn.k", "attn.v"), "ln2": ("mlp.router", "mlp.gate", "mlp.up")}
+EXPERT_ROWS = layer_rows("model.layers.{i}.", {
+    "mlp.router.weight": "mlp.gate.weight",
+    "mlp.gate.weight": ("mlp.experts.gate_up_proj", "e (two m) d -> two e m d", 0),
+    "mlp.up.weight": ("mlp.experts.gate_up_proj", "e (two m) d -> two e m d", 1),
+    "mlp.proj.weight": "mlp.experts.down_proj",
+})
+LAYER_ROWS = [(ROWS | EXPERT_ROWS)[name] for name in BLOCK]
+
+
+def dims(config) -> Dims:
+    return Dims(config.num_hidden_layers, config.num_attention_heads, config.hidden_size, config.intermediate_size,
+                config.hidden_act, n_kv_head=config.num_key_value_heads or config.num_attention_heads, norm="rmsnorm",
+                rotary_dims=config.hidden_size // config.num_attention_heads, gated=True,
+                n_experts=config.num_local_experts)
+
+
+to_logical, from_logical = adapters(lambda config: OUTER_ROWS + LAYER_ROWS, dims,
+                                    lambda t, config: check_tied(t, config, "Mixtral"))
+
+
+def check_config(config) -> None:
+    llama_check(config, experts=True)
+
+
+def tiny_config(*, layers: int = 2, width: int = 32, heads: int = 4, mlp: int | None = None, tied: bool = False,
+                vocab: int = 61, context: int = 32, kv_heads: int | None = None, experts: int = 4, top_k: int = 2,
+                **other_families_options):
+    """`experts` per layer, each token routed to `top_k` of them."""
+    from transformers import MixtralConfig
+
+    return MixtralConfig(num_hidden_layers=layers, hidden_size=width, num_attention_heads=heads,
+                         num_key_value_heads=kv_heads or heads, intermediate_size=mlp or 2 * width, hidden_act="silu",
+                         vocab_size=vocab, max_position_embeddings=context, tie_word_embeddings=tied,
+                         num_local_experts=experts, num_experts_per_tok=top_k, sliding_window=None, bos_token_id=0,
+                         eos_token_id=0, pad_token_id=0, architectures=["MixtralForCausalLM"])
+
+
+def test_configs(rng, n: int) -> list:
+    """Experts 2-4, top-1 or top-2 routing, grouped queries, tied or untied."""
+    out = []
+    for _ in range(n):
+        heads = rng.choice([2, 4])
+        experts = rng.choice([2, 3, 4])
+        out.append(tiny_config(layers=rng.choice([1, 2]), width=heads * rng.choice([4, 8]), heads=heads,
+                               kv_heads=rng.choice([h for h in (1, 2, 4) if h <= heads]), mlp=rng.choice([8, 12]),
+                               tied=rng.random() < 0.3, experts=experts, top_k=rng.choice([1, 2])))
+    return out
+
+
+MIXTRAL = Family(
+    name="mixtral",
+    model_type="mixtral",
+    hf_class_name="MixtralForCausalLM",
+    outer_tags=OUTER,
+    dims=dims,
+    to_logical=to_logical,
+    from_logical=from_logical,
+    weight_map=lambda config: OUTER_ROWS + LAYER_ROWS,
+    canonical_config=untied_config,
+    random_inputs=lambda config, n, g: token_inputs(config.vocab_size, config.max_position_embeddings, n, g),
+    check_config=check_config,
+    spaces=expert_spaces,
+    # no MLP or head hook points: activation matching of experts is not built (each sees only its tokens)
+    hook_points={},
+    block=BLOCK,
+    final_norm=FINAL_NORM,
+    norm_readers=NORM_READERS,
+    context=lambda config: config.max_position_embeddings,
+    tiny=tiny_config,
+    test_configs=test_configs,
+)
