@@ -168,7 +168,6 @@ def toggle_grid(spec: SymmetrySpec, default: str = "permutations", prefix: str =
     reasons: list[str] = []
     for kind in KINDS:
         if kind not in spec.kinds():  # a component this architecture does not have (experts, outside a MoE)
-            chosen[kind] = "none"
             continue
         refusals = spec.kind_refusals(kind)
         row = st.columns(widths)
