@@ -52,6 +52,7 @@ def plan_checks(config, n_models: int = 2) -> None:
 
 
 def cmd_align(args) -> None:
+    from symalign.match.learned_hint import learned_hint
     from symalign.match.stop_hint import stop_hint
     from symalign.runs.execute import align_run, align_summary
 
@@ -76,8 +77,16 @@ def cmd_align(args) -> None:
           f"{r.distance_after:.3f} in {r.sweeps_run} sweeps, {r.seconds:.1f} s; "
           f"same function as B (max |Δlogit| {r.function_gap_vs_b:.1e})")
     if summary.get("stopped"):
-        print(f"weight matching stopped: {summary['stopped']}")
+        start = " (learned matching's start)" if r.learned_summary is not None else ""
+        print(f"weight matching{start} stopped: {summary['stopped']}")
         hint = stop_hint(r.sweeps)
+        if hint:
+            print(f"  {hint}")
+    if r.learned_summary is not None and r.learned_summary.steps:
+        s = r.learned_summary
+        print(f"{args.method} matching: {s.steps} steps ({s.stopped}); path check {s.start_check:.4f} -> "
+              f"{s.best_check:.4f} (best at step {s.best_step})")
+        hint = learned_hint(r.learned, s)
         if hint:
             print(f"  {hint}")
     for h in r.barrier_per_sweep:
