@@ -152,3 +152,14 @@ def test_a_mixture_of_experts_refuses_activation_matching_and_other_families_hid
     assert "experts" not in spec_of(random_model(tiny_config("llama"), seed=0)).kinds()
     refusal = spec_of(a).spaces["layer.0.experts"].refusals["orthogonal"]
     assert "router rows" in refusal
+
+
+def test_experts_follow_the_mlp_class_unless_named():
+    spec = spec_of(random_model(tiny_config("mixtral"), seed=0))
+    assert spec.with_experts({"mlp": "perm"})["experts"] == "perm"
+    assert spec.with_experts({"mlp": "none"})["experts"] == "none"
+    assert spec.with_experts({"mlp": "perm", "experts": "none"})["experts"] == "none"
+    dense = spec_of(random_model(tiny_config("llama"), seed=0))
+    assert dense.with_experts({"mlp": "perm"}) == {"mlp": "perm"}
+    config = AlignConfig(method="weight", preset="permutations").for_spec(spec)
+    assert config.classes["experts"] == "perm" and "experts" not in AlignConfig(preset="all").classes

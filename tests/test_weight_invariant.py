@@ -55,7 +55,7 @@ def planted(family: str, classes: dict, noise: float, seed: int = 0):
     """(A canonical, noisy T(A), the classes fitted to the spec, the clean T(A))."""
     a = canonicalize(random_model(tiny_config(family, **FAMILIES[family]), seed=seed))
     spec = spec_of(a)
-    active = {k: c for k, c in spec.fit(classes).items() if c != "none"}
+    active = {k: c for k, c in spec.with_experts(spec.fit(classes)).items() if c != "none"}
     clean = transformed(a, random_transform(spec, active, seed=seed + 11))
     return a, noisy(clean, noise, seed + 23), active, clean
 

@@ -9,7 +9,7 @@ from symalign.data.defaults import learned_defaults
 from symalign.errors import SymalignError
 from symalign.match.matchers import all_options, matcher, options_of
 from symalign.match.options import declared_default
-from symalign.symmetry.spec import KINDS
+from symalign.symmetry.spec import DENSE_KINDS
 
 # Precisions a written checkpoint may take (`auto`: the input's own; symalign.models.io maps the names).
 EXPORT_DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -17,17 +17,15 @@ DEFAULT_CLASSES = {"mlp": "perm", "heads": "perm", "qk": "none", "vo": "none", "
 # Named class choices (the app's preset buttons, `--classes all` on the command line).
 CLASS_PRESETS: dict[str, dict[str, str]] = {
     "none": {},
-    "permutations": {"mlp": "perm", "heads": "perm", "experts": "perm"},
-    "all": {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal", "residual": "orthogonal",
-            "experts": "perm"},
+    "permutations": {"mlp": "perm", "heads": "perm"},
+    "all": {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal", "residual": "orthogonal"},
     # permutations in place of every orthogonal map: Theus et al.'s permutation-only setting (their §B.1, Table 1's
     # "Learned matching (permutation only)", Fig. 6's permutation series) and TransFusion's classes
-    "all-perm": {"mlp": "perm", "heads": "perm", "qk": "perm", "vo": "perm", "residual": "perm", "experts": "perm"},
+    "all-perm": {"mlp": "perm", "heads": "perm", "qk": "perm", "vo": "perm", "residual": "perm"},
     # every symmetry the architecture has: general invertible maps inside heads (GL(d_head) for QK and VO).
     # Learned matching gains from it (docs/matching.md, issue #29); weight matching's least-squares fit of
     # invertible maps brings weights together, not functions, so `all` keeps rotations there.
-    "full": {"mlp": "perm", "heads": "perm", "qk": "invertible", "vo": "invertible", "residual": "orthogonal",
-             "experts": "perm"},
+    "full": {"mlp": "perm", "heads": "perm", "qk": "invertible", "vo": "invertible", "residual": "orthogonal"},
 }
 
 
@@ -45,7 +43,7 @@ PRESET_HELP: dict[str, str] = {
 
 def preset_classes(name: str) -> dict[str, str]:
     """A preset as a class for every kind (the kinds it leaves out: none)."""
-    return {kind: "none" for kind in KINDS} | CLASS_PRESETS[name]
+    return {kind: "none" for kind in DENSE_KINDS} | CLASS_PRESETS[name]
 
 
 @dataclass
@@ -138,11 +136,12 @@ class AlignConfig:
         from symalign.match.layers import classes_for_layers, frozen_spaces
 
         config = self
-        if self.preset is not None or self.layers:
+        if self.preset is not None or self.layers or spec.with_experts(self.classes) != self.classes:
             config = copy.copy(self)  # not dataclasses.replace: __post_init__ would reset the preset's classes
             config.classes = spec.fit(self.classes) if self.preset is not None else dict(self.classes)
-            config.classes = classes_for_layers(config.classes, self.layers, self.preset is not None)
-            frozen_spaces(spec, self.layers)  # a block the model does not have is refused here, in one line
+            config.classes = spec.with_experts(classes_for_layers(config.classes, self.layers, self.preset is not None))
+            if self.layers:
+                frozen_spaces(spec, self.layers)  # a block the model does not have is refused here, in one line
         spec.check_classes(config.classes)
         return config
 

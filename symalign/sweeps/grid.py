@@ -23,7 +23,7 @@ from symalign.errors import SymalignError
 from symalign.match.config import CLASS_PRESETS
 from symalign.match.matchers import matcher, method_names
 from symalign.match.options import LAMBDA_SAMPLERS, RESIDUAL_STRATEGIES, Option
-from symalign.symmetry.spec import KINDS
+from symalign.symmetry.spec import DENSE_KINDS
 
 # Theus et al.'s Table 1 rows, with the ablations in between (Zhang et al.: rotations beat
 # permutations alone): each row is (name, method, class preset[, options]).
@@ -210,7 +210,7 @@ def parse_classes(value, where: str) -> tuple[tuple[str, str], ...]:
         value = CLASS_PRESETS[value]
     if not isinstance(value, dict):
         raise SymalignError(f"{where}: classes must be a preset name or a table of kind = class")
-    full = {kind: "none" for kind in KINDS} | {str(k): str(v) for k, v in value.items()}
+    full = {kind: "none" for kind in DENSE_KINDS} | {str(k): str(v) for k, v in value.items()}
     return tuple(sorted(full.items()))
 
 

@@ -65,8 +65,9 @@ def row_classes(cell: Cell) -> dict[str, str]:
     a preset row drops its residual map (symalign.match.layers); a written one is refused."""
     from symalign.match.layers import classes_for_layers
 
-    classes = _spec(cell.a).fit(cell.row.class_dict) if cell.row.fits else cell.row.class_dict
-    return classes_for_layers(classes, dict(cell.row.options).get("layers"), preset=cell.row.fits)
+    spec = _spec(cell.a)
+    classes = spec.fit(cell.row.class_dict) if cell.row.fits else cell.row.class_dict
+    return spec.with_experts(classes_for_layers(classes, dict(cell.row.options).get("layers"), preset=cell.row.fits))
 
 
 def _config(cell: Cell, grid: Grid, data: str):

@@ -22,6 +22,9 @@ CLASSES: tuple[str, ...] = ("perm", "scaled_perm", "orthogonal", "invertible", "
 # class asked for on (under RoPE, `full`'s invertible QK maps become rotary ones).
 WIDEST: tuple[str, ...] = ("invertible", "orthogonal", "rotary", "rescale", "perm", "none")
 KINDS: tuple[str, ...] = ("mlp", "heads", "qk", "vo", "residual", "experts")
+# What a dense model has: presets, defaults and sweep tables name these; `experts` (a mixture of experts) is left
+# out of them and follows the MLP's class where the model has experts (SymmetrySpec.with_experts).
+DENSE_KINDS: tuple[str, ...] = KINDS[:5]
 POSITIVELY_HOMOGENEOUS = frozenset({"relu", "leaky_relu"})
 
 
@@ -98,6 +101,14 @@ class SymmetrySpec:
         """Refusal reasons shared by every space of a kind (what a per-kind toggle shows)."""
         spaces = self.spaces_of_kind(kind)
         return dict(spaces[0].refusals) if spaces else {c: "this architecture has no such component" for c in CLASSES}
+
+    def with_experts(self, classes: dict[str, str]) -> dict[str, str]:
+        """`classes` with the experts' class filled in on a mixture of experts when it is not named: permuted
+        when the MLP's units are (to permute MLP units is, where a layer has several MLPs, to pair them
+        first), else left in place. A dense model's classes come back as they are."""
+        if "experts" in classes or not self.spaces_of_kind("experts"):
+            return classes
+        return {**classes, "experts": "perm" if classes.get("mlp") in ("perm", "scaled_perm") else "none"}
 
     def check_classes(self, classes: dict[str, str]) -> None:
         """Refuse a per-kind class choice that any space of that kind does not admit."""

@@ -129,7 +129,7 @@ def _exclusive(kind: str, cls: str, prefix: str = "") -> None:
 
 
 def apply_preset(name: str, spec: SymmetrySpec, prefix: str = "") -> None:
-    chosen = spec.fit(preset_classes(name))  # e.g. RoPE: rotary QK maps for `all`
+    chosen = spec.with_experts(spec.fit(preset_classes(name)))  # e.g. RoPE: rotary QK maps for `all`
     for kind in KINDS:
         for cls in CLASSES:
             key = _toggle_key(kind, cls, prefix)
