@@ -94,3 +94,19 @@ def test_size_limits_hold_for_the_upload_and_for_what_a_zip_unpacks_to(tmp_path)
     with pytest.raises(UploadError, match="unpacks to"):
         import_upload([("bomb.zip", bomb)], tmp_path / "m", max_bytes=100_000)
     assert left_behind(tmp_path / "m") == []
+
+
+@pytest.mark.parametrize("family", ["qwen3", "phi3", "gemma2", "opt", "distilbert", "mixtral"])
+def test_a_checkpoint_of_each_new_family_uploads_and_computes_the_same_function(family, tmp_path):
+    """Issue #72: what users train today (Qwen3, Phi-3, Gemma 2, OPT, DistilBERT, Mixtral) uploads as a zip
+    of save_pretrained's files and loads as its own family."""
+    from symalign.models import save_model
+    from symalign.models.tiny import random_model, tiny_config
+
+    original = random_model(tiny_config(family), seed=0)
+    save_model(original, tmp_path / "saved")
+    data = zipped({f"mine/{p.name}": p.read_bytes() for p in (tmp_path / "saved").iterdir()})
+    imported = load_model(import_upload([(f"my-{family}.zip", data)], tmp_path / "models"))
+    assert imported.family.name == original.family.name
+    x = random_inputs(original, 2)
+    assert torch.allclose(outputs(original, x), outputs(imported, x), atol=1e-5)
