@@ -45,6 +45,16 @@ def token_inputs(vocab_size: int, context: int, n: int, generator: torch.Generat
     return {"input_ids": torch.randint(0, vocab_size, (n, min(context, 16)), generator=generator)}
 
 
+def positions(config: Any) -> int:
+    """A text model's context: max_position_embeddings, or GPT-2's n_positions."""
+    return getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", 0)
+
+
+def causal_inputs(config: Any, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
+    """What a decoder's function checks read: random token ids within its vocabulary and context."""
+    return token_inputs(config.vocab_size, positions(config), n, generator)
+
+
 def varied_configs(tiny: Callable[..., Any], rng, n: int, activations: list[str]) -> list:
     """n small configs of a pre-LN family (GPT-2, ViT): layers, heads, widths, MLP sizes, activations,
     tied or untied head, with or without q/k/v biases (each family reads the options it has)."""
@@ -69,8 +79,10 @@ class Family:
     dims: Callable[[Any], Dims]
     to_logical: Callable[[Tensors, Any], Tensors]
     from_logical: Callable[[Tensors, Any], Tensors]
-    canonical_config: Callable[[Any], Any]
-    random_inputs: Callable[[Any, int, torch.Generator], dict[str, torch.Tensor]]
+    # The config of the canonical form (a decoder's head is untied from its embedding) and the random inputs a
+    # function check feeds; a decoder LM's by default.
+    canonical_config: Callable[[Any], Any] = field(default=untied_config)
+    random_inputs: Callable[[Any, int, torch.Generator], dict[str, torch.Tensor]] = field(default=causal_inputs)
     check_config: Callable[[Any], None] = field(default=lambda config: None)
     # Hugging Face module names ({i} = layer) whose *inputs* are the MLP hidden units and the
     # concatenated head outputs, and whose outputs hold q|k (activation matching hooks them).
@@ -98,7 +110,7 @@ class Family:
     @property
     def key(self) -> str:
         return f"{self.model_type}-{self.variant}" if self.variant else self.model_type
-    context: Callable[[Any], int] = field(default=lambda config: getattr(config, "n_positions", 0))
+    context: Callable[[Any], int] = field(default=positions)
     # Small models of the family (tests, `symalign init`): `tiny(**options)` takes symalign.models.tiny's
     # keywords (those of other families are ignored); `test_configs(rng, n)` draws n varied small configs
     # covering what the family can vary (biases, ties, activations, grouped queries, ...).

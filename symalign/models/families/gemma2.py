@@ -14,8 +14,8 @@ map leaves unchanged; the sliding window is a mask over positions, which no weig
 from __future__ import annotations
 
 from symalign.errors import ModelLoadError
-from symalign.models.families.llama import BLOCK, FINAL_NORM, NORM_READERS, OUTER, OUTER_ROWS, ROWS
-from symalign.models.family import Family, check_tied, token_inputs
+from symalign.models.families.llama import BLOCK, FINAL_NORM, HOOK_POINTS, NORM_READERS, OUTER, OUTER_ROWS, ROWS
+from symalign.models.family import Family, check_tied
 from symalign.models.layout import Dims, grouped_attention_spaces
 from symalign.models.weight_map import adapters, layer_rows
 
@@ -101,15 +101,12 @@ GEMMA2 = Family(
     from_logical=from_logical,
     weight_map=lambda config: OUTER_ROWS + LAYER_ROWS,
     canonical_config=lambda config: config,  # nothing to fold (the residual admits permutations only)
-    random_inputs=lambda config, n, g: token_inputs(config.vocab_size, config.max_position_embeddings, n, g),
     check_config=check_config,
     spaces=grouped_attention_spaces,
-    hook_points={"mlp": "model.layers.{i}.mlp.down_proj", "heads": "model.layers.{i}.self_attn.o_proj",
-                 "q": "model.layers.{i}.self_attn.q_proj", "k": "model.layers.{i}.self_attn.k_proj"},
+    hook_points=HOOK_POINTS,
     block=BLOCK | SANDWICH,
     final_norm=FINAL_NORM,
     norm_readers=NORM_READERS,
-    context=lambda config: config.max_position_embeddings,
     tiny=tiny_config,
     test_configs=test_configs,
 )

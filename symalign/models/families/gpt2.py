@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import torch
-
 from symalign.errors import ModelLoadError
-from symalign.models.family import Family, check_tied, token_inputs, untied_config, varied_configs
+from symalign.models.family import Family, check_tied, varied_configs
 from symalign.models.layout import Dims
 from symalign.models.weight_map import Row, adapters, layer_rows
 
@@ -40,10 +38,6 @@ ROWS = [Row("embed.token", "transformer.wte.weight"), Row("embed.position", "tra
 to_logical, from_logical = adapters(lambda config: ROWS, dims, lambda t, config: check_tied(t, config, "GPT-2"))
 
 
-def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
-    return token_inputs(config.vocab_size, config.n_positions, n, generator)
-
-
 def check_config(config) -> None:
     if getattr(config, "add_cross_attention", False):
         raise ModelLoadError("GPT-2 with cross-attention is not supported (its encoder stream has its own symmetries)")
@@ -73,8 +67,6 @@ GPT2 = Family(
     to_logical=to_logical,
     weight_map=lambda config: ROWS,
     from_logical=from_logical,
-    canonical_config=untied_config,
-    random_inputs=random_inputs,
     check_config=check_config,
     hook_points={"mlp": "transformer.h.{i}.mlp.c_proj", "heads": "transformer.h.{i}.attn.c_proj",
                  "qkv": "transformer.h.{i}.attn.c_attn"},

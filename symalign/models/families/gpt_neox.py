@@ -9,10 +9,8 @@ orthogonal map on the dimensions RoPE leaves alone) and general QK maps are refu
 
 from __future__ import annotations
 
-import torch
-
 from symalign.errors import ModelLoadError
-from symalign.models.family import Family, check_tied, token_inputs, untied_config
+from symalign.models.family import Family, check_tied
 from symalign.models.layout import BLOCK, Dims
 from symalign.models.weight_map import Row, adapters, layer_rows
 
@@ -69,10 +67,6 @@ def rows(config) -> list[Row]:
 to_logical, from_logical = adapters(rows, dims, lambda t, config: check_tied(t, config, "GPT-NeoX"))
 
 
-def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
-    return token_inputs(config.vocab_size, config.max_position_embeddings, n, generator)
-
-
 def check_config(config) -> None:
     """Refuse, in one line each, the GPT-NeoX layouts whose symmetries this spec does not describe."""
     heads = config.num_attention_heads
@@ -119,14 +113,11 @@ GPT_NEOX = Family(
     to_logical=to_logical,
     weight_map=rows,
     from_logical=from_logical,
-    canonical_config=untied_config,
-    random_inputs=random_inputs,
     check_config=check_config,
     hook_points={"mlp": "gpt_neox.layers.{i}.mlp.dense_4h_to_h", "heads": "gpt_neox.layers.{i}.attention.dense",
                  "qkv": "gpt_neox.layers.{i}.attention.query_key_value"},
     fused_qkv="per-head",
     block=block,
-    context=lambda config: config.max_position_embeddings,
     tiny=tiny_config,
     test_configs=test_configs,
 )

@@ -8,10 +8,8 @@ RMSNorm, RoPE and SwiGLU break. Matchers, barriers and the app read the same spe
 
 from __future__ import annotations
 
-import torch
-
 from symalign.errors import ModelLoadError
-from symalign.models.family import Family, check_tied, token_inputs, untied_config
+from symalign.models.family import Family, check_tied
 from symalign.models.layout import Dims, grouped_attention_spaces
 from symalign.models.weight_map import Row, adapters, layer_rows
 
@@ -100,10 +98,6 @@ def rows(config) -> list[Row]:
 to_logical, from_logical = adapters(rows, dims, lambda t, config: check_tied(t, config, "Llama"))
 
 
-def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
-    return token_inputs(config.vocab_size, config.max_position_embeddings, n, generator)
-
-
 def check_config(config, own_head_dim: bool = False, experts: bool = False) -> None:
     """Refuse, in one line each, the Llama-shaped layouts whose symmetries this spec does not describe.
     `own_head_dim`: the family reads config.head_dim (Qwen3), so it need not be width / heads; `experts`: the
@@ -171,6 +165,9 @@ def _tiny(model_type: str, config_class: str):
     return tiny_config, test_configs
 
 
+# Modules whose inputs are the MLP units and head outputs, whose outputs are q and k (Qwen3, Gemma 2 share them)
+HOOK_POINTS = {"mlp": "model.layers.{i}.mlp.down_proj", "heads": "model.layers.{i}.self_attn.o_proj",
+               "q": "model.layers.{i}.self_attn.q_proj", "k": "model.layers.{i}.self_attn.k_proj"}
 HF_CLASSES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "qwen2": "Qwen2ForCausalLM"}
 CONFIG_CLASSES = {"llama": "LlamaConfig", "mistral": "MistralConfig", "qwen2": "Qwen2Config"}
 
@@ -186,17 +183,13 @@ def _family(model_type: str, hf_class_name: str) -> Family:
         to_logical=to_logical,
         weight_map=rows,
         from_logical=from_logical,
-        canonical_config=untied_config,
-        random_inputs=random_inputs,
         check_config=check_config,
         spaces=grouped_attention_spaces,
-        hook_points={"mlp": "model.layers.{i}.mlp.down_proj", "heads": "model.layers.{i}.self_attn.o_proj",
-                     "q": "model.layers.{i}.self_attn.q_proj", "k": "model.layers.{i}.self_attn.k_proj"},
+        hook_points=HOOK_POINTS,
         block=block,
         final_norm=FINAL_NORM,
         norm_readers=NORM_READERS,
         task="causal-lm",
-        context=lambda config: config.max_position_embeddings,
         tiny=tiny,
         test_configs=tests,
     )

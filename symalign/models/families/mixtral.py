@@ -15,7 +15,7 @@ from __future__ import annotations
 from symalign.models.families.llama import BLOCK as LLAMA_BLOCK
 from symalign.models.families.llama import FINAL_NORM, OUTER, OUTER_ROWS, ROWS
 from symalign.models.families.llama import check_config as llama_check
-from symalign.models.family import Family, check_tied, token_inputs, untied_config
+from symalign.models.family import Family, check_tied
 from symalign.models.layout import Dims, expert_spaces
 from symalign.models.weight_map import adapters, layer_rows
 
@@ -86,8 +86,6 @@ MIXTRAL = Family(
     to_logical=to_logical,
     from_logical=from_logical,
     weight_map=lambda config: OUTER_ROWS + LAYER_ROWS,
-    canonical_config=untied_config,
-    random_inputs=lambda config, n, g: token_inputs(config.vocab_size, config.max_position_embeddings, n, g),
     check_config=check_config,
     spaces=expert_spaces,
     # no MLP or head hook points: activation matching of experts is not built (each sees only its tokens)
@@ -95,7 +93,6 @@ MIXTRAL = Family(
     block=BLOCK,
     final_norm=FINAL_NORM,
     norm_readers=NORM_READERS,
-    context=lambda config: config.max_position_embeddings,
     tiny=tiny_config,
     test_configs=test_configs,
 )

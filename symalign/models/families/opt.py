@@ -11,7 +11,7 @@ without LayerNorm gains (`enable_bias=False`, `layer_norm_elementwise_affine=Fal
 from __future__ import annotations
 
 from symalign.errors import ModelLoadError
-from symalign.models.family import Family, check_tied, token_inputs, untied_config
+from symalign.models.family import Family, check_tied
 from symalign.models.layout import Dims
 from symalign.models.weight_map import Row, adapters, layer_rows
 
@@ -110,13 +110,10 @@ OPT = Family(
     to_logical=to_logical,
     weight_map=rows,
     from_logical=from_logical,
-    canonical_config=untied_config,
-    random_inputs=lambda config, n, g: token_inputs(config.vocab_size, config.max_position_embeddings, n, g),
     check_config=check_config,
     hook_points={"mlp": "model.decoder.layers.{i}.fc2", "heads": "model.decoder.layers.{i}.self_attn.out_proj",
                  "q": "model.decoder.layers.{i}.self_attn.q_proj", "k": "model.decoder.layers.{i}.self_attn.k_proj"},
     final_norm_readers=lambda config: ("head.project",) if projected(config) else ("head",),
-    context=lambda config: config.max_position_embeddings,
     tiny=tiny_config,
     test_configs=test_configs,
 )

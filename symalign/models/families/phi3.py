@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from symalign.models.families.llama import BLOCK, FINAL_NORM, NORM_READERS, OUTER, OUTER_ROWS
 from symalign.models.families.llama import check_config as llama_check
-from symalign.models.family import Family, check_tied, token_inputs, untied_config
+from symalign.models.family import Family, check_tied
 from symalign.models.layout import Dims, grouped_attention_spaces
 from symalign.models.weight_map import adapters, layer_rows
 
@@ -85,8 +85,6 @@ PHI3 = Family(
     to_logical=to_logical,
     weight_map=lambda config: ROWS,
     from_logical=from_logical,
-    canonical_config=untied_config,
-    random_inputs=lambda config, n, g: token_inputs(config.vocab_size, config.max_position_embeddings, n, g),
     check_config=check_config,
     spaces=grouped_attention_spaces,
     hook_points={"mlp": "model.layers.{i}.mlp.down_proj", "heads": "model.layers.{i}.self_attn.o_proj",
@@ -95,7 +93,6 @@ PHI3 = Family(
     block=BLOCK,
     final_norm=FINAL_NORM,
     norm_readers=NORM_READERS,
-    context=lambda config: config.max_position_embeddings,
     tiny=tiny_config,
     test_configs=test_configs,
 )

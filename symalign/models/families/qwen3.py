@@ -14,9 +14,9 @@ Llama's: RMSNorm, orthogonal maps once its gains are absorbed."""
 
 from __future__ import annotations
 
-from symalign.models.families.llama import BIASES, BLOCK, FINAL_NORM, NORM_READERS, OUTER, OUTER_ROWS, ROWS
+from symalign.models.families.llama import BIASES, BLOCK, FINAL_NORM, HOOK_POINTS, NORM_READERS, OUTER, OUTER_ROWS, ROWS
 from symalign.models.families.llama import check_config as llama_check
-from symalign.models.family import Family, check_tied, token_inputs, untied_config
+from symalign.models.family import Family, check_tied
 from symalign.models.layout import Dims, grouped_attention_spaces
 from symalign.models.weight_map import Row, adapters, layer_rows
 
@@ -89,16 +89,12 @@ QWEN3 = Family(
     to_logical=to_logical,
     weight_map=rows,
     from_logical=from_logical,
-    canonical_config=untied_config,
-    random_inputs=lambda config, n, g: token_inputs(config.vocab_size, config.max_position_embeddings, n, g),
     check_config=check_config,
     spaces=grouped_attention_spaces,
-    hook_points={"mlp": "model.layers.{i}.mlp.down_proj", "heads": "model.layers.{i}.self_attn.o_proj",
-                 "q": "model.layers.{i}.self_attn.q_proj", "k": "model.layers.{i}.self_attn.k_proj"},
+    hook_points=HOOK_POINTS,
     block=block,
     final_norm=FINAL_NORM,
     norm_readers=NORM_READERS,
-    context=lambda config: config.max_position_embeddings,
     tiny=tiny_config,
     test_configs=test_configs,
 )
