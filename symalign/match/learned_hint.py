@@ -1,8 +1,9 @@
 """After a learned run that used all its steps: whether its check was still falling when it stopped.
 
 The stall rule ends a run whose check has stopped improving; a run that reaches `--steps` first may
-have had more to give. Issue #74's code pair closed 94.0% of its barrier at 300 steps, more at 600 and
-more again at 3,000 (docs/matching.md): a user at the default could not tell from the output. So the run
+have had more to give. Issue #74's code pair closed 94.0% of its barrier at 300 steps, 94.4% at the
+600-step default and 96.9% in 1,450 steps with `--classes full` (docs/matching.md): a user at the
+default could not tell from the output. So the run
 says when the check improved by a real share of the run's whole gain over its last third, and which
 command goes on, instead of choosing a longer default for every pair."""
 
@@ -11,7 +12,10 @@ from __future__ import annotations
 from symalign.match.results import LearnedStep, LearnedSummary
 
 TAIL = 1 / 3  # the last third of the steps
-STILL_FALLING = 0.05  # a share of the run's whole gain (start check − best check) the last third still brought
+# A share of the run's whole gain (start check − best check) the last third still brought. Issue #74's pair: 5.2% at
+# 300 steps and 4.6% at the 600-step default, and a 1,500-step run (--classes full) went on from 94.4% closed to
+# 96.9%; so 2%, which the 600-step run passes.
+STILL_FALLING = 0.02
 
 
 def still_falling(history: list[LearnedStep], summary: LearnedSummary) -> tuple[float, float] | None:
