@@ -18,6 +18,7 @@ from symalign.models.layout import (
     attention_spaces,
     build_spec,
 )
+from symalign.models.weight_map import adapters
 from symalign.symmetry.spec import Space, SymmetrySpec
 
 Tensors = dict[str, torch.Tensor]
@@ -77,8 +78,10 @@ class Family:
     # The embedding and head rows; a function of the config where they vary (OPT's project_in/out).
     outer_tags: dict[str, tuple[str | None, ...]] | Callable[[Any], dict]
     dims: Callable[[Any], Dims]
-    to_logical: Callable[[Tensors, Any], Tensors]
-    from_logical: Callable[[Tensors, Any], Tensors]
+    # Hugging Face names <-> logical tensors: read from `weight_map` both ways when not given (a family with
+    # something the rows cannot say, ViT's absent q/k/v biases, passes its own pair).
+    to_logical: Callable[[Tensors, Any], Tensors] | None = None
+    from_logical: Callable[[Tensors, Any], Tensors] | None = None
     # The config of the canonical form (a decoder's head is untied from its embedding) and the random inputs a
     # function check feeds; a decoder LM's by default.
     canonical_config: Callable[[Any], Any] = field(default=untied_config)
@@ -87,9 +90,12 @@ class Family:
     # Hugging Face module names ({i} = layer) whose *inputs* are the MLP hidden units and the
     # concatenated head outputs, and whose outputs hold q|k (activation matching hooks them).
     hook_points: dict[str, str] = field(default_factory=dict)
-    # The weight map's rows of a config (symalign.models.weight_map), for `symalign inspect --layout`;
-    # None for a family with a hand-written to_logical/from_logical pair.
+    # The weight map's rows of a config (symalign.models.weight_map): the adapters above when they are not
+    # given, and `symalign inspect --layout`; None for a family with a hand-written pair.
     weight_map: Callable[[Any], list] | None = None
+    # How messages name the family ("GPT-2"; the registry name when empty): a tied head that no longer
+    # equals its embedding is refused in its words.
+    title: str = ""
     # A fused `qkv` hook point's output order (symalign.models.fused: "blocks" or "per-head").
     fused_qkv: str = "blocks"
     # The block's tag rows, the final norm's, and which norm feeds which readers (canonical form).
@@ -106,6 +112,15 @@ class Family:
     # Another head on a model type that has one already (BERT's sequence classifier beside its masked-LM
     # family): its registry key is MODEL_TYPE-VARIANT, and the config's `architectures` picks it.
     variant: str = ""
+
+    def __post_init__(self) -> None:
+        if self.to_logical is None or self.from_logical is None:
+            if self.weight_map is None:
+                raise ValueError(f"family {self.name}: give a weight_map or both to_logical and from_logical")
+            read, write = adapters(self.weight_map, self.dims,
+                                   lambda t, config: check_tied(t, config, self.title or self.name))
+            object.__setattr__(self, "to_logical", self.to_logical or read)
+            object.__setattr__(self, "from_logical", self.from_logical or write)
 
     @property
     def key(self) -> str:

@@ -15,6 +15,7 @@ Sizes in patterns and splits are the names `sizes(dims)` gives: d (width), h (qu
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -73,9 +74,7 @@ def rearrange(x: torch.Tensor, pattern: str, known: dict[str, int]) -> torch.Ten
     size = dict(known)
     for group, n in zip(left, x.shape):
         unknown = [a for a in group if a not in size]
-        product = 1
-        for a in group:
-            product *= size.get(a, 1)
+        product = math.prod(size.get(a, 1) for a in group)
         if len(unknown) > 1 or n % product:
             raise ValueError(f"pattern {pattern!r}: axis {group} of size {n} does not split by {known}")
         if unknown:
@@ -87,13 +86,7 @@ def rearrange(x: torch.Tensor, pattern: str, known: dict[str, int]) -> torch.Ten
     if sorted(flat_left) != sorted(flat_right):
         raise ValueError(f"pattern {pattern!r} names different axes on its two sides")
     x = x.reshape([size[a] for a in flat_left]).permute([flat_left.index(a) for a in flat_right])
-    shape = []
-    for group in right:
-        n = 1
-        for a in group:
-            n *= size[a]
-        shape.append(n)
-    return x.reshape(shape)
+    return x.reshape([math.prod(size[a] for a in group) for group in right])
 
 
 def _reverse(pattern: str) -> str:
@@ -103,10 +96,7 @@ def _reverse(pattern: str) -> str:
 
 def _value(expr: str, known: dict[str, int]) -> int:
     """A size expression such as 'h*dh' or 'kv*dh'."""
-    out = 1
-    for factor in expr.split("*"):
-        out *= int(factor) if factor.strip().isdigit() else known[factor.strip()]
-    return out
+    return math.prod(int(f) if f.strip().isdigit() else known[f.strip()] for f in expr.split("*"))
 
 
 def _names(row: Row, n_layer: int) -> Iterable[tuple[str, str]]:
@@ -187,6 +177,5 @@ def layout_table(family, config) -> list[dict]:
         part = "" if row.part is None else (f"part {row.part} of {'|'.join(row.split)}" if row.split
                                              else f"part {row.part}")
         out.append({"hf": row.hf, "pattern": row.pattern, "part": part, "fallback": row.fallback,
-                    "logical": layer_name(0, row.logical).replace("layer.0.", "layer.{i}.") if row.per_layer
-                    else row.logical, "tags": axes})
+                    "logical": f"layer.{{i}}.{row.logical}" if row.per_layer else row.logical, "tags": axes})
     return out

@@ -12,9 +12,9 @@ from __future__ import annotations
 import torch
 
 from symalign.errors import ModelLoadError
-from symalign.models.family import Family, check_tied
+from symalign.models.family import Family
 from symalign.models.layout import BLOCK, Dims
-from symalign.models.weight_map import Row, adapters, layer_rows
+from symalign.models.weight_map import Row, layer_rows
 
 OUTER = {
     "embed.token": (None, "residual:co"),
@@ -102,7 +102,6 @@ def check_config(config) -> None:
 
 def _family(kind: str, hf_class_name: str) -> Family:
     rows = mlm_rows(kind)
-    to_logical, from_logical = adapters(lambda config: rows, dims, lambda t, config: check_tied(t, config, kind))
     p0 = NAMES[kind]["prefix"]
 
     def tiny_config(*, layers: int = 2, width: int = 32, heads: int = 4, mlp: int | None = None,
@@ -132,9 +131,8 @@ def _family(kind: str, hf_class_name: str) -> Family:
         hf_class_name=hf_class_name,
         outer_tags=OUTER,
         dims=dims,
-        to_logical=to_logical,
         weight_map=lambda config: rows,
-        from_logical=from_logical,
+        title=kind,
         canonical_config=canonical_config,
         random_inputs=random_inputs,
         check_config=check_config,

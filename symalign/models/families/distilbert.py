@@ -13,9 +13,9 @@ import torch
 from symalign.errors import ModelLoadError
 from symalign.models.families.bert import OUTER as BERT_OUTER
 from symalign.models.families.bert import canonical_config
-from symalign.models.family import Family, check_tied
+from symalign.models.family import Family
 from symalign.models.layout import BLOCK, Dims
-from symalign.models.weight_map import Row, adapters, layer_rows
+from symalign.models.weight_map import Row, layer_rows
 
 OUTER = {k: v for k, v in BERT_OUTER.items() if k != "embed.type"}
 E = "distilbert.embeddings."
@@ -42,7 +42,6 @@ def dims(config) -> Dims:
                 norm="post-layernorm")
 
 
-to_logical, from_logical = adapters(lambda config: ROWS, dims, lambda t, config: check_tied(t, config, "DistilBERT"))
 
 
 def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
@@ -87,9 +86,8 @@ DISTILBERT = Family(
     hf_class_name="DistilBertForMaskedLM",
     outer_tags=OUTER,
     dims=dims,
-    to_logical=to_logical,
-    from_logical=from_logical,
     weight_map=lambda config: ROWS,
+    title="DistilBERT",
     canonical_config=canonical_config,
     random_inputs=random_inputs,
     check_config=check_config,

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from symalign.errors import ModelLoadError
 from symalign.models.families.llama import BLOCK, FINAL_NORM, HOOK_POINTS, NORM_READERS, OUTER, OUTER_ROWS, ROWS
-from symalign.models.family import Family, check_tied
+from symalign.models.family import Family
 from symalign.models.layout import Dims, grouped_attention_spaces
-from symalign.models.weight_map import adapters, layer_rows
+from symalign.models.weight_map import layer_rows
 
 # Llama's input_layernorm is ln1; Gemma 2's post_attention_layernorm is the norm *after* attention (the
 # sandwich), and pre_feedforward_layernorm plays Llama's ln2.
@@ -45,8 +45,6 @@ def dims(config) -> Dims:
                 norm="sandwich-rmsnorm", rotary_dims=size, gated=True, head_size=size)
 
 
-to_logical, from_logical = adapters(lambda config: OUTER_ROWS + LAYER_ROWS, dims,
-                                    lambda t, config: check_tied(t, config, "Gemma 2"))
 
 
 def check_config(config) -> None:
@@ -97,9 +95,8 @@ GEMMA2 = Family(
     hf_class_name="Gemma2ForCausalLM",
     outer_tags=OUTER,
     dims=dims,
-    to_logical=to_logical,
-    from_logical=from_logical,
     weight_map=lambda config: OUTER_ROWS + LAYER_ROWS,
+    title="Gemma 2",
     canonical_config=lambda config: config,  # nothing to fold (the residual admits permutations only)
     check_config=check_config,
     spaces=grouped_attention_spaces,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from symalign.errors import ModelLoadError
-from symalign.models.family import Family, check_tied, varied_configs
+from symalign.models.family import Family, varied_configs
 from symalign.models.layout import Dims
-from symalign.models.weight_map import Row, adapters, layer_rows
+from symalign.models.weight_map import Row, layer_rows
 
 OUTER = {
     "embed.token": (None, "residual:co"),
@@ -35,7 +35,6 @@ ROWS = [Row("embed.token", "transformer.wte.weight"), Row("embed.position", "tra
             "mlp.proj.weight": ("mlp.c_proj.weight", "m d -> d m"),
             "mlp.proj.bias": "mlp.c_proj.bias",
         }).values()]
-to_logical, from_logical = adapters(lambda config: ROWS, dims, lambda t, config: check_tied(t, config, "GPT-2"))
 
 
 def check_config(config) -> None:
@@ -64,9 +63,8 @@ GPT2 = Family(
     hf_class_name="GPT2LMHeadModel",
     outer_tags=OUTER,
     dims=dims,
-    to_logical=to_logical,
     weight_map=lambda config: ROWS,
-    from_logical=from_logical,
+    title="GPT-2",
     check_config=check_config,
     hook_points={"mlp": "transformer.h.{i}.mlp.c_proj", "heads": "transformer.h.{i}.attn.c_proj",
                  "qkv": "transformer.h.{i}.attn.c_attn"},

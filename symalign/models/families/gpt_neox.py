@@ -10,9 +10,9 @@ orthogonal map on the dimensions RoPE leaves alone) and general QK maps are refu
 from __future__ import annotations
 
 from symalign.errors import ModelLoadError
-from symalign.models.family import Family, check_tied
+from symalign.models.family import Family
 from symalign.models.layout import BLOCK, Dims
-from symalign.models.weight_map import Row, adapters, layer_rows
+from symalign.models.weight_map import Row, layer_rows
 
 OUTER = {
     "embed.token": (None, "residual:co"),
@@ -64,7 +64,6 @@ def rows(config) -> list[Row]:
     return [r for r in ROWS if biased or r.logical not in ATTENTION_BIASES]
 
 
-to_logical, from_logical = adapters(rows, dims, lambda t, config: check_tied(t, config, "GPT-NeoX"))
 
 
 def check_config(config) -> None:
@@ -110,9 +109,8 @@ GPT_NEOX = Family(
     hf_class_name="GPTNeoXForCausalLM",
     outer_tags=OUTER,
     dims=dims,
-    to_logical=to_logical,
     weight_map=rows,
-    from_logical=from_logical,
+    title="GPT-NeoX",
     check_config=check_config,
     hook_points={"mlp": "gpt_neox.layers.{i}.mlp.dense_4h_to_h", "heads": "gpt_neox.layers.{i}.attention.dense",
                  "qkv": "gpt_neox.layers.{i}.attention.query_key_value"},

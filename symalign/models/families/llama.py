@@ -9,9 +9,9 @@ RMSNorm, RoPE and SwiGLU break. Matchers, barriers and the app read the same spe
 from __future__ import annotations
 
 from symalign.errors import ModelLoadError
-from symalign.models.family import Family, check_tied
+from symalign.models.family import Family
 from symalign.models.layout import Dims, grouped_attention_spaces
-from symalign.models.weight_map import Row, adapters, layer_rows
+from symalign.models.weight_map import Row, layer_rows
 
 OUTER = {
     "embed.token": (None, "residual:co"),
@@ -95,7 +95,6 @@ def rows(config) -> list[Row]:
     return OUTER_ROWS + [ROWS[name] for name in block(config)]
 
 
-to_logical, from_logical = adapters(rows, dims, lambda t, config: check_tied(t, config, "Llama"))
 
 
 def check_config(config, own_head_dim: bool = False, experts: bool = False) -> None:
@@ -180,9 +179,8 @@ def _family(model_type: str, hf_class_name: str) -> Family:
         hf_class_name=hf_class_name,
         outer_tags=OUTER,
         dims=dims,
-        to_logical=to_logical,
         weight_map=rows,
-        from_logical=from_logical,
+        title="Llama",
         check_config=check_config,
         spaces=grouped_attention_spaces,
         hook_points=HOOK_POINTS,

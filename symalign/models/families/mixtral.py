@@ -15,9 +15,9 @@ from __future__ import annotations
 from symalign.models.families.llama import BLOCK as LLAMA_BLOCK
 from symalign.models.families.llama import FINAL_NORM, OUTER, OUTER_ROWS, ROWS
 from symalign.models.families.llama import check_config as llama_check
-from symalign.models.family import Family, check_tied
+from symalign.models.family import Family
 from symalign.models.layout import Dims, expert_spaces
-from symalign.models.weight_map import adapters, layer_rows
+from symalign.models.weight_map import layer_rows
 
 # router [E, d]; gate, up [E, m, d]; down [E, d, m]
 EXPERTS = {
@@ -44,8 +44,6 @@ def dims(config) -> Dims:
                 n_experts=config.num_local_experts)
 
 
-to_logical, from_logical = adapters(lambda config: OUTER_ROWS + LAYER_ROWS, dims,
-                                    lambda t, config: check_tied(t, config, "Mixtral"))
 
 
 def check_config(config) -> None:
@@ -83,9 +81,8 @@ MIXTRAL = Family(
     hf_class_name="MixtralForCausalLM",
     outer_tags=OUTER,
     dims=dims,
-    to_logical=to_logical,
-    from_logical=from_logical,
     weight_map=lambda config: OUTER_ROWS + LAYER_ROWS,
+    title="Mixtral",
     check_config=check_config,
     spaces=expert_spaces,
     # no MLP or head hook points: activation matching of experts is not built (each sees only its tokens)

@@ -11,9 +11,9 @@ without LayerNorm gains (`enable_bias=False`, `layer_norm_elementwise_affine=Fal
 from __future__ import annotations
 
 from symalign.errors import ModelLoadError
-from symalign.models.family import Family, check_tied
+from symalign.models.family import Family
 from symalign.models.layout import Dims
-from symalign.models.weight_map import Row, adapters, layer_rows
+from symalign.models.weight_map import Row, layer_rows
 
 PREFIX = "model.decoder."
 LAYER_ROWS = list(layer_rows(PREFIX + "layers.{i}.", {
@@ -58,7 +58,6 @@ def rows(config) -> list[Row]:
     return OUTER_ROWS + LAYER_ROWS + (PROJECTIONS if projected(config) else [])
 
 
-to_logical, from_logical = adapters(rows, dims, lambda t, config: check_tied(t, config, "OPT"))
 
 
 def check_config(config) -> None:
@@ -107,9 +106,8 @@ OPT = Family(
     hf_class_name="OPTForCausalLM",
     outer_tags=outer_tags,
     dims=dims,
-    to_logical=to_logical,
     weight_map=rows,
-    from_logical=from_logical,
+    title="OPT",
     check_config=check_config,
     hook_points={"mlp": "model.decoder.layers.{i}.fc2", "heads": "model.decoder.layers.{i}.self_attn.out_proj",
                  "q": "model.decoder.layers.{i}.self_attn.q_proj", "k": "model.decoder.layers.{i}.self_attn.k_proj"},

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from symalign.models.families.llama import BLOCK, FINAL_NORM, NORM_READERS, OUTER, OUTER_ROWS
 from symalign.models.families.llama import check_config as llama_check
-from symalign.models.family import Family, check_tied
+from symalign.models.family import Family
 from symalign.models.layout import Dims, grouped_attention_spaces
-from symalign.models.weight_map import adapters, layer_rows
+from symalign.models.weight_map import layer_rows
 
 QKV = ("h*dh", "kv*dh", "kv*dh")  # qkv_proj's rows: query heads, then key heads, then value heads
 ROWS = list(OUTER_ROWS) + list(layer_rows("model.layers.{i}.", {
@@ -39,7 +39,6 @@ def dims(config) -> Dims:
                 rotary_dims=rotary_dims(config), gated=True)
 
 
-to_logical, from_logical = adapters(lambda config: ROWS, dims, lambda t, config: check_tied(t, config, "Phi-3"))
 
 
 def check_config(config) -> None:
@@ -82,9 +81,8 @@ PHI3 = Family(
     hf_class_name="Phi3ForCausalLM",
     outer_tags=OUTER,
     dims=dims,
-    to_logical=to_logical,
     weight_map=lambda config: ROWS,
-    from_logical=from_logical,
+    title="Phi-3",
     check_config=check_config,
     spaces=grouped_attention_spaces,
     hook_points={"mlp": "model.layers.{i}.mlp.down_proj", "heads": "model.layers.{i}.self_attn.o_proj",

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from symalign.models.families.llama import BIASES, BLOCK, FINAL_NORM, HOOK_POINTS, NORM_READERS, OUTER, OUTER_ROWS, ROWS
 from symalign.models.families.llama import check_config as llama_check
-from symalign.models.family import Family, check_tied
+from symalign.models.family import Family
 from symalign.models.layout import Dims, grouped_attention_spaces
-from symalign.models.weight_map import Row, adapters, layer_rows
+from symalign.models.weight_map import Row, layer_rows
 
 QK_NORMS = {"attn.q_norm.weight": (None,), "attn.k_norm.weight": (None,)}  # [head size], shared by every head
 NORM_ROWS = layer_rows("model.layers.{i}.", {"attn.q_norm.weight": "self_attn.q_norm.weight",
@@ -47,7 +47,6 @@ def rows(config) -> list[Row]:
     return OUTER_ROWS + [table[name] for name in block(config)]
 
 
-to_logical, from_logical = adapters(rows, dims, lambda t, config: check_tied(t, config, "Qwen3"))
 
 
 def check_config(config) -> None:
@@ -86,9 +85,8 @@ QWEN3 = Family(
     hf_class_name="Qwen3ForCausalLM",
     outer_tags=OUTER,
     dims=dims,
-    to_logical=to_logical,
     weight_map=rows,
-    from_logical=from_logical,
+    title="Qwen3",
     check_config=check_config,
     spaces=grouped_attention_spaces,
     hook_points=HOOK_POINTS,
