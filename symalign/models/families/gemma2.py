@@ -14,7 +14,17 @@ map leaves unchanged; the sliding window is a mask over positions, which no weig
 from __future__ import annotations
 
 from symalign.errors import ModelLoadError
-from symalign.models.families.llama import BLOCK, FINAL_NORM, HOOK_POINTS, NORM_READERS, OUTER, OUTER_ROWS, ROWS
+from symalign.models.families.llama import (
+    BLOCK,
+    FINAL_NORM,
+    HOOK_POINTS,
+    NORM_READERS,
+    OUTER,
+    OUTER_ROWS,
+    ROWS,
+    head_size,
+)
+from symalign.models.families.llama import dims as llama_dims
 from symalign.models.family import Family
 from symalign.models.layout import Dims, grouped_attention_spaces
 from symalign.models.weight_map import layer_rows
@@ -30,19 +40,14 @@ GEMMA_ROWS = ROWS | layer_rows("model.layers.{i}.", {
 LAYER_ROWS = [GEMMA_ROWS[name] for name in BLOCK | SANDWICH]
 
 
-def head_size(config) -> int:
-    return getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-
-
 def activation(config) -> str:
     return getattr(config, "hidden_activation", None) or config.hidden_act
 
 
 def dims(config) -> Dims:
     size = head_size(config)
-    return Dims(config.num_hidden_layers, config.num_attention_heads, config.hidden_size, config.intermediate_size,
-                activation(config), n_kv_head=config.num_key_value_heads or config.num_attention_heads,
-                norm="sandwich-rmsnorm", rotary_dims=size, gated=True, head_size=size)
+    return llama_dims(config, activation=activation(config), norm="sandwich-rmsnorm", rotary_dims=size,
+                      head_size=size)
 
 
 

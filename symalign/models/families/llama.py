@@ -83,11 +83,19 @@ def block(config) -> dict[str, tuple[str, ...]]:
     return BLOCK | {name: BIASES[name] for name in biases(config)}
 
 
-def dims(config) -> Dims:
-    return Dims(config.num_hidden_layers, config.num_attention_heads, config.hidden_size, config.intermediate_size,
-                config.hidden_act, n_kv_head=config.num_key_value_heads or config.num_attention_heads,
-                norm="rmsnorm", rotary_dims=config.hidden_size // config.num_attention_heads,
-                gated=True)
+def dims(config, **changes) -> Dims:
+    """Llama's sizes and flags; `changes` are what a Llama-shaped family differs in (Qwen3's own head size
+    and q/k norm, Gemma 2's sandwich norms, Phi-3's partial rotary, Mixtral's experts)."""
+    return Dims(**{"n_layer": config.num_hidden_layers, "n_head": config.num_attention_heads,
+                   "d_model": config.hidden_size, "d_mlp": config.intermediate_size,
+                   "activation": changes.get("activation") or config.hidden_act,
+                   "n_kv_head": config.num_key_value_heads or config.num_attention_heads, "norm": "rmsnorm",
+                   "rotary_dims": config.hidden_size // config.num_attention_heads, "gated": True, **changes})
+
+
+def head_size(config) -> int:
+    """A head's size: config.head_dim where the family reads it (Qwen3, Gemma 2), else width / heads."""
+    return getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
 
 
 def rows(config) -> list[Row]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from symalign.models.families.llama import BLOCK as LLAMA_BLOCK
 from symalign.models.families.llama import FINAL_NORM, OUTER, OUTER_ROWS, ROWS
 from symalign.models.families.llama import check_config as llama_check
+from symalign.models.families.llama import dims as llama_dims
 from symalign.models.family import Family
 from symalign.models.layout import Dims, expert_spaces
 from symalign.models.weight_map import layer_rows
@@ -38,10 +39,7 @@ LAYER_ROWS = [(ROWS | EXPERT_ROWS)[name] for name in BLOCK]
 
 
 def dims(config) -> Dims:
-    return Dims(config.num_hidden_layers, config.num_attention_heads, config.hidden_size, config.intermediate_size,
-                config.hidden_act, n_kv_head=config.num_key_value_heads or config.num_attention_heads, norm="rmsnorm",
-                rotary_dims=config.hidden_size // config.num_attention_heads, gated=True,
-                n_experts=config.num_local_experts)
+    return llama_dims(config, n_experts=config.num_local_experts)
 
 
 

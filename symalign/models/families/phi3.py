@@ -8,8 +8,10 @@ space's count of rotated dimensions, as for GPT-NeoX."""
 
 from __future__ import annotations
 
+from symalign.models.families.gpt_neox import rotary_dims
 from symalign.models.families.llama import BLOCK, FINAL_NORM, NORM_READERS, OUTER, OUTER_ROWS
 from symalign.models.families.llama import check_config as llama_check
+from symalign.models.families.llama import dims as llama_dims
 from symalign.models.family import Family
 from symalign.models.layout import Dims, grouped_attention_spaces
 from symalign.models.weight_map import layer_rows
@@ -28,15 +30,8 @@ ROWS = list(OUTER_ROWS) + list(layer_rows("model.layers.{i}.", {
 }).values())
 
 
-def rotary_dims(config) -> int:
-    factor = (getattr(config, "rope_parameters", None) or {}).get("partial_rotary_factor", 1.0)
-    return int(config.hidden_size // config.num_attention_heads * factor)
-
-
 def dims(config) -> Dims:
-    return Dims(config.num_hidden_layers, config.num_attention_heads, config.hidden_size, config.intermediate_size,
-                config.hidden_act, n_kv_head=config.num_key_value_heads or config.num_attention_heads, norm="rmsnorm",
-                rotary_dims=rotary_dims(config), gated=True)
+    return llama_dims(config, rotary_dims=rotary_dims(config))
 
 
 

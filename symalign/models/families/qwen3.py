@@ -14,8 +14,19 @@ Llama's: RMSNorm, orthogonal maps once its gains are absorbed."""
 
 from __future__ import annotations
 
-from symalign.models.families.llama import BIASES, BLOCK, FINAL_NORM, HOOK_POINTS, NORM_READERS, OUTER, OUTER_ROWS, ROWS
+from symalign.models.families.llama import (
+    BIASES,
+    BLOCK,
+    FINAL_NORM,
+    HOOK_POINTS,
+    NORM_READERS,
+    OUTER,
+    OUTER_ROWS,
+    ROWS,
+    head_size,
+)
 from symalign.models.families.llama import check_config as llama_check
+from symalign.models.families.llama import dims as llama_dims
 from symalign.models.family import Family
 from symalign.models.layout import Dims, grouped_attention_spaces
 from symalign.models.weight_map import Row, layer_rows
@@ -26,10 +37,6 @@ NORM_ROWS = layer_rows("model.layers.{i}.", {"attn.q_norm.weight": "self_attn.q_
 ATTENTION_BIASES = ("attn.q.bias", "attn.k.bias", "attn.v.bias", "attn.o.bias")
 
 
-def head_size(config) -> int:
-    return getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-
-
 def block(config) -> dict[str, tuple[str | None, ...]]:
     biases = {name: BIASES[name] for name in ATTENTION_BIASES} if getattr(config, "attention_bias", False) else {}
     return BLOCK | QK_NORMS | biases
@@ -37,9 +44,7 @@ def block(config) -> dict[str, tuple[str | None, ...]]:
 
 def dims(config) -> Dims:
     size = head_size(config)
-    return Dims(config.num_hidden_layers, config.num_attention_heads, config.hidden_size, config.intermediate_size,
-                config.hidden_act, n_kv_head=config.num_key_value_heads or config.num_attention_heads, norm="rmsnorm",
-                rotary_dims=size, gated=True, qk_norm=True, head_size=size)
+    return llama_dims(config, rotary_dims=size, qk_norm=True, head_size=size)
 
 
 def rows(config) -> list[Row]:
