@@ -120,6 +120,25 @@ def test_brute_force_finds_heads_that_were_shuffled_and_rotated_inside():
     assert cost.argmax(1).tolist() == [order.index(i) for i in range(4)]
 
 
+@pytest.mark.parametrize("inside, expected", [("perm", "perm"), ("orthogonal", "orthogonal")])
+def test_weight_matching_scores_brute_force_heads_by_the_class_inside_them(pair, monkeypatch, inside, expected):
+    """The whole-head step hands brute force the class chosen inside heads (a permutation-only run, as
+    TransFusion's Table 3 is, must score head pairs by permutations, not rotations)."""
+    import symalign.match.weight as weight
+
+    seen, real = [], weight.head_cost
+
+    def spy(a, b, layer, kind, dtype, inner):
+        seen.append(inner)
+        return real(a, b, layer, kind, dtype, inner)
+
+    monkeypatch.setattr(weight, "head_cost", spy)
+    classes = {"mlp": "perm", "heads": "perm", "qk": inside, "vo": inside, "residual": "none"}
+    config = AlignConfig(method="weight", classes=classes, head_cost="brute-force", max_sweeps=1, device="cpu")
+    align(pair[0], pair[1], config)
+    assert seen and set(seen) == {expected}
+
+
 def test_head_strategies_set_the_head_cost_or_keep_the_heads_in_order():
     config = AlignConfig(method="weight", preset="all")
     assert with_head_strategy(config, "none").classes["heads"] == "none"

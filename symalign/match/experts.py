@@ -12,8 +12,7 @@ from __future__ import annotations
 import torch
 
 from symalign.match.mapped import MappedModel
-from symalign.match.solvers import assignment
-from symalign.symmetry.groups import Permutation
+from symalign.match.reorder import reorder_whole_units
 from symalign.symmetry.transform import Transform
 
 Tensors = dict[str, torch.Tensor]
@@ -34,9 +33,4 @@ def update_experts(space: str, mapped: MappedModel, transform: Transform) -> Non
     """Re-pair a layer's experts with every other space held: undo the per-expert unit permutations, solve
     the assignment of experts on the invariant cost, apply it (the unit's next steps solve the units)."""
     layer = int(space.split(".")[1])
-    inner = [s.name for s in mapped.spec.batched_in(space) if s.name in transform]
-    current = mapped.act({n: transform.pop(n).inverse() for n in inner}, mapped.touching(space))
-    delta = Permutation(assignment(expert_cost(mapped.a, current, layer, mapped.compute)))
-    old = transform.get(space)
-    transform[space] = delta if old is None else delta.compose(old)
-    mapped.act({space: delta}, current)
+    reorder_whole_units(space, mapped, transform, lambda b: expert_cost(mapped.a, b, layer, mapped.compute))

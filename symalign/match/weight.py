@@ -26,8 +26,9 @@ from symalign.match.experts import update_experts
 from symalign.match.heads import head_cost, query_head_cost
 from symalign.match.mapped import MappedModel, squared_distance, squared_norm
 from symalign.match.matchers import MatchInputs, MatchOutput
+from symalign.match.reorder import reorder_whole_units
 from symalign.match.results import SweepRecord
-from symalign.match.solvers import assignment, permutation_matrices, solve
+from symalign.match.solvers import permutation_matrices, solve
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.symmetry.groups import Permutation
 from symalign.symmetry.spec import SymmetrySpec
@@ -240,19 +241,13 @@ def _update_space(space: str, cls: str, mapped: MappedModel, transform: Transfor
 
 def _update_heads(space: str, mapped: MappedModel, transform: Transform, head_cost_kind: str,
                   inner: str = "orthogonal") -> None:
-    """Match whole heads by a cost no per-head map changes, then drop the per-head maps (they were
-    solved for the old head order; the unit's next steps solve them again). `inner`: the class inside
-    heads, which brute force aligns every head pair by."""
+    """Match whole heads by a cost no per-head map changes (reorder_whole_units), then grouped query
+    heads inside each key/value head by their own circuits. `inner`: the class inside heads, which brute
+    force aligns every head pair by (perm: by assignment; else rotations)."""
     layer = int(space.split(".")[1])
-    children = mapped.spec.batched_in(space)
-    inner = [s.name for s in children if s.name in transform]
-    current = mapped.act({n: transform.pop(n).inverse() for n in inner}, mapped.touching(space))
-    delta = Permutation(assignment(head_cost(mapped.a, current, layer, head_cost_kind, mapped.compute,
-                                             inner)))  # heads now
-    old = transform.get(space)
-    transform[space] = delta if old is None else delta.compose(old)
-    current = mapped.act({space: delta}, current)
-    for query_heads in (s.name for s in children if s.kind == "heads"):  # grouped queries: by their own circuits
+    current = reorder_whole_units(space, mapped, transform, lambda b: head_cost(
+        mapped.a, b, layer, head_cost_kind, mapped.compute, inner))
+    for query_heads in (s.name for s in mapped.spec.batched_in(space) if s.kind == "heads"):
         transform[query_heads] = permutation_matrices(query_head_cost(mapped.a, current, layer))
         mapped.act({query_heads: transform[query_heads]}, current)
 
