@@ -198,7 +198,8 @@ def test_a_sweep_from_the_cli_opens_as_its_table_in_the_history(home, tmp_path):
     grid = tmp_path / "grid.toml"
     grid.write_text('pairs = [["zoo:vit-digits/0", "zoo:vit-digits/2"]]\npoints = 3\nmax_examples = 32\n'
                     '[[rows]]\nname = "vanilla"\nmethod = "none"\n'
-                    '[[rows]]\nname = "weight"\nmethod = "weight"\n')
+                    '[[rows]]\nname = "weight"\nmethod = "weight"\n'
+                    '[[rows]]\nname = "weight (permutations)"\nmethod = "weight"\nclasses = "permutations"\n')
     assert main(["sweep", str(grid), "--executor", "serial"]) == 0
     (sweep,) = RunStore(home / "runs.sqlite").list(kind="sweep")
     at = page("runs")
@@ -207,7 +208,11 @@ def test_a_sweep_from_the_cli_opens_as_its_table_in_the_history(home, tmp_path):
     assert at.selectbox(key="history-open").value == sweep.id
     assert not at.warning
     summary, cells = at.dataframe[1].value, at.dataframe[2].value
-    assert summary["row"].tolist() == ["vanilla", "weight"]
+    assert summary["row"].tolist() == ["vanilla", "weight", "weight (permutations)"]
+    assert "note" not in summary.columns  # issue #70: a sentence cut in a cell at 1280 px; it reads below instead
+    means_by_row = dict(zip(summary["row"], means(summary)))
+    noted = [m.value for m in at.markdown if m.value.startswith("**weight (permutations)**: above vanilla")]
+    assert means_by_row["weight (permutations)"] > means_by_row["vanilla"] and len(noted) == 1  # 2.99 > 2.40
     unknown = page("runs")
     unknown.query_params["run"] = "does-not-exist"  # issue #56: it silently showed another run
     unknown = clean(unknown.run())
@@ -217,7 +222,7 @@ def test_a_sweep_from_the_cli_opens_as_its_table_in_the_history(home, tmp_path):
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     (chart,) = [c for c in charts if "mean ± std" in c["layout"]["title"]["text"]]
     loss, accuracy = chart["data"]  # bars with ± std whiskers: the summary's numbers, loss and accuracy
-    assert loss["y"] == pytest.approx(means(summary), abs=5e-4) and loss["error_y"]["array"] == [0.0, 0.0]
+    assert loss["y"] == pytest.approx(means(summary), abs=5e-4) and loss["error_y"]["array"] == [0.0] * 3
     assert [f"{a:.1f}" for a in accuracy["y"]] == [v.split(" ± ")[0] for v in
                                                    summary["accuracy barrier (pp), mean ± std"]]
 

@@ -199,6 +199,7 @@ def show_sweep(run: Run) -> None:
         from symalign.sweeps.matrix import readable_matrix
 
         table = readable_matrix(summary, run.settings.get("rows"))
+        notes = table.pop("note") if "note" in table else None  # sentences: below the table, not cut in a cell
         pairs = [c for c in table.columns if "↔" in c]
         values = table[pairs].astype(float) if pairs else None
         styled = table.style
@@ -207,8 +208,10 @@ def show_sweep(run: Run) -> None:
             styled = styled.format("{:.3f}", subset=pairs, na_rep="–").map(
                 lambda v: barrier_colour(v, top, bottom), subset=pairs)
         st.dataframe(styled, hide_index=True, width="stretch",
-                     column_config={"row": st.column_config.TextColumn(pinned=True),
-                                    "note": st.column_config.TextColumn(width="large")})
+                     column_config={"row": st.column_config.TextColumn(pinned=True)})
+        for row, note in zip(table["row"], notes if notes is not None else ()):
+            if note:
+                st.markdown(f"**{row}**: {note}")
         st.caption("Barrier: the loss above the straight line between the endpoint losses (max over λ), mean ± std "
                    "over the seed pairs; one column per pair, coloured on one scale (green low). Accuracy barrier: "
                    "percentage points below the line between the endpoints' accuracies.")
