@@ -26,8 +26,6 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).parent))
-
 ROWS: list[dict] = []
 DEVICES = ["cpu", "cuda"]  # --devices: the pair compared (cpu cpu checks the script itself without a GPU)
 ONLY: list[str] = []  # --only: substrings of the cases to run

@@ -20,8 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from browser_support import chromium, served_app  # noqa: E402  (the browser tests' server and browser)
+from symalign.browser import chromium, served_app
 
 HEADINGS = {"Models": "The shipped zoo", "Align": "Symmetries to use", "Interpolation": "Interpolation curves",
             "Simplex": "Loss over the simplex of three models", "Run history": "Run history"}
@@ -51,7 +50,7 @@ def one_bare() -> float:
     baseline Home is measured against (issue #43: within 2x of it)."""
     import subprocess
 
-    from browser_support import free_port, wait_healthy
+    from symalign.browser import free_port, wait_healthy
 
     with tempfile.TemporaryDirectory() as folder, chromium() as browser:
         script = Path(folder) / "bare.py"

@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from browser_support import CHROMIUM, CHROMIUM_FLAGS, served_app  # noqa: E402  (the browser tests' server)
+from symalign.browser import CHROMIUM, CHROMIUM_FLAGS, served_app
 
 RESULT = "2 · Two seeds trained apart"  # the demo's second part has painted its results
 

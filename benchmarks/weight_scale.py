@@ -7,7 +7,7 @@ cached by benchmarks/memory.py's builder), one process per run, 2 threads unless
 
 Settings: `before` is issue #58's starting point (float64 cost matmuls, stop below 1e-5 relative
 improvement), `float32` changes the precision, `after` is today's defaults (float32 at this size,
-the stopping rule unchanged: benchmarks/stopping_rule.py shows why), `three-sweeps` stops below 1e-3
+the stopping rule unchanged: symalign/experiments/stopping_rule.py shows why), `three-sweeps` stops below 1e-3
 (3 sweeps here). Per run: the
 command's wall time, weight matching's own seconds and sweeps, the final distance and, with
 `--barrier`, the 21-point barrier on the memory benchmark's data (the bundled plays through the

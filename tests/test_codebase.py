@@ -5,6 +5,7 @@ no function over about 80, and a docstring at the top of every module that says 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,28 @@ def test_module_size_and_docstring(name):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
     assert not long, f"{path}: functions over about 80 lines: {', '.join(long)}"
+
+
+def _repo_python_files() -> list[Path]:
+    root = PACKAGE.parent
+    return [p for folder in ("symalign", "benchmarks", "tests", "app_pages") for p in (root / folder).rglob("*.py")] \
+        + [root / "app.py"]
+
+
+def test_nothing_edits_sys_path():
+    """Issue #71: what scripts and tests share lives in the package (or tests/browser_support.py, which
+    pytest's pythonpath finds), so no file borrows another by editing sys.path."""
+    edits = [str(p) for p in _repo_python_files() if re.search(r"sys\.path\.(insert|append)", p.read_text())]
+    assert not edits
+
+
+def test_no_test_imports_a_script():
+    """Tests import the package, never a script in benchmarks/ (a script is free to change its flags)."""
+    scripts = {p.stem for p in (PACKAGE.parent / "benchmarks").glob("*.py")}
+    found = []
+    for path in (PACKAGE.parent / "tests").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            found += [f"{path.name}: {n}" for n in names if n.split(".")[0] in scripts | {"benchmarks"}]
+    assert not found

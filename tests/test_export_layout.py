@@ -12,10 +12,10 @@ import struct
 import pandas as pd
 import pytest
 from browser_support import chromium, require_chromium
-from figure_boxes import layout_problems, read_boxes
 
 from symalign.plots import barrier_bars, curves_figure, spectrum_figure
 from symalign.plots.curves import bands_figure
+from symalign.plots.figure_boxes import layout_problems, read_boxes
 from symalign.plots.plane import paths_figure
 from symalign.plots.presentation import projector, static_export_missing
 from symalign.plots.width import width_figure

@@ -25,6 +25,8 @@ LAYERS = [
     {"jobs"},  # a job may run the guided demo (symalign.jobs.kinds.demo_job)
     {"ui"},
     {"cli"},
+    {"browser"},  # serves `symalign app` in a process and drives chromium: for tests, benchmarks, screenshots
+    {"docgen", "experiments"},  # the docs' generators and the findings' investigations: nothing imports them
 ]
 
 

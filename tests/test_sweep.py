@@ -177,7 +177,7 @@ def test_yaml_and_json_sweep_files_read_like_toml(tmp_path):
 
 @pytest.mark.slow
 def test_the_report_regenerates_with_its_documented_command(tmp_path):
-    """`python benchmarks/results_report.py` (shrunk by its quick-check options) writes the report from
+    """`python -m symalign.docgen.results_report` (shrunk by its quick-check options) writes the report from
     sweeps recorded in the run history: its numbers are those sweeps' means ± stds, a second run
     recomputes nothing, and every claim paragraph is there."""
     import re
@@ -187,8 +187,9 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path):
 
     root = Path(__file__).resolve().parents[1]
     home, out = tmp_path / "home", tmp_path / "docs" / "results.md"
-    command = [sys.executable, "benchmarks/results_report.py", "--families", "vit-digits", "--executor", "serial",
-               "--points", "3", "--max-examples", "48", "--steps", "3", "--max-sweeps", "3", "--out", str(out),
+    command = [sys.executable, "-m", "symalign.docgen.results_report", "--families", "vit-digits",
+               "--executor", "serial", "--points", "3", "--max-examples", "48", "--steps", "3", "--max-sweeps", "3",
+               "--out", str(out),
                "--ablations", "layer-subsets", "vit-digits:lambda-sampling", "vit-digits:wm-iterations",
                "gpt-shakespeare:data-amount",
                "--widths", "vit-digits", "--anatomy", "--field", "vit-digits"]

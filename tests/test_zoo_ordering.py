@@ -1,5 +1,5 @@
 """The ordering the papers report, as the zoo actually shows it (margins from measured values, see the
-README table and `benchmarks/zoo_barriers.py`): vanilla > weight matching with residual rotations >
+README table and `symalign/docgen/zoo_barriers.py`): vanilla > weight matching with residual rotations >
 learned ≈ 0. Measured on vit-digits 0↔1: none 3.95, weight-perm 4.91, weight-full 2.34, activation-full
 1.45, learned-perm 0.67, learned-full 0.08 (at the default 600 steps; the tests run learned
 matching for fewer steps, `VIT_STEPS` and `TEXT_STEPS`, where it already shows the ordering:
@@ -74,7 +74,7 @@ def test_gpt_shakespeare_ordering():
 
 
 def test_a_narrow_zoo_model_aligns_with_a_wide_one():
-    """Width-heterogeneous (README table, benchmarks/zoo_widths.py; narrow 1 ↔ wide 2 measured:
+    """Width-heterogeneous (README table, symalign/docgen/zoo_widths.py; narrow 1 ↔ wide 2 measured:
     none 3.26, weight all 0.86, learned all 0.02): the narrow model keeps its loss once embedded,
     and learned matching over all classes removes the barrier the bare embedding leaves."""
     from symalign.landscape.evaluate import evaluate

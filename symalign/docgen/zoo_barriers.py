@@ -1,6 +1,7 @@
 """Barriers between zoo seeds for each matcher setting: the table in the README.
 
-    python benchmarks/zoo_barriers.py [--recipes vit-digits gpt-shakespeare llama-shakespeare] [--pairs 0,1 0,2 1,2]
+    python -m symalign.docgen.zoo_barriers [--recipes vit-digits gpt-shakespeare llama-shakespeare]
+                                           [--pairs 0,1 0,2 1,2]
                                       [--steps N] [--threads 2] [--json FILE]
 
 Prints a markdown row per recipe, pair and setting (barrier, barrier above the mean endpoint loss,

@@ -1,6 +1,6 @@
 """Tied against untied embeddings under learned matching (issue #59's first finding).
 
-    python benchmarks/tied_embeddings.py [--recipe gpt-shakespeare] [--cache DIR] [--pairs 0-1 0-2 1-2]
+    python -m symalign.experiments.tied_embeddings [--recipe gpt-shakespeare] [--cache DIR] [--pairs 0-1 0-2 1-2]
 
 Trains the zoo recipe with `tied=True` (seeds 0, 1, 2; the same trainer, data, steps and seeds as
 the zoo's untied models; cached in DIR), then hands every seed pair, tied and untied (the zoo's own
@@ -12,16 +12,13 @@ About 20 minutes on 2 cores (text's default became 600 learned steps with issue 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
+from symalign.experiments import learned_levers
 from symalign.train.loop import train
 from symalign.train.recipes import RECIPES
-
-sys.path.insert(0, str(Path(__file__).parent))
-import learned_levers  # noqa: E402
 
 
 def tied_models(recipe: str, cache: Path, seeds: set[int]) -> dict[int, str]:

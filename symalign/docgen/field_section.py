@@ -28,8 +28,8 @@ SETS = {"CIFAR-10": "CIFAR-10 (ViT)", "CIFAR-100": "CIFAR-100 (ViT)", "Tiny Imag
 ZOO_FOR = {dataset: family for family, dataset in ZOO_DATASET.items()}
 
 
-CPU_STAND_IN = Path(__file__).resolve().parents[1] / "docs" / "results" / "theus-tinyshakespeare-cpu.md"
-GPU_RUN = Path(__file__).resolve().parents[1] / "docs" / "results" / "theus-gpu-h200.md"  # a device run
+CPU_STAND_IN = Path(__file__).resolve().parents[2] / "docs" / "results" / "theus-tinyshakespeare-cpu.md"
+GPU_RUN = Path(__file__).resolve().parents[2] / "docs" / "results" / "theus-gpu-h200.md"  # a device run
 
 def zoo_table1(report: str) -> dict[str, dict[str, str]]:
     """The zoo's Table 1 rows ("mean ± std") per family, read from the report's family sections."""
@@ -114,7 +114,8 @@ def field_section(families: list[str], report: str, steps: int | None = None,
               "CIFAR-10, the character GPT for Tiny Shakespeare); its values are the family sections' above "
               "(mean ± std over three seed pairs).", ""]
     lines += theus_table(zoo_table1(report)) + [""]
-    lines += ["The paper's own architectures on a GPU (`benchmarks/theus_gpu.py`): the Tiny Shakespeare GPT-2 of "
+    lines += ["The paper's own architectures on a GPU (`symalign/experiments/theus_gpu.py`): the Tiny "
+              "Shakespeare GPT-2 of "
               "their Table 2 (6 layers, width 256, 4 heads, MLP 1024, AdamW; recipe `gpt-tinyshakespeare`; their "
               "appendix Table 4's width-512 GPT-2 is the BookCorpus model) and their CIFAR ViT on Fashion-MNIST "
               "(recipe `vit-fashion`, the same architecture on other data).", ""]
