@@ -19,7 +19,7 @@ import pytest
 from browser_support import chromium, require_chromium, served_app
 
 from symalign.runs import RunStore
-from symalign.runs.store import pid_alive
+from symalign.runs.database import pid_alive
 
 pytestmark = pytest.mark.slow  # minutes of learned matching or a real browser: `-m 'not slow'` skips
 

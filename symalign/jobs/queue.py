@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from symalign.errors import SymalignError
-from symalign.runs.store import connect, database_path, pid_alive
+from symalign.runs.database import connect, database_path, ensure_table, pid_alive
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -91,12 +91,7 @@ class JobQueue:
 
     def __init__(self, path: str | Path | None = None):
         self.path = database_path(path)
-        with self._connect() as db:
-            db.executescript(SCHEMA)
-            present = {row[1] for row in db.execute("PRAGMA table_info(jobs)")}
-            for column, statement in MIGRATIONS.items():
-                if column not in present:
-                    db.execute(statement)
+        ensure_table(self.path, SCHEMA, "jobs", MIGRATIONS)
 
     def _connect(self):
         return connect(self.path)

@@ -13,12 +13,11 @@ import shutil
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from symalign.errors import SymalignError
+from symalign.runs.database import connect, database_path, ensure_table, pid_alive
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -53,56 +52,6 @@ CREATE TABLE IF NOT EXISTS answers (
 MIGRATIONS = {"models": "ALTER TABLE runs ADD COLUMN models TEXT NOT NULL DEFAULT '[]'",
               "owner": "ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
               "tags": "ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '[]'"}
-
-
-def pid_alive(pid: int | None) -> bool:
-    """Whether a process still runs (a zombie does not)."""
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (killed, not yet reaped by its parent) is gone for our purposes
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(") ", 1)[-1][:1] != "Z"
-    except OSError:
-        return True
-
-
-def database_path(path: str | Path | None = None) -> Path:
-    """The run database's file (the data folder's runs.sqlite by default), its folder created."""
-    if path is None:
-        from symalign.workspace import home
-
-        path = home() / "runs.sqlite"
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise SymalignError(f"cannot create {path.parent} for the run database ({exc.strerror})") from None
-    return path
-
-
-@contextmanager
-def connect(path: Path) -> Iterator[sqlite3.Connection]:
-    """One transaction on the run database (WAL, rows by name): committed whole or not at all; a
-    database error becomes one line. Shared by the run history and the job queue."""
-    try:
-        db = sqlite3.connect(path, timeout=30)
-    except sqlite3.Error as exc:
-        raise SymalignError(f"cannot open the run database {path} ({exc})") from None
-    try:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.row_factory = sqlite3.Row
-        with db:
-            yield db
-    except sqlite3.DatabaseError as exc:
-        raise SymalignError(f"the run database {path} cannot be used ({exc})") from None
-    finally:
-        db.close()
 
 
 @dataclass
@@ -163,12 +112,7 @@ class RunStore:
     def __init__(self, path: str | Path | None = None, owner: str = ""):
         self.path = database_path(path)
         self.owner = owner
-        with self._connect() as db:
-            db.executescript(SCHEMA)
-            present = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
-            for column, statement in MIGRATIONS.items():
-                if column not in present:
-                    db.execute(statement)
+        ensure_table(self.path, SCHEMA, "runs", MIGRATIONS)
 
     def _connect(self):
         return connect(self.path)
