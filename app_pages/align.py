@@ -5,7 +5,6 @@ from dataclasses import replace
 
 import streamlit as st
 
-from symalign.barrier import default_data_spec
 from symalign.data import learned_defaults
 from symalign.data.splits import SPLITS
 from symalign.errors import SymalignError
@@ -13,6 +12,7 @@ from symalign.landscape.estimate import readable
 from symalign.match.config import AlignConfig
 from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
+from symalign.models.io import default_data_spec
 from symalign.models.widen import check_pair, same_widths, width_summary
 from symalign.plots import curves_figure
 from symalign.runs.durations import LEARNERS, align_estimate, align_typical, estimate_text, family_of_ref

@@ -5,13 +5,13 @@ symalign.landscape.attribution, symalign.match.correlations and symalign.landsca
 
 import streamlit as st
 
-from symalign.barrier import default_data_spec
 from symalign.landscape.attribution import attribute
 from symalign.landscape.swaps import swap_barriers
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
 from symalign.match.correlations import feature_correlations
 from symalign.models import canonicalize
+from symalign.models.io import default_data_spec
 from symalign.models.widen import check_pair
 from symalign.plots.attribution import attribution_figure, swap_figure
 from symalign.plots.correlations import correlation_curve_figure, head_map_figure

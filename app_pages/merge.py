@@ -4,11 +4,10 @@ vector into another model; checkpoints download as zips. The science is in symal
 import pandas as pd
 import streamlit as st
 
-from symalign.barrier import default_data_spec
 from symalign.errors import SymalignError
 from symalign.merge.rules import merge_rules
 from symalign.merge.task_vectors import check_transport, parse_alphas
-from symalign.models.io import checkpoint_zip
+from symalign.models.io import checkpoint_zip, default_data_spec
 from symalign.plots import transport_figure
 from symalign.runs.merging import head_strategy_alignment, merge_alignment, merge_run, transport_run
 from symalign.runs.table import run_label

@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from symalign.barrier import default_data_spec
 from symalign.errors import SymalignError
 from symalign.landscape.curve_options import BENDS, CurveOptions
 from symalign.match.config import AlignConfig
 from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
+from symalign.models.io import default_data_spec
 from symalign.runs.curves import find_plane
 from symalign.ui.curves import curve_runs_of, paths_of, plane_of, plane_settings, show_paths, students_text
 from symalign.ui.jobs import follow_job, resume_job, submit_job

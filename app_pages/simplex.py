@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from symalign.barrier import default_data_spec
 from symalign.data import learned_defaults
 from symalign.errors import SymalignError
 from symalign.match.config import AlignConfig
 from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
+from symalign.models.io import default_data_spec
 from symalign.runs.durations import estimate_text, family_of_ref, simplex_estimate, simplex_typical
 from symalign.runs.many import simplex_run
 from symalign.ui.jobs import follow_job, resume_job, submit_job

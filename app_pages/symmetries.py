@@ -13,9 +13,9 @@ from symalign.anatomy import (
     predictions,
     tensors_touched,
 )
-from symalign.barrier import default_data_spec
 from symalign.errors import SymalignError
 from symalign.models import canonicalize, load_model, random_inputs
+from symalign.models.io import default_data_spec
 from symalign.models.widen import match_widths
 from symalign.plots import action_figure, heatmaps_figure
 from symalign.runs.table import run_label

@@ -15,11 +15,11 @@ from dataclasses import replace
 
 import torch
 
-from symalign.barrier import default_data_spec
 from symalign.data import load_data
 from symalign.landscape.curve import CurveOptions, curve_loss, fit_bend
 from symalign.landscape.plane import three_point_plane
 from symalign.models import canonicalize, load_model
+from symalign.models.io import default_data_spec
 
 
 def main() -> None:

@@ -14,11 +14,11 @@ import time
 import torch
 from plain import plain_forwards
 
-from symalign.barrier import default_data_spec
 from symalign.data import load_data
 from symalign.landscape.evaluate import Evaluator
 from symalign.landscape.interpolation import interpolation_curve
 from symalign.models import canonicalize, load_model
+from symalign.models.io import default_data_spec
 
 
 def main() -> None:

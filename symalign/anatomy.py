@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import torch
 
 from symalign.models import canonicalize, outputs, spec_of, transformed
+from symalign.models.compare import function_gap, relative_change
 from symalign.models.family import TransformerModel
-from symalign.report import function_gap, relative_change
 from symalign.symmetry.random import random_transform
 from symalign.symmetry.spec import CLASSES, SymmetrySpec
 from symalign.symmetry.transform import Transform

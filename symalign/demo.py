@@ -15,9 +15,9 @@ from symalign.landscape.interpolation import interpolation_curve
 from symalign.match.align import align
 from symalign.match.config import CLASS_PRESETS, AlignConfig
 from symalign.models import canonicalize, spec_of, transformed
+from symalign.models.compare import function_gap, relative_change
 from symalign.models.family import TransformerModel
 from symalign.progress import PhaseProgress, phase
-from symalign.report import function_gap, relative_change
 from symalign.runs.execute import align_run, barrier_run
 from symalign.runs.reuse import answered
 from symalign.runs.store import RunStore

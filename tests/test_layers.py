@@ -17,7 +17,7 @@ LAYERS = [
     {"registry", "hub_cache"},
     {"memory", "device", "data", "zoo", "symmetry", "plots", "progress"},
     {"models"},
-    {"report", "barrier", "offline_hub", "landscape"},
+    {"offline_hub", "landscape"},
     {"match", "anatomy"},
     {"merge", "train", "workspace", "papers"},  # papers: the tables as data (their classes from match.config)
     {"runs"},

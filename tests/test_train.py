@@ -64,7 +64,7 @@ def test_learning_rate_schedule_survives_any_step_count(recipe):
 
 def test_a_fine_tune_recipe_starts_from_its_base_model(tmp_path):
     from symalign.models import load_model
-    from symalign.report import relative_change
+    from symalign.models.compare import relative_change
     from symalign.train.recipes import RECIPES
 
     recipe = RECIPES["vit-digits-flipped"]

@@ -45,13 +45,13 @@ def add_attribute(sub) -> None:
 
 
 def cmd_attribute(args) -> None:
-    from symalign.barrier import default_data_spec
     from symalign.data import load_data
     from symalign.data.splits import split_view
     from symalign.device import pick_device
     from symalign.landscape.attribution import attribute
     from symalign.match.align import align
     from symalign.models import canonicalize, load_model
+    from symalign.models.io import default_data_spec
     from symalign.models.widen import check_pair
     from symalign.plots.attribution import attribution_figure
     from symalign.progress import phase
@@ -145,13 +145,13 @@ def add_correlations(sub) -> None:
 
 
 def cmd_correlations(args) -> None:
-    from symalign.barrier import default_data_spec
     from symalign.data import load_data
     from symalign.data.splits import split_view
     from symalign.device import pick_device
     from symalign.match.align import align
     from symalign.match.correlations import feature_correlations
     from symalign.models import canonicalize, load_model
+    from symalign.models.io import default_data_spec
     from symalign.models.widen import check_pair
     from symalign.plots.correlations import correlations_html
     from symalign.progress import phase

@@ -231,8 +231,8 @@ def data_for(args, refs: list[str]) -> str | None:
     """--data, else (for a method that learns on data) the first model's own training data."""
     if args.data or not matcher(args.method).needs_data:
         return args.data
-    from symalign.barrier import default_data_spec
     from symalign.models import load_model
+    from symalign.models.io import default_data_spec
 
     return default_data_spec(load_model(refs[0]))
 

@@ -93,8 +93,8 @@ def parse_params(pairs: list[str]) -> dict[str, float]:
 def cmd_merge(args) -> None:
     from pathlib import Path
 
-    from symalign.barrier import default_data_spec
     from symalign.models import load_model
+    from symalign.models.io import default_data_spec
     from symalign.runs.merging import merge_run
 
     data = args.data or default_data_spec(load_model(args.models[0]))
@@ -186,10 +186,10 @@ def cmd_transport(args) -> None:
 def transport_alignment(args, strategy: str):
     """The alignment a transport command line describes, TransFusion's head strategy applied; None for
     --align none, which refuses matcher flags (and a head strategy other than the default) in one line."""
-    from symalign.barrier import default_data_spec
     from symalign.errors import SymalignError
     from symalign.merge.task_vectors import with_head_strategy
     from symalign.models import load_model
+    from symalign.models.io import default_data_spec
 
     config = alignment_of(args, args.data_base or (default_data_spec(load_model(args.a))
                                                    if args.align not in ("none", "weight") else None))

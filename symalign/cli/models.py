@@ -7,10 +7,29 @@ import sys
 
 from symalign.cli.common import add_class_flags, add_dtype_flag, parse_classes, preset_of, print_json
 from symalign.errors import SymalignError
-from symalign.symmetry.spec import CLASSES
+from symalign.symmetry.spec import CLASSES, SymmetrySpec
 
 DEFAULT_RANDOM_CLASSES = {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal",
                           "residual": "orthogonal"}
+
+
+
+def spec_table(model, spec: SymmetrySpec, canonical: bool) -> dict:
+    """The spec as plain data: one row per component with its admissible classes and reasons."""
+    d = model.dims
+    return {
+        "family": spec.family,
+        "hf_class": model.family.hf_class_name,
+        "canonical": canonical,
+        "dims": {"n_layer": d.n_layer, "n_head": d.n_head, "d_head": d.d_head, "d_model": d.d_model,
+                 "d_mlp": d.d_mlp, "activation": d.activation, "n_kv_head": d.kv_heads, "norm": d.norm,
+                 "rope": d.rope, "gated_mlp": d.gated},
+        "components": [
+            {"name": s.name, "kind": s.kind, "size": s.size, "count": s.count,
+             "admissible": [c for c in CLASSES if s.admits(c)], "reasons": dict(s.refusals)}
+            for s in spec.spaces.values()
+        ],
+    }
 
 
 def add_inspect(sub) -> None:
@@ -26,7 +45,6 @@ def add_inspect(sub) -> None:
 def cmd_inspect(args) -> None:
     from symalign.models import canonical_form_gaps, load_model, spec_of
     from symalign.models.weight_map import layout_table
-    from symalign.report import spec_table
 
     model = load_model(args.model)
     gaps = canonical_form_gaps(model)
@@ -91,7 +109,7 @@ def add_transform(sub) -> None:
 
 def cmd_transform(args) -> None:
     from symalign.models import admits_residual_rotation, canonicalize, load_model, save_model, spec_of, transformed
-    from symalign.report import function_gap, relative_change
+    from symalign.models.compare import function_gap, relative_change
     from symalign.symmetry.random import random_transform
 
     if not args.random:
@@ -135,7 +153,7 @@ def add_canonicalize(sub) -> None:
 
 def cmd_canonicalize(args) -> None:
     from symalign.models import canonicalize, load_model, save_model
-    from symalign.report import function_gap
+    from symalign.models.compare import function_gap
 
     model = load_model(args.model)
     result = canonicalize(model)
@@ -181,3 +199,4 @@ def cmd_init(args) -> None:
 
 
 COMMANDS = (add_inspect, add_transform, add_canonicalize, add_init,)
+

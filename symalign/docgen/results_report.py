@@ -42,7 +42,6 @@ from symalign.docgen.verma_section import verma_section
 from symalign.papers.theus import TABLE1 as THEUS
 from symalign.papers.theus import ZOO_ROWS
 from symalign.papers.verdict import verdict as verdict_of
-from symalign.report import with_section
 from symalign.runs import RunStore
 from symalign.sweeps import PRESETS, preset_grid, run_sweep
 
@@ -191,6 +190,17 @@ def swept(preset: str, family: str, overrides: dict, executor: str, store: RunSt
                        progress=lambda d, t, r: print(f"[{d}/{t}] {r['row']} {r['a']} ↔ {r['b']}: "
                                                      f"{r['barrier']:.4f}", flush=True))
     return result.cells if cells else result.summary.to_dict(orient="records")
+
+
+def with_section(report: str, section: str) -> str:
+    """The report with the section of `section`'s heading (its first line) replaced by it (appended when
+    the report has none)."""
+    heading = section.split("\n", 1)[0]
+    start = report.find(heading)
+    if start < 0:
+        return report.rstrip("\n") + "\n\n" + section
+    end = report.find("\n## ", start + len(heading))
+    return report[:start] + section + (report[end:] if end >= 0 else "")
 
 
 def family_section(family: str, args, overrides: dict, store: RunStore, folder: Path) -> str:

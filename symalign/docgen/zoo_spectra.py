@@ -16,11 +16,11 @@ import time
 
 import torch
 
-from symalign.barrier import default_data_spec
 from symalign.landscape.spectrum import alignment_spectrum
 from symalign.match.align import align
 from symalign.match.config import CLASS_PRESETS, AlignConfig
 from symalign.models import load_model
+from symalign.models.io import default_data_spec
 
 COLUMNS = ["residual median", "qk median", "vo median", "share < 0.1", "MLP kept", "heads kept"]
 

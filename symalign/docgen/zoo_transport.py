@@ -16,9 +16,9 @@ import time
 
 import torch
 
-from symalign.barrier import default_data_spec
 from symalign.merge import parse_alphas, transport
 from symalign.models import load_model
+from symalign.models.io import default_data_spec
 
 
 def main() -> None:

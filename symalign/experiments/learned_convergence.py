@@ -19,12 +19,12 @@ import time
 
 import torch
 
-from symalign.barrier import default_data_spec
 from symalign.data import load_data
 from symalign.landscape.interpolation import interpolation_curve
 from symalign.match.align import align
 from symalign.match.config import CLASS_PRESETS, AlignConfig
 from symalign.models import load_model
+from symalign.models.io import default_data_spec
 
 
 def main() -> None:

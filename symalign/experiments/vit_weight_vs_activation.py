@@ -21,13 +21,13 @@ import time
 
 import torch
 
-from symalign.barrier import default_data_spec
 from symalign.data import load_data
 from symalign.landscape.attribution import attribute
 from symalign.landscape.interpolation import interpolation_curve
 from symalign.match.align import align
 from symalign.match.config import AlignConfig, preset_classes
 from symalign.models import canonicalize, load_model
+from symalign.models.io import default_data_spec
 
 GIT_REBASIN = {"mlp": "perm", "heads": "perm", "residual": "perm"}
 ALL_BUT_RESIDUAL = {k: v for k, v in preset_classes("all").items() if k != "residual"} | {"residual": "none"}

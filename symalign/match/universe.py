@@ -26,9 +26,9 @@ from symalign.match.learned_start import start_classes
 from symalign.match.matchers import matcher, method_names
 from symalign.match.weight import boundary_tensors, distance, sweep_settings, weight_match
 from symalign.models import canonicalize, save_model, spec_of, transformed
+from symalign.models.compare import function_gap
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
-from symalign.report import function_gap
 from symalign.symmetry.transform import Transform
 
 Progress = Callable[[int, int], None]

@@ -280,10 +280,10 @@ def sweep_barrier(inputs: MatchInputs, points: int) -> Callable[[Transform], dic
     """The barrier between A and B under the transform so far (`barrier_per_sweep`): B transformed
     afresh each time, on the eval split of the run's data (else the pair's training data), at every
     example, so the last sweep's value is the run's `--barrier` at the same number of points."""
-    from symalign.barrier import default_data_spec
     from symalign.data import load_data
     from symalign.landscape.interpolation import interpolation_curve
     from symalign.models import transformed
+    from symalign.models.io import default_data_spec
 
     data = load_data(inputs.config.data or default_data_spec(inputs.a))
     data.check_model(inputs.a)

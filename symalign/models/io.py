@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from symalign.errors import ModelLoadError, brief
+from symalign.errors import ModelLoadError, SymalignError, brief
 from symalign.memory import return_freed_memory
 from symalign.models.families import collect
 from symalign.models.family import Family, TransformerModel
@@ -246,3 +246,15 @@ def resolve(path: str | Path) -> Path:
     if isinstance(path, str) and not local.exists() and is_hub_id(path):
         return resolve_hub_id(path)
     return local
+
+
+def default_data_spec(model: TransformerModel) -> str:
+    """The data a model was trained on (training.json in its directory), else a clear error: what a
+    barrier or an alignment is measured on when no data is named."""
+    record = Path(model.source) / "training.json" if model.source else None
+    if record is not None and record.is_file():
+        spec = json.loads(record.read_text()).get("data")
+        if spec:
+            return spec
+    raise SymalignError(f"no --data given and {model.source or 'the model'} records no training data; "
+                        "name one with --data (digits, shakespeare, cifar10:PATH, ...)")

@@ -12,7 +12,6 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from symalign.barrier import default_data_spec
 from symalign.data import load_data
 from symalign.data.splits import split_view
 from symalign.device import pick_device
@@ -26,6 +25,7 @@ from symalign.match.config import AlignConfig
 from symalign.models import canonicalize, load_model, save_model
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
+from symalign.models.io import default_data_spec
 from symalign.progress import PhaseProgress, phase
 from symalign.runs.execute import fitted
 from symalign.runs.recording import ModelLike, model_of, recorded, reference

@@ -8,7 +8,6 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from symalign.barrier import default_data_spec
 from symalign.data import load_data
 from symalign.data.splits import check_split, split_view
 from symalign.device import pick_device
@@ -18,6 +17,7 @@ from symalign.match.align import Alignment, align
 from symalign.match.config import AlignConfig
 from symalign.models import canonicalize
 from symalign.models.family import TransformerModel
+from symalign.models.io import default_data_spec
 from symalign.models.widen import check_pair, same_widths
 from symalign.progress import PhaseProgress, phase
 from symalign.runs.recording import ModelLike, loaded_here, model_of, recorded, reference

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from symalign.barrier import default_data_spec
 from symalign.data import load_data
 from symalign.data.splits import check_split, split_view
 from symalign.device import pick_device
@@ -16,6 +15,7 @@ from symalign.landscape.interpolation import Curve
 from symalign.match.config import AlignConfig
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
+from symalign.models.io import default_data_spec
 from symalign.progress import PhaseProgress, phase
 from symalign.runs.execute import fitted, measured_curve
 from symalign.runs.recording import ModelLike, model_of, recorded, reference

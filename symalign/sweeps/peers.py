@@ -62,10 +62,10 @@ def peers_cells(family: str, seeds: list[int] | None = None, peers: tuple[Peer, 
                 progress: Progress | None = None) -> pd.DataFrame:
     """One row per (method, pair): the merged model's loss and accuracy on the pair's own data, the
     inputs' mean beside it, and the seconds the alignment and merge took. `steps`: the learned row's."""
-    from symalign.barrier import default_data_spec
     from symalign.merge.merging import aligned_members, merge_models
     from symalign.merge.ot_fusion import OTSettings
     from symalign.models import load_model
+    from symalign.models.io import default_data_spec
 
     pairs = peer_pairs(family, seeds)
     rows, total = [], len(pairs) * len(peers)

@@ -90,9 +90,9 @@ def _evaluation(cell: Cell, grid: Grid) -> dict:
 def check_grid(grid: Grid) -> dict[Cell, str]:
     """Refuse a grid with a model that does not load, a pair that cannot be aligned, or a class its
     architecture does not admit, naming the cell, before anything runs. Returns each cell's data spec."""
-    from symalign.barrier import default_data_spec
     from symalign.data import load_data
     from symalign.models import load_model
+    from symalign.models.io import default_data_spec
     from symalign.models.widen import check_pair
     from symalign.runs.execute import fitted
 

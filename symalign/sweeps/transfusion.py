@@ -67,10 +67,10 @@ def transfusion_cells(family: str, fine_tunes: list[int] | None = None, receiver
                       max_examples: int | None = None, device: str = "cpu",
                       progress: Progress | None = None) -> pd.DataFrame:
     """One row per (strategy, fine-tune, receiver, α): both tasks' accuracy and loss."""
-    from symalign.barrier import default_data_spec
     from symalign.match.config import AlignConfig
     from symalign.merge.task_vectors import transport, with_head_strategy
     from symalign.models import load_model
+    from symalign.models.io import default_data_spec
 
     combos = transport_combinations(family, fine_tunes, receivers)
     rows, total = [], len(combos) * len(strategies)

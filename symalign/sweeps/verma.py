@@ -64,10 +64,10 @@ def verma_cells(preset: str, family: str | None = None, seeds: list[int] | None 
     relabelled, and the straight baseline from A's value to B's own. For a symmetry B relabelled *is*
     B; for a row that is not one (Ignore-Heads, Separate) a broken endpoint is charged, not hidden
     under a baseline that moved with it."""
-    from symalign.barrier import default_data_spec
     from symalign.data import load_data
     from symalign.landscape.interpolation import barriers, interpolation_curve
     from symalign.models import canonicalize, load_model, outputs, random_inputs
+    from symalign.models.io import default_data_spec
     from symalign.sweeps.peers import peer_pairs
 
     table = verma_table(preset)

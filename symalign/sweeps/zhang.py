@@ -90,11 +90,11 @@ def zhang_cells(family: str, seeds: list[int] | None = None, examples: int = 64,
                 states: dict[str, dict[str, str] | None] = STATES) -> pd.DataFrame:
     """One row per (fusion, state, pair): the merged model's loss and accuracy on the pair's data.
     `states`: the columns, each a class set for weight matching (None: no matching); Table 2's by default."""
-    from symalign.barrier import default_data_spec
     from symalign.match.config import AlignConfig
     from symalign.merge.merging import aligned_members, merge_models
     from symalign.merge.ot_fusion import OTSettings
     from symalign.models import load_model
+    from symalign.models.io import default_data_spec
 
     pairs = peer_pairs(family, seeds)
     rows, total = [], len(pairs) * len(states) * len(FUSIONS)

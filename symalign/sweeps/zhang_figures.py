@@ -97,10 +97,10 @@ def fig4_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = False
 def fig5_curves(family: str, seeds: list[int] | None = None, points: int = 21, max_examples: int | None = None,
                 device: str = "cpu", progress: Progress | None = None) -> dict[str, list[dict]]:
     """Per Fig. 5 row, the loss and accuracy along A → T(B) on each pair's evaluation split."""
-    from symalign.barrier import default_data_spec
     from symalign.data import load_data
     from symalign.landscape.interpolation import interpolation_curve
     from symalign.models import canonicalize, load_model
+    from symalign.models.io import default_data_spec
 
     pairs = peer_pairs(family, seeds)
     out: dict[str, list[dict]] = {label: [] for label, _ in FIG5_ROWS}

@@ -102,7 +102,7 @@ def show_at_lambda(runs: list[Run], lam: float, key: str) -> None:
         prompt = st.text_area("prompt" if task == "causal-lm" else "text with a _ to fill in", PROMPTS[task],
                               height=80, key=f"{key}-prompt-{task}")
     else:
-        from symalign.barrier import default_data_spec
+        from symalign.models.io import default_data_spec
 
         data_spec = (run.settings.get("config") or {}).get("data") or default_data_spec(a)
         example = int(st.number_input("evaluation example", 0, 255, 0, key=f"{key}-example"))
