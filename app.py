@@ -33,7 +33,8 @@ pages = {
     "Three models and corrections": [
         st.Page("app_pages/simplex.py", title="Simplex", icon=":material/change_history:"),
         st.Page("app_pages/spectra.py", title="Orthogonal corrections", icon=":material/rotate_right:"),
-        st.Page("app_pages/anatomy.py", title="Where the barrier lives", icon=":material/troubleshoot:"),
+        st.Page("app_pages/barrier_anatomy.py", title="Where the barrier lives", icon=":material/troubleshoot:",
+                url_path="anatomy"),
         st.Page("app_pages/paths.py", title="Beyond the straight line", icon=":material/gesture:"),
     ],
 }

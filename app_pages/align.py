@@ -16,8 +16,6 @@ from symalign.models.io import default_data_spec
 from symalign.models.widen import check_pair, same_widths, width_summary
 from symalign.plots import curves_figure
 from symalign.runs.durations import LEARNERS, align_estimate, align_typical, estimate_text, family_of_ref
-from symalign.runs.execute import align_then_vanilla
-from symalign.runs.many import align_many_run
 from symalign.runs.table import run_label
 from symalign.ui.figures import show_figure
 from symalign.ui.jobs import follow_job, resume_job, submit_job
@@ -42,6 +40,8 @@ from symalign.ui.widgets import (
     toggle_grid,
     user_errors,
 )
+from symalign.workflows.execute import align_then_vanilla
+from symalign.workflows.many import align_many_run
 
 st.title("Align two (or three) models")
 third = st.toggle("add a third model: align all three into A's basis (universe alignment)", key="align-three")

@@ -5,11 +5,10 @@ import pandas as pd
 import streamlit as st
 
 from symalign.errors import SymalignError
-from symalign.merge.rules import merge_rules
+from symalign.merge.catalog import merge_rules
 from symalign.merge.task_vectors import check_transport, parse_alphas
 from symalign.models.io import checkpoint_zip, default_data_spec
 from symalign.plots import transport_figure
-from symalign.runs.merging import head_strategy_alignment, merge_alignment, merge_run, transport_run
 from symalign.runs.table import run_label
 from symalign.ui.figures import show_figure
 from symalign.ui.jobs import follow_job, resume_job, submit_job
@@ -17,6 +16,7 @@ from symalign.ui.permalink import linked_runs, show_permalink
 from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_canonical_spec, cached_model, run_store
 from symalign.ui.widgets import StreamlitProgress, data_field, model_picker, toggle_grid, user_errors
+from symalign.workflows.merging import head_strategy_alignment, merge_alignment, merge_run, transport_run
 from symalign.zoo import zoo_reference
 
 ALIGN_TEXT = {"weight": "weight matching (all classes)", "learned": "learned matching (all classes)",

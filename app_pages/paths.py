@@ -8,11 +8,11 @@ from symalign.match.config import AlignConfig
 from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
 from symalign.models.io import default_data_spec
-from symalign.runs.curves import find_plane
 from symalign.ui.curves import curve_runs_of, paths_of, plane_of, plane_settings, show_paths, students_text
 from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.state import cached_canonical_spec, cached_model, run_store
 from symalign.ui.widgets import data_field, model_picker, toggle_grid, user_errors
+from symalign.workflows.curves import find_plane
 
 st.title("Beyond the straight line")
 st.markdown("Two trained networks are joined by a **curved** path of nearly constant loss even where the straight "

@@ -9,13 +9,13 @@ from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
 from symalign.models.io import default_data_spec
 from symalign.runs.durations import estimate_text, family_of_ref, simplex_estimate, simplex_typical
-from symalign.runs.many import simplex_run
 from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.permalink import initial_list, show_permalink
 from symalign.ui.runs import show_simplex, simplex_runs
 from symalign.ui.session import heavy_work
 from symalign.ui.state import cached_canonical_spec, cached_data, cached_load, cached_model, run_store
 from symalign.ui.widgets import StreamlitProgress, data_field, device_choice, model_picker, toggle_grid, user_errors
+from symalign.workflows.many import simplex_run
 
 st.title("Loss over the simplex of three models")
 st.markdown("Every point of the triangle is a mixture θ = w_A·θ_A + w_B·θ_B + w_C·θ_C (corners: the models, edges: "

@@ -7,12 +7,12 @@ import streamlit as st
 from symalign.match.config import CLASS_PRESETS, AlignConfig
 from symalign.match.matchers import matchers
 from symalign.runs.durations import align_estimate, estimate_text
-from symalign.runs.execute import spectrum_run
 from symalign.runs.table import run_label
 from symalign.ui.jobs import follow_job, submit_job
 from symalign.ui.runs import show_spectrum
 from symalign.ui.state import run_store
 from symalign.ui.widgets import user_errors
+from symalign.workflows.execute import spectrum_run
 
 ORTHOGONAL = {"residual", "qk", "vo"}
 

@@ -1,10 +1,17 @@
 """Symmetries: what a symmetry does to the weights, for teaching. The science is in
-symalign.anatomy; this page only draws it."""
+symalign.symmetry_anatomy; this page only draws it."""
 
 import pandas as pd
 import streamlit as st
 
-from symalign.anatomy import (
+from symalign.errors import SymalignError
+from symalign.models import canonicalize, load_model, random_inputs
+from symalign.models.io import default_data_spec
+from symalign.models.widen import match_widths
+from symalign.plots import action_figure, heatmaps_figure
+from symalign.runs.table import run_label
+from symalign.symmetry.spec import KINDS
+from symalign.symmetry_anatomy import (
     action_grid,
     admissible_classes,
     as_matrix,
@@ -13,13 +20,6 @@ from symalign.anatomy import (
     predictions,
     tensors_touched,
 )
-from symalign.errors import SymalignError
-from symalign.models import canonicalize, load_model, random_inputs
-from symalign.models.io import default_data_spec
-from symalign.models.widen import match_widths
-from symalign.plots import action_figure, heatmaps_figure
-from symalign.runs.table import run_label
-from symalign.symmetry.spec import KINDS
 from symalign.ui.figures import show_figure
 from symalign.ui.state import cached_canonical_spec, cached_data, cached_model, run_store
 from symalign.ui.widgets import CLASS_LABELS, KIND_LABELS, model_picker, user_errors

@@ -68,9 +68,9 @@ def compare(name: str, fn) -> None:
 
 def check() -> None:
     from symalign.match.config import AlignConfig
-    from symalign.runs.execute import align_run, barrier_run
-    from symalign.runs.many import simplex_run
-    from symalign.runs.merging import merge_run, transport_run
+    from symalign.workflows.execute import align_run, barrier_run
+    from symalign.workflows.many import simplex_run
+    from symalign.workflows.merging import merge_run, transport_run
 
     gpt = [f"zoo:gpt-shakespeare/{i}" for i in range(3)]
     vit = [f"zoo:vit-digits/{i}" for i in range(3)]
@@ -105,7 +105,7 @@ def timings(work: Path, device: str, points: int, steps: int, device_batches_onl
     from symalign.match.align import align
     from symalign.match.config import AlignConfig
     from symalign.models import load_model
-    from symalign.runs.execute import barrier_run
+    from symalign.workflows.execute import barrier_run
 
     hf, params = build(work, "gpt2-small", ["gpt2-small-0", "gpt2-small-1"], None)
     os.environ.update(HF_HOME=str(hf), HF_HUB_OFFLINE="1")

@@ -18,10 +18,10 @@ from symalign.models import canonicalize, spec_of, transformed
 from symalign.models.compare import function_gap, relative_change
 from symalign.models.family import TransformerModel
 from symalign.progress import PhaseProgress, phase
-from symalign.runs.execute import align_run, barrier_run
 from symalign.runs.reuse import answered
 from symalign.runs.store import RunStore
 from symalign.symmetry.random import random_transform
+from symalign.workflows.execute import align_run, barrier_run
 
 FULL_CLASSES = CLASS_PRESETS["all"]
 

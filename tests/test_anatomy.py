@@ -6,7 +6,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from symalign.anatomy import (
+from symalign.errors import InadmissibleError
+from symalign.models import canonicalize, load_model, random_inputs, spec_of
+from symalign.models.tiny import random_model, tiny_config
+from symalign.symmetry.spec import KINDS
+from symalign.symmetry_anatomy import (
     action_grid,
     admissible_classes,
     as_matrix,
@@ -15,10 +19,6 @@ from symalign.anatomy import (
     predictions,
     tensors_touched,
 )
-from symalign.errors import InadmissibleError
-from symalign.models import canonicalize, load_model, random_inputs, spec_of
-from symalign.models.tiny import random_model, tiny_config
-from symalign.symmetry.spec import KINDS
 
 
 @pytest.fixture(scope="module")

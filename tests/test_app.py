@@ -21,7 +21,7 @@ from symalign.zoo import resolve_zoo
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["home", "models", "symmetries", "align", "interpolation", "compare", "runs", "jobs", "simplex", "spectra",
-         "ablations", "merge", "anatomy", "paths"]
+         "ablations", "merge", "barrier_anatomy", "paths"]
 
 
 @pytest.fixture
@@ -519,8 +519,8 @@ def test_symmetries_page_plants_a_symmetry_and_shows_an_alignments_weights(home,
     at = clean(page("symmetries").run())
     assert not at.error, [e.value for e in at.error]
     assert any("admissible" in str(df.value.values) for df in at.dataframe)  # the class table
-    from symalign.anatomy import class_table
     from symalign.models import canonicalize, load_model, spec_of
+    from symalign.symmetry_anatomy import class_table
 
     reasons = [r for row in class_table(spec_of(canonicalize(load_model("zoo:vit-digits/0"))))
                for k, r in row.items() if k != "component" and r != "admissible"]
@@ -661,7 +661,7 @@ def test_transport_as_a_background_job_shows_its_curve_when_it_ends(home):
 def test_compare_matchers_draws_one_bar_per_run_even_when_runs_share_a_label(home):
     """Two runs with the same label (two demos' "no alignment") are two bars, each its own barrier,
     never one bar of their sum (issue #43)."""
-    from symalign.runs.execute import barrier_run
+    from symalign.workflows.execute import barrier_run
 
     store = RunStore(home / "runs.sqlite")
     for examples in (32, 64):
@@ -683,7 +683,7 @@ def test_compare_keeps_fitted_curves_apart_from_matchers(home):
     """Issue #70: an aligned Bézier curve read "weight: none", barrier 0.0000, in the vanilla line's colour
     group, so a reader concluded a matcher reached zero. Curves get a table of their own, named as curves
     with the alignment they started from; the chart holds the straight lines only."""
-    from symalign.runs.execute import barrier_run
+    from symalign.workflows.execute import barrier_run
 
     store = RunStore(home / "runs.sqlite")
     barrier_run("zoo:vit-digits/0", "zoo:vit-digits/1", points=3, max_examples=8, store=store)
@@ -750,7 +750,7 @@ def test_a_method_has_one_colour_on_every_page(home):
 def test_where_the_barrier_lives_computes_each_view(home):
     """The page's three views on the ViT pair: a ranked group chart, the correlation curve and head map
     (a block chosen on a slider), the learned-vs-weight swap chart; none shows an exception."""
-    at = clean(page("anatomy").run())
+    at = clean(page("barrier_anatomy").run())
     at.selectbox(key="anatomy-a").set_value("zoo:vit-digits/0")
     at.selectbox(key="anatomy-b").set_value("zoo:vit-digits/1")
     at = clean(at.run())
@@ -815,7 +815,7 @@ def test_bands_average_three_same_label_runs_over_three_pairs(home):
     """Issue #70: the quick grid's three cells share one label ("quick vit-digits: ..."); the runs picker
     merged them into one (a multiselect keys its choices by their labels), so the band said n = 1 and the
     link kept one id. Each pill names its pair; the band averages the three pairs."""
-    from symalign.runs.execute import barrier_run
+    from symalign.workflows.execute import barrier_run
 
     store = RunStore(home / "runs.sqlite")
     for a, b in (("0", "1"), ("0", "2"), ("1", "2")):

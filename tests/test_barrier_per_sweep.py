@@ -10,8 +10,8 @@ import pytest
 
 from symalign.cli import main
 from symalign.match.config import AlignConfig
-from symalign.runs.execute import align_run, align_summary, barrier_run
 from symalign.sweeps.grid import row_keys
+from symalign.workflows.execute import align_run, align_summary, barrier_run
 
 pytestmark = pytest.mark.slow  # whole interpolation curves per sweep
 

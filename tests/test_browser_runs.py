@@ -21,7 +21,7 @@ def record_runs(home, monkeypatch) -> None:
     """Three same-label straight lines (one per seed pair) and two fitted curves on pair 0↔1."""
     from symalign.cli import main
     from symalign.runs import RunStore
-    from symalign.runs.execute import barrier_run
+    from symalign.workflows.execute import barrier_run
 
     store = RunStore(home / "runs.sqlite")
     for a, b in PAIRS:

@@ -16,8 +16,8 @@ from job_support import wait_for_job
 from symalign.errors import SymalignError
 from symalign.jobs.queue import WORKER_DIED, JobQueue, ensure_worker, resume_jobs
 from symalign.jobs.worker import JobProgress
-from symalign.runs.execute import barrier_run
 from symalign.runs.store import RunStore
+from symalign.workflows.execute import barrier_run
 
 pytestmark = pytest.mark.slow  # minutes of learned matching or a real browser: `-m 'not slow'` skips
 
@@ -167,7 +167,7 @@ def test_unknown_job_kinds_are_refused(queue):
 
 def test_a_simplex_job_computes_each_method_as_the_foreground_does(queue):
     from symalign.match.config import CLASS_PRESETS, AlignConfig
-    from symalign.runs.many import simplex_run
+    from symalign.workflows.many import simplex_run
 
     models = [f"zoo:vit-digits/{i}" for i in range(3)]
     configs = [AlignConfig(method=m, classes=CLASS_PRESETS["all"], data="digits") for m in ("none", "weight")]

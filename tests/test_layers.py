@@ -18,9 +18,10 @@ LAYERS = [
     {"memory", "device", "data", "zoo", "symmetry", "plots", "progress"},
     {"models"},
     {"offline_hub", "landscape"},
-    {"match", "anatomy"},
+    {"match", "symmetry_anatomy"},
     {"merge", "train", "workspace", "papers"},  # papers: the tables as data (their classes from match.config)
     {"runs"},
+    {"workflows"},  # the use cases the CLI and the app share, recorded in the history below
     {"sweeps", "demo"},
     {"jobs"},  # a job may run the guided demo (symalign.jobs.kinds.demo_job)
     {"ui"},

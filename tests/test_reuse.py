@@ -12,8 +12,8 @@ from safetensors.torch import load_file, save_file
 
 from symalign.match.config import AlignConfig
 from symalign.runs import RunStore
-from symalign.runs.execute import align_then_vanilla
 from symalign.runs.reuse import fingerprint, request_key, served_once
+from symalign.workflows.execute import align_then_vanilla
 from symalign.zoo import resolve_zoo
 
 WEIGHT = AlignConfig(method="weight", preset="permutations", data="digits")

@@ -78,7 +78,7 @@ def test_the_simplex_and_align_many_measure_on_the_split_asked_for(tmp_path, cap
     assert surfaces["train"]["corner_loss"][0] == pytest.approx(train_loss, rel=1e-5)
     assert surfaces["train"]["corner_loss"][0] < surfaces["eval"]["corner_loss"][0]
     from symalign.match.config import AlignConfig
-    from symalign.runs.many import align_many_run
+    from symalign.workflows.many import align_many_run
 
     store = RunStore(tmp_path / "home" / "runs.sqlite")
     many = align_many_run(three, AlignConfig(method="weight", max_sweeps=1), out=tmp_path / "u", measure=True,

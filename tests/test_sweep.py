@@ -289,8 +289,8 @@ def test_each_ray_cell_asks_for_one_gpu_on_a_cluster_with_gpus(tmp_path):
 def test_a_vanilla_row_reuses_a_recorded_barrier_run(tmp_path):
     """Align records the vanilla barrier as a `barrier` run; a sweep's vanilla cell is the same curve,
     so it is reused, not measured and recorded again (issue #56: "0 reused" beside existing runs)."""
-    from symalign.runs.execute import barrier_run
     from symalign.sweeps.grid import grid_from_dict
+    from symalign.workflows.execute import barrier_run
 
     store = RunStore(tmp_path / "runs.sqlite")
     run_id, curve = barrier_run("zoo:vit-digits/0", "zoo:vit-digits/1", points=3, max_examples=8, store=store)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from symalign.match.config import CLASS_PRESETS, AlignConfig
-from symalign.runs.many import simplex_run
+from symalign.workflows.many import simplex_run
 
 pytestmark = pytest.mark.slow  # minutes of learned matching or a real browser: `-m 'not slow'` skips
 

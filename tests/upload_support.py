@@ -15,7 +15,7 @@ from symalign.zoo import resolve_zoo
 def upload_and_align(reference: str, uploaded: str, folder_name: str, tmp_path: Path):
     """Zip the zoo model `uploaded` under `folder_name/`, import it, and weight-align `reference` to it
     with every class the family admits. Returns (the loaded upload, the align run)."""
-    from symalign.runs.execute import align_run
+    from symalign.workflows.execute import align_run
 
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:

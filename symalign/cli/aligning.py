@@ -54,7 +54,7 @@ def plan_checks(config, n_models: int = 2) -> None:
 def cmd_align(args) -> None:
     from symalign.match.learned_hint import learned_hint
     from symalign.match.stop_hint import stop_hint
-    from symalign.runs.execute import align_run, align_summary
+    from symalign.workflows.execute import align_run, align_summary
 
     config = align_config(args)
     plan_checks(config)
@@ -119,7 +119,7 @@ def add_align_many(sub) -> None:
 
 
 def cmd_align_many(args) -> None:
-    from symalign.runs.many import align_many_run
+    from symalign.workflows.many import align_many_run
 
     config = align_config(args, data_for(args, args.models))
     plan_checks(config, len(args.models))

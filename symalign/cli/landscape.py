@@ -35,7 +35,7 @@ def add_barrier(sub) -> None:
 
 
 def cmd_barrier(args) -> None:
-    from symalign.runs.execute import barrier_run
+    from symalign.workflows.execute import barrier_run
 
     with Bar("interpolate") as bar:
         run_id, curve = barrier_run(args.a, args.b, data=args.data, points=args.points,
@@ -74,7 +74,7 @@ def add_simplex(sub) -> None:
 
 
 def cmd_simplex(args) -> None:
-    from symalign.runs.many import simplex_run
+    from symalign.workflows.many import simplex_run
 
     check_html(args.html)
     if len(args.models) != 3:
@@ -114,7 +114,7 @@ def add_spectrum(sub) -> None:
 
 
 def cmd_spectrum(args) -> None:
-    from symalign.runs.execute import spectrum_run
+    from symalign.workflows.execute import spectrum_run
 
     check_html(args.html)
     run_id, result = spectrum_run(args.alignment, store=store_for(args), source="cli")
@@ -173,7 +173,7 @@ def add_curve(sub) -> None:
 def cmd_curve(args) -> None:
     from symalign.landscape.curve_options import CurveOptions
     from symalign.match.matchers import method_names
-    from symalign.runs.curves import curve_run
+    from symalign.workflows.curves import curve_run
 
     align_with = args.align
     if args.align in method_names():
@@ -229,7 +229,7 @@ def add_plane(sub) -> None:
 
 
 def cmd_plane(args) -> None:
-    from symalign.runs.curves import plane_run
+    from symalign.workflows.curves import plane_run
 
     check_html(args.html)
     with Bar("plane") as bar:

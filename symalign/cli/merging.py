@@ -12,7 +12,7 @@ from symalign.cli.common import (
     print_json,
     store_for,
 )
-from symalign.merge.rules import ALIGNS, MERGE_ALIGNS, OT_SOLVERS, TRANSPORT_HEAD_STRATEGIES, merge_rules
+from symalign.merge.catalog import ALIGNS, MERGE_ALIGNS, OT_SOLVERS, TRANSPORT_HEAD_STRATEGIES, merge_rules
 
 
 def add_merge(sub) -> None:
@@ -95,7 +95,7 @@ def cmd_merge(args) -> None:
 
     from symalign.models import load_model
     from symalign.models.io import default_data_spec
-    from symalign.runs.merging import merge_run
+    from symalign.workflows.merging import merge_run
 
     data = args.data or default_data_spec(load_model(args.models[0]))
     alignment = alignment_of(args, data)
@@ -154,7 +154,7 @@ def cmd_transport(args) -> None:
     from pathlib import Path
 
     from symalign.merge.task_vectors import parse_alphas
-    from symalign.runs.merging import transport_run
+    from symalign.workflows.merging import transport_run
 
     alphas = parse_alphas(args.alpha)
     strategy = args.head_strategy

@@ -20,7 +20,7 @@ def plane_figure_file(family: str, cells: pd.DataFrame, folder: Path, resolution
     """The plane through A, B and aligned B of the first pair (its curve runs' folders), written as HTML."""
     from symalign.plots.plane import plane_figure
     from symalign.runs import RunStore
-    from symalign.runs.curves import plane_run
+    from symalign.workflows.curves import plane_run
 
     store = RunStore()
     try:

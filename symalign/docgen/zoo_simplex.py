@@ -17,7 +17,7 @@ import time
 import torch
 
 from symalign.match.config import CLASS_PRESETS, AlignConfig
-from symalign.runs.many import simplex_run
+from symalign.workflows.many import simplex_run
 
 DATA = {"vit-digits": ("digits", None), "gpt-shakespeare": ("shakespeare", 64)}
 

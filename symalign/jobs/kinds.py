@@ -1,5 +1,5 @@
 """What a background job can be: each kind maps its JSON request onto the recorded workflow the
-CLI and the pages already use (`symalign.runs.execute`), so a job computes exactly what the same
+CLI and the pages already use (`symalign.workflows.execute`), so a job computes exactly what the same
 request would compute in the foreground. A kind returns the ids of the runs it recorded."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def _config(request: dict):
 
 
 def barrier_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
-    from symalign.runs.execute import barrier_run
+    from symalign.workflows.execute import barrier_run
 
     run_id, _ = barrier_run(request["a"], request["b"], data=request.get("data"), points=request.get("points", 21),
                             max_examples=request.get("max_examples"), store=store, source="app",
@@ -28,7 +28,7 @@ def barrier_job(request: dict, store: RunStore, progress: Progress) -> list[str]
 
 def align_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     """An alignment and its barrier; with `with_vanilla`, then the vanilla barrier (the Align page's order)."""
-    from symalign.runs.execute import align_then_vanilla
+    from symalign.workflows.execute import align_then_vanilla
 
     return align_then_vanilla(request["a"], request["b"], _config(request), bool(request.get("with_vanilla")),
                               points=request.get("points", 21), max_examples=request.get("max_examples"), store=store,
@@ -37,7 +37,7 @@ def align_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
 
 
 def align_many_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
-    from symalign.runs.many import align_many_run
+    from symalign.workflows.many import align_many_run
 
     run = align_many_run(request["models"], _config(request), measure=True, points=request.get("points", 21),
                          max_examples=request.get("max_examples"), store=store, source="app",
@@ -48,7 +48,7 @@ def align_many_job(request: dict, store: RunStore, progress: Progress) -> list[s
 def simplex_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     """One surface per config (`configs`, the Simplex page's methods side by side; or one `config`)."""
     from symalign.match.config import AlignConfig
-    from symalign.runs.many import simplex_run
+    from symalign.workflows.many import simplex_run
 
     configs = [AlignConfig(**c) for c in request.get("configs") or [request["config"]]]
     ids = []
@@ -63,7 +63,7 @@ def simplex_job(request: dict, store: RunStore, progress: Progress) -> list[str]
 
 def merge_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     """Merge models (the Merge page): the checkpoint goes to the run's folder."""
-    from symalign.runs.merging import merge_alignment, merge_run
+    from symalign.workflows.merging import merge_alignment, merge_run
 
     how_align = request.get("align", "weight")
     run = merge_run(request["models"], how_align, request.get("how", "average"),
@@ -76,7 +76,7 @@ def merge_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
 
 def transport_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     """Carry a fine-tune's task vector over (the Merge & transport page): checkpoint in the run's folder."""
-    from symalign.runs.merging import head_strategy_alignment, transport_run
+    from symalign.workflows.merging import head_strategy_alignment, transport_run
 
     how_align = request.get("align", "weight")
     run = transport_run(request["a"], request["a_ft"], request["b"], [float(x) for x in request["alphas"]],
@@ -125,7 +125,7 @@ def demo_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
 def curve_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     """The "Beyond the straight line" page: the curve before and after alignment (reused when asked before)."""
     from symalign.landscape.curve_options import CurveOptions
-    from symalign.runs.curves import curve_pair_runs
+    from symalign.workflows.curves import curve_pair_runs
 
     options = CurveOptions(**request.get("options", {}))
     return curve_pair_runs(request["a"], request["b"], _config(request), options, data=request.get("data"),
@@ -135,8 +135,8 @@ def curve_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
 
 def plane_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     """The loss over a plane through three models (the "Beyond the straight line" page), recorded."""
-    from symalign.runs.curves import recorded_plane
     from symalign.runs.records import PlaneSettings
+    from symalign.workflows.curves import recorded_plane
 
     return [recorded_plane(PlaneSettings(**request), store, source="app", progress=progress)]
 

@@ -1,6 +1,6 @@
 """Use an alignment: merge aligned models (average, Fisher, RegMean), transport task vectors.
 
-Names load on first use: the CLI reads the torch-free rule declarations in `symalign.merge.rules`
+Names load on first use: the CLI reads the torch-free rule declarations in `symalign.merge.catalog`
 when it builds its parser, and importing the package must not pull torch in."""
 
 from symalign.registry import lazy_exports

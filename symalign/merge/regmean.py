@@ -78,6 +78,6 @@ def regmean(members: list[TransformerModel], data, examples: int = 64, seed: int
 
 
 def regmean_merge(members: list[TransformerModel], inputs: MergeInputs) -> dict[str, torch.Tensor]:
-    """The `regmean` rule (symalign.merge.rules)."""
+    """The `regmean` rule (symalign.merge.catalog)."""
     return regmean(members, inputs.data, inputs.examples, inputs.seed, inputs.phase("input Gram matrices"),
                    device=inputs.device)

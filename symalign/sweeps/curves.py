@@ -30,7 +30,7 @@ def curves_cells(family: str, seeds: list[int] | None = None, method: str = "wei
                  options: CurveOptions | None = None, max_examples: int | None = None, device: str = "auto",
                  store: RunStore | None = None, progress: Progress | None = None) -> pd.DataFrame:
     """One row per seed pair: the four paths' loss and accuracy barriers and the two fits' seconds."""
-    from symalign.runs.curves import curve_pair_runs
+    from symalign.workflows.curves import curve_pair_runs
 
     store = store if store is not None else RunStore()
     pairs = peer_pairs(family, seeds)

@@ -94,7 +94,7 @@ def check_grid(grid: Grid) -> dict[Cell, str]:
     from symalign.models import load_model
     from symalign.models.io import default_data_spec
     from symalign.models.widen import check_pair
-    from symalign.runs.execute import fitted
+    from symalign.workflows.execute import fitted
 
     grid.check_options()
     if not grid.pairs or not grid.rows:
@@ -167,8 +167,8 @@ def execute_cell(payload: dict, store_path: str | None, home: str | None, thread
     import torch
 
     from symalign.match.config import AlignConfig
-    from symalign.runs.execute import align_run
     from symalign.runs.recording import failure_message
+    from symalign.workflows.execute import align_run
 
     if home:
         os.environ["SYMALIGN_HOME"] = home  # a Ray worker (maybe on another node) writes where the driver does

@@ -91,8 +91,8 @@ def plane_settings(runs: list[Run], third: str, resolution: int, max_examples: i
 
 def plane_of(settings, key: str) -> bool:
     """Draw the plane recorded with these settings; False when the history has none yet."""
-    from symalign.runs.curves import find_plane
     from symalign.ui.state import run_store
+    from symalign.workflows.curves import find_plane
 
     run = find_plane(run_store(), settings)
     if run is None:

@@ -1,6 +1,6 @@
 """Recorded workflows on a pair of models, shared by the CLI and the app: each one writes a run row
 when it starts and its metrics (or its error) when it ends (symalign.runs.recording). Workflows on
-three or more models live in symalign.runs.many, merges and transports in symalign.runs.merging."""
+three or more models live in symalign.workflows.many, merges and transports in symalign.workflows.merging."""
 
 from __future__ import annotations
 

@@ -27,10 +27,10 @@ from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
 from symalign.models.io import default_data_spec
 from symalign.progress import PhaseProgress, phase
-from symalign.runs.execute import fitted
 from symalign.runs.recording import ModelLike, model_of, recorded, reference
 from symalign.runs.records import CurveSettings, PlaneSettings
 from symalign.runs.store import RunStore
+from symalign.workflows.execute import fitted
 
 
 @dataclass

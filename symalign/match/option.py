@@ -1,0 +1,65 @@
+"""What a matcher option is: name, type, default, choices or range, one line of help, and the methods that
+read it. Each matcher declares its own beside it (weight_options, learned_options, activation_options);
+symalign.match.options collects them. Torch-free, so the CLI builds its parser fast."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from symalign.data.defaults import IMAGE_LEARNED_DEFAULTS, TEXT_LEARNED_DEFAULTS
+from symalign.errors import SymalignError
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting a matcher reads, declared once: the CLI flag and its help, AlignConfig's and LearnedOptions'
+    defaults, the Align page's widget, docs/options.md and the sweep keys all read it. `by_data`: the default
+    is the data's (symalign.data.defaults: images and text may differ), written into the run's record."""
+
+    name: str  # the AlignConfig field (or key of AlignConfig.options) and the sweep key; the flag is --name-with-dashes
+    kind: type  # int, float, str or bool (a bool defaulting to True is the flag --no-NAME)
+    default: object
+    help: str
+    methods: tuple[str, ...]  # the matchers that read it
+    choices: tuple[str, ...] | None = None
+    minimum: float | None = None  # values below are refused
+    universe_only: bool = False  # read only when three or more models are aligned
+    auto: bool = False  # None is a value the run works out (e.g. sized from the steps), not "no limit"
+    by_data: bool = False  # None: the data's default (symalign.data.defaults.learned_defaults)
+
+    @property
+    def default_text(self) -> str:
+        """The default as the help, the page and docs/options.md say it, from the one place it is written."""
+        if self.by_data:
+            image, text = IMAGE_LEARNED_DEFAULTS[self.name], TEXT_LEARNED_DEFAULTS[self.name]
+            return f"the data's: {image}" if image == text else f"the data's: images {image}, text {text}"
+        return "" if self.default is None else str(self.default)
+
+    @property
+    def help_line(self) -> str:
+        """The help with its default, for the CLI flag."""
+        return self.help + (f" (default: {self.default_text})" if self.default_text else "")
+
+    @property
+    def flag(self) -> str:
+        name = self.name.replace("_", "-")
+        return f"--no-{name}" if self.kind is bool and self.default is True else f"--{name}"
+
+    def check(self, value) -> None:
+        """One line naming the option and what it takes, for a value it does not take."""
+        if value is None:
+            return
+        if self.kind is bool:
+            if not isinstance(value, bool):
+                raise SymalignError(f"{self.name} takes true or false; got {value!r}")
+            return
+        if self.choices is not None and value not in self.choices:
+            raise SymalignError(f"{self.flag}: unknown value {value!r}; choose from {', '.join(self.choices)}")
+        if self.kind in (int, float) and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                          or (self.kind is int and not float(value).is_integer())):
+            raise SymalignError(f"{self.flag} takes {'an integer' if self.kind is int else 'a number'}; got {value!r}")
+        if self.minimum is not None and value < self.minimum:
+            raise SymalignError(f"{self.flag} must be at least {self.minimum:g}; got {value}")
+
+
+# The built-in matchers' options (each matcher's registration in symalign.match.matchers names them).

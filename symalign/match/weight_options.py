@@ -1,0 +1,30 @@
+"""Weight matching's options (symalign.match.weight), declared beside it: how heads are compared, when the
+sweeps stop, their precision, the barrier per sweep, and refinement rounds for three or more models."""
+
+from __future__ import annotations
+
+from symalign.match.option import Option
+
+HEAD_COSTS = ("circuit", "spectral", "brute-force")
+PRECISIONS = ("float32", "float64")
+
+WEIGHT_OPTIONS: tuple[Option, ...] = (
+    Option("head_cost", str, "circuit", "weight: how two heads are compared: their QK/VO circuits (no map inside "
+           "a head changes them), the spectra of q, k, v (TransFusion), or brute force (TransFusion's ablation: "
+           "each head pair aligned inside first, by the QK/VO class, and scored by what that reaches)",
+           ("weight",), HEAD_COSTS),
+    Option("max_sweeps", int, 30, "weight: at most this many sweeps", ("weight",), minimum=1),
+    Option("max_seconds", float, None, "weight: stop after the sweep that passes this many seconds", ("weight",),
+           minimum=0),
+    Option("min_improvement", float, 1e-5, "weight: stop when a sweep shrinks the distance ‖A − T(B)‖/‖A‖ by less "
+           "than this fraction of it", ("weight",), minimum=0),
+    Option("precision", str, None, "weight: float32 or float64 for the cost matmuls and the steps (correlations "
+           "are summed and solved in float64 either way); default: float32 above 50M parameters, where it halves "
+           "the time, float64 below", ("weight",), PRECISIONS, auto=True),
+    Option("barrier_per_sweep", int, 0, "weight: also measure the loss and accuracy barrier on this many λ points "
+           "before the first sweep and after each one (0: off; e.g. 11), so one run gives the barrier-vs-iterations "
+           "curve (Theus et al. Fig. 6); evaluates on the eval split of --data or the pair's training data",
+           ("weight",), minimum=0),
+    Option("rounds", int, 0, "weight, three or more models: refinement rounds, each model matched to the mean of "
+           "the others", ("weight",), minimum=0, universe_only=True),
+)
