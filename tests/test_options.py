@@ -234,3 +234,18 @@ def test_the_value_a_run_records_is_the_value_its_matcher_used(method):
         assert used[name] == as_recorded, f"{name}: recorded {as_recorded!r}, the matcher used {used[name]!r}"
     unset = AlignConfig(method=method, data="shakespeare")  # the data's defaults: written into the record
     assert unset.to_json()["steps"] == unset.learned_options().steps
+
+
+def test_each_option_is_declared_beside_a_matcher_that_reads_it():
+    """Issue #71: a matcher's options live beside it (weight_options, learned_options, activation_options),
+    each read by the matcher it sits beside, and the collection is exactly their union, none twice."""
+    from symalign.match.activation_options import ACTIVATION_OPTIONS
+    from symalign.match.learned_options import LEARNED_OPTIONS, LEARNERS
+    from symalign.match.options import BUILTIN_OPTIONS
+    from symalign.match.weight_options import WEIGHT_OPTIONS
+
+    for declared, readers in ((WEIGHT_OPTIONS, {"weight"}), (LEARNED_OPTIONS, set(LEARNERS)),
+                              (ACTIVATION_OPTIONS, {"activation"})):
+        assert declared and all(set(o.methods) <= readers for o in declared)
+    names = [o.name for o in BUILTIN_OPTIONS]
+    assert len(names) == len(set(names)) == len(WEIGHT_OPTIONS) + len(LEARNED_OPTIONS) + len(ACTIVATION_OPTIONS)

@@ -76,7 +76,8 @@ def options_reference() -> str:
     from symalign.sweeps.grid import EVALUATION_KEYS
 
     out = ["# Matcher options", "",
-           "Generated from the matchers' declarations (`symalign/match/options.py`) by",
+           "Generated from the matchers' declarations (each beside its matcher: `symalign/match/weight_options.py`, "
+           "`learned_options.py`, `activation_options.py`; collected in `options.py`) by",
            "`python -m symalign.cli.reference --write`. Each option is a flag of `align` (and, for the matchers",
            "that align three or more models, of `align-many` and `simplex`), a widget on the Align page, and a",
            "key of a sweep row or of a sweep's `[grid]` table (docs/sweeps.md), where activation's",
