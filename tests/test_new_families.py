@@ -163,3 +163,26 @@ def test_experts_follow_the_mlp_class_unless_named():
     assert dense.with_experts({"mlp": "perm"}) == {"mlp": "perm"}
     config = AlignConfig(method="weight", preset="permutations").for_spec(spec)
     assert config.classes["experts"] == "perm" and "experts" not in AlignConfig(preset="all").classes
+
+
+def test_clip_vision_tower_admits_residual_permutations_only_and_matches_on_digits(tmp_path):
+    """CLIP's pre_layrnorm writes the stream's first value and the head reads the stream unnormalised: the
+    residual admits permutations only (with the reason), every class inside heads stays; activation matching
+    on digits recovers a planted transform through CLIP's own hook points; CLIPModel (two towers) is refused."""
+    import json
+
+    a = random_model(tiny_config("clip", layers=2, width=32, heads=4, mlp=48), seed=3)
+    spec = spec_of(a)
+    assert "pre_layrnorm" in spec.spaces["residual"].refusals["orthogonal"]
+    assert not spec.spaces["layer.0.qk"].refusals.get("invertible") and not spec.spaces["layer.0.mlp"].refusals.get(
+        "perm")
+    assert canonicalize(a).tensors["embed.norm.weight"].equal(a.tensors["embed.norm.weight"])  # nothing folded
+    planted = {"mlp": "perm", "heads": "perm", "qk": "invertible", "vo": "orthogonal", "residual": "perm"}
+    b = transformed(a, random_transform(spec, planted, seed=4))
+    result = align(a, b, AlignConfig(method="activation", classes=planted, data="digits", max_examples=32))
+    assert result.report.distance_after < TOL
+    save_model(a, tmp_path / "clip")
+    config = json.loads((tmp_path / "clip" / "config.json").read_text())
+    (tmp_path / "clip" / "config.json").write_text(json.dumps({**config, "architectures": ["CLIPModel"]}))
+    with pytest.raises(ModelLoadError, match="CLIPModel"):
+        load_model(tmp_path / "clip")

@@ -33,6 +33,7 @@ FAMILIES = {  # small configs with something to get wrong: untied heads, grouped
     "gemma2": dict(kv_heads=2, head_dim=12, tied=False),  # sandwich norms: residual permutations only
     "distilbert": dict(tied=False),  # post-LN under other names
     "mixtral": dict(kv_heads=2, experts=3),  # experts permuted with their router rows, units inside each expert
+    "clip": dict(),  # CLIP's vision tower: a LayerNorm writes the stream's start, so residual permutations only
 }
 # The command (no residual map), the widest presets, and permutations alone; each fitted to the
 # family's spec (RoPE: rotary QK maps; post-LN BERT: residual permutations).

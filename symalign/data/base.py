@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import torch
 
 from symalign.data.defaults import IMAGE_LEARNED_DEFAULTS
+from symalign.data.preprocess import image_config
 
 Batch = tuple[dict[str, torch.Tensor], torch.Tensor]  # model inputs, targets
 IGNORE = -100  # target of a position that is not scored (cross_entropy's ignore_index)
@@ -77,6 +78,6 @@ EVAL_ACTIVATION_FLOATS = 64 * 2**20  # per evaluation batch: the widest activati
 def activation_bounded(batch_size: int, model) -> int:
     """Fewer images per evaluation batch when each is large (a ViT-B's 197 positions × 3,072 MLP
     units); the zoo's 17-position digits keep 512, so their numbers do not move."""
-    c, d = model.config, model.dims
+    c, d = image_config(model.config), model.dims
     positions = (c.image_size // c.patch_size) ** 2 + 1
     return max(1, min(batch_size, EVAL_ACTIVATION_FLOATS // (positions * max(d.d_mlp, 4 * d.d_model))))

@@ -35,6 +35,12 @@ class Preprocessing:
     normalize: bool = True
 
 
+def image_config(config):
+    """The config that sizes the images: a vision tower's own (CLIP keeps it in `vision_config`), else the
+    model's."""
+    return getattr(config, "vision_config", None) or config
+
+
 def checkpoint_preprocessing(model) -> Preprocessing | None:
     """The checkpoint's preprocessor_config.json, read as data (None when it has none)."""
     path = Path(model.source) / "preprocessor_config.json" if model.source else None
@@ -47,10 +53,10 @@ def checkpoint_preprocessing(model) -> Preprocessing | None:
     size = raw.get("size") or {}
     if isinstance(size, int):
         size = {"height": size, "width": size}
-    side = model.config.image_size
+    side = image_config(model.config).image_size
     height = int(size.get("height", size.get("shortest_edge", side)))
     width = int(size.get("width", size.get("shortest_edge", side)))
-    channels = model.config.num_channels
+    channels = image_config(model.config).num_channels
     mean, std = raw.get("image_mean", DEFAULT_MEAN), raw.get("image_std", DEFAULT_STD)
     mean = tuple(mean) if isinstance(mean, list) else (float(mean),) * channels
     std = tuple(std) if isinstance(std, list) else (float(std),) * channels
@@ -65,7 +71,7 @@ def image_converter(stored_shape: tuple[int, int, int], stored_mean: tuple[float
                     stored_std: tuple[float, ...], model) -> Callable[[torch.Tensor], torch.Tensor] | None:
     """A function taking a batch as the data source stores it to what `model` expects, or None
     when nothing is to be done."""
-    c = model.config
+    c = image_config(model.config)
     wanted = (c.num_channels, c.image_size, c.image_size)
     prep = checkpoint_preprocessing(model)
     if prep is None and tuple(stored_shape) == wanted:

@@ -12,6 +12,7 @@ import torch
 from torch.func import functional_call
 
 from symalign.data.base import IGNORE
+from symalign.data.preprocess import image_config
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.models.family import TransformerModel
 from symalign.models.functional import functional_params, module_names, weightless_module
@@ -65,7 +66,8 @@ def examples_per_chunk(template: TransformerModel, inputs: dict[str, torch.Tenso
         positions = first.shape[1]
         outputs = positions * config.vocab_size
     else:  # images: patches and the class token; one distribution over the labels
-        positions = (config.image_size // config.patch_size) ** 2 + 1
+        sized = image_config(config)
+        positions = (sized.image_size // sized.patch_size) ** 2 + 1
         outputs = config.num_labels
     per_layer = positions * (16 * d.d_model + 3 * d.d_mlp) + 2 * d.n_head * positions ** 2
     floats = 3 * outputs + d.n_layer * per_layer

@@ -56,7 +56,7 @@ class Dims:
     d_mlp: int
     activation: str
     n_kv_head: int = 0  # grouped-query attention: key/value heads (0: one per query head)
-    norm: str = "layernorm"  # layernorm | rmsnorm | post-layernorm | sandwich-rmsnorm
+    norm: str = "layernorm"  # layernorm | rmsnorm | post-layernorm | sandwich-rmsnorm | stream-layernorm
     rotary_dims: int = 0  # dimensions of each head that rotary position embeddings rotate (0: no RoPE)
     gated: bool = False  # gated MLP (SwiGLU)
     qk_norm: bool = False  # an RMSNorm with learned gains over each head's q and k (Qwen3)

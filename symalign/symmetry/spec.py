@@ -132,7 +132,7 @@ class SymmetrySpec:
         return out
 
 
-NORMS = ("layernorm", "rmsnorm", "post-layernorm", "sandwich-rmsnorm")
+NORMS = ("layernorm", "rmsnorm", "post-layernorm", "sandwich-rmsnorm", "stream-layernorm")
 
 
 def refusals_for(kind: str, *, activation: str, canonical: bool, norm: str = "layernorm", rope: bool = False,
@@ -192,6 +192,11 @@ def refusals_for(kind: str, *, activation: str, canonical: bool, norm: str = "la
     if kind == "residual":
         if norm == "post-layernorm":
             reason = "post-LN: LayerNorm acts on the residual stream itself, so the residual admits permutations only"
+            return {c: reason for c in CLASSES if c != "perm"}
+        if norm == "stream-layernorm":
+            reason = ("a LayerNorm writes the residual stream's first value (CLIP's pre_layrnorm): its gains "
+                      "multiply the stream coordinate by coordinate with nothing before them to absorb a map, and "
+                      "the head reads the stream with no norm between, so only permutations keep the function")
             return {c: reason for c in CLASSES if c != "perm"}
         if norm == "sandwich-rmsnorm":
             reason = ("sandwich norms (Gemma 2): each branch's output passes an RMSNorm whose gains multiply it "
