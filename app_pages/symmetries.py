@@ -54,9 +54,11 @@ with user_errors():
 
     with spec_tab:
         names, cells = action_grid(spec, layer=0)
+        rotations = "orthogonal" not in spec.spaces["residual"].refusals
         st.markdown(f"How each component's group element G reaches the tensors of a {spec.family} model "
-                    "(embeddings, head and layer 0; every layer looks like layer 0). In canonical form the "
-                    "LayerNorm gains are absorbed, so the residual admits rotations.")
+                    "(embeddings, head and layer 0; every layer looks like layer 0). "
+                    + ("In canonical form the norm gains are absorbed, so the residual admits rotations."
+                       if rotations else "Here the residual admits permutations only (why: below the grid)."))
         show_figure(action_figure(names, list(KINDS), cells), key="sym-grid")
         st.markdown("**Classes per component**: *admissible*, or refused, with why the class would change the "
                     "function below the grid (a reason is a sentence: in a grid cell it would be cut off).")
