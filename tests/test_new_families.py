@@ -184,5 +184,13 @@ def test_clip_vision_tower_admits_residual_permutations_only_and_matches_on_digi
     save_model(a, tmp_path / "clip")
     config = json.loads((tmp_path / "clip" / "config.json").read_text())
     (tmp_path / "clip" / "config.json").write_text(json.dumps({**config, "architectures": ["CLIPModel"]}))
-    with pytest.raises(ModelLoadError, match="CLIPModel"):
+    with pytest.raises(ModelLoadError, match="two towers"):
         load_model(tmp_path / "clip")
+
+
+def test_deberta_is_refused_with_why(tmp_path):
+    """Issue #72: DeBERTa-v2 (Zhang et al.'s model) is not built; the refusal names why."""
+    from symalign.models.io import family_for
+
+    with pytest.raises(ModelLoadError, match="disentangled attention"):
+        family_for("deberta-v2", ["DebertaV2ForMaskedLM"])

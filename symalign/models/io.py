@@ -25,10 +25,28 @@ def supported() -> str:
     return ", ".join(f"{f.model_type} ({f.hf_class_name})" for f in FAMILIES.values())
 
 
+# Architectures refused with the reason, where one is known (docs/families.md): what a user uploads that the
+# spec cannot describe, and why, instead of "unsupported".
+REFUSED = {
+    "deberta-v2": ("DeBERTa-v2/v3 is not built: its disentangled attention adds relative-position projections "
+                   "that must take the same QK map as the content's (separate tensors unless share_att_key), and "
+                   "its relative-position table is one more residual tensor; docs/families.md says what it "
+                   "admits"),
+    "CLIPModel": ("a CLIPModel has two towers, each with its own residual stream, projected into one embedding "
+                  "space: symalign's spec has one residual stream (the vision tower alone loads as "
+                  "CLIPForImageClassification)"),
+    "CLIPTextModel": "CLIP's text tower has no task loss of its own to measure a barrier on",
+    "CLIPTextModelWithProjection": "CLIP's text tower has no task loss of its own to measure a barrier on",
+}
+
+
 def family_for(model_type: str | None, architectures: list[str] | None = None) -> Family:
     """The family of a config: its model type, and among that type's families (a language model, a
     sequence classifier) the one its `architectures` names (none named: the type's first)."""
     candidates = [f for f in FAMILIES.values() if f.model_type == model_type]
+    named = [REFUSED[a] for a in (model_type, *(architectures or ())) if a in REFUSED]
+    if named and not any(f.hf_class_name in (architectures or ()) for f in candidates):
+        raise ModelLoadError(f"unsupported {model_type} model: {named[0]}")
     if not candidates:
         raise ModelLoadError(f"unsupported architecture {model_type!r}; supported: {supported()}")
     if not architectures:
