@@ -128,14 +128,17 @@ def test_distilbert_planted_transforms_are_recovered_from_masked_text_and_its_st
     assert normed.mean(-1).abs().max() < 1e-4 and (normed.var(-1, unbiased=False) - 1).abs().max() < 1e-2
 
 
-def test_planted_expert_and_unit_permutations_are_recovered_exactly_by_weight_matching():
-    """Mixtral: experts reordered with their router rows and each expert's units permuted on their own, on top
-    of every other class; weight matching recovers all of it, and leaving the experts out cannot."""
-    a = canonicalize(random_model(tiny_config("mixtral", kv_heads=2, experts=4), seed=0))
+@pytest.mark.parametrize("family, qk", [("mixtral", "rotary"), ("olmoe", "none")])
+def test_planted_expert_and_unit_permutations_are_recovered_exactly_by_weight_matching(family, qk):
+    """Mixtral and OLMoE: experts reordered with their router rows and each expert's units permuted on their
+    own, on top of every other class (OLMoE's q/k norm across heads leaves QK nothing; its gains move with
+    the heads); weight matching recovers all of it, and leaving the experts out cannot."""
+    a = canonicalize(random_model(tiny_config(family, kv_heads=2, experts=4), seed=0))
     spec = spec_of(a)
     assert spec.kinds()[-1] == "experts" and spec.spaces["layer.0.mlp"].batched_by == "layer.0.experts"
-    classes = {"experts": "perm", "mlp": "perm", "heads": "perm", "residual": "orthogonal", "qk": "rotary",
+    classes = {"experts": "perm", "mlp": "perm", "heads": "perm", "residual": "orthogonal", "qk": qk,
                "vo": "orthogonal"}
+    classes = {k: c for k, c in classes.items() if c != "none"}
     planted = random_transform(spec, classes, seed=1)
     assert not torch.equal(planted["layer.0.experts"].perm, torch.arange(4))
     b = transformed(a, planted)
@@ -194,3 +197,16 @@ def test_deberta_is_refused_with_why(tmp_path):
 
     with pytest.raises(ModelLoadError, match="disentangled attention"):
         family_for("deberta-v2", ["DebertaV2ForMaskedLM"])
+
+
+def test_olmoe_norm_across_heads_refuses_maps_inside_heads_and_moves_with_the_heads():
+    a = random_model(tiny_config("olmoe", kv_heads=2), seed=0)
+    spec = spec_of(a)
+    assert all("OLMoE" in spec.spaces["layer.0.qk"].refusals[c] for c in ("perm", "orthogonal", "rescale"))
+    assert [t.space for t in spec.tensors["layer.0.attn.q_norm.weight"] if t] == ["layer.0.heads", "layer.0.qheads"]
+    with pytest.raises(ModelLoadError, match="clip_qkv"):
+        from symalign.models.io import FAMILIES
+
+        config = tiny_config("olmoe")
+        config.clip_qkv = 8.0
+        FAMILIES["olmoe"].check_config(config)

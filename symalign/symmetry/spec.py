@@ -171,10 +171,11 @@ def refusals_for(kind: str, *, activation: str, canonical: bool, norm: str = "la
         return {c: reason for c in CLASSES if c != "perm"}
     if kind == "qk":
         if qk_norm:
-            reason = ("q and k pass through an RMSNorm over each head's dimensions with learned gains (Qwen3's "
-                      "q_norm, k_norm): a map inside a head changes what the norm divides by and which gain meets "
-                      "which coordinate; even a positive scalar per head, which the norm divides out, is off by "
-                      "its ε (q/√(mean q² + ε)), so no map inside a head keeps the function exactly")
+            reason = ("q and k pass through an RMSNorm with learned gains (Qwen3's q_norm, k_norm over each head's "
+                      "dimensions; OLMoE's over all heads at once): a map inside a head changes what the norm "
+                      "divides by and which gain meets which coordinate; even a positive scalar per head, which a "
+                      "per-head norm divides out, is off by its ε (q/√(mean q² + ε)), and across heads it changes "
+                      "every other head's scale, so no map inside a head keeps the function exactly")
             return dict.fromkeys(CLASSES, reason)
         if not rope:
             return {}
