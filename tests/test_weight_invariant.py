@@ -181,3 +181,15 @@ def test_a_noisy_planted_transform_of_a_never_canonicalised_model_is_recovered(f
     assert result.report.distance_after < 1.25 * noise_size  # what align reports: from A's canonical form
     x = random_inputs(a, n=2)
     assert (outputs(result.aligned, x) - outputs(b, x)).abs().max().item() < 1e-4
+
+
+def test_residual_mixing_still_recovers_a_planted_transform_exactly():
+    """Anderson mixing of the residual rotation (off by default; docs/benchmarks.md) keeps weight matching's
+    guarantee: a planted transform with a residual rotation is recovered to round-off."""
+    a = canonicalize(random_model(tiny_config("gpt2", tied=False), seed=0))
+    spec = spec_of(a)
+    classes = {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal", "residual": "orthogonal"}
+    b = transformed(a, random_transform(spec, classes, seed=3))
+    transform, history = weight_match(a.tensors, b.tensors, spec, classes, boundary_tensors(a),
+                                      residual_mixing=3)
+    assert history[-1].distance < 1e-5 * history[0].distance

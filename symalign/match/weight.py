@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import torch
 
+from symalign.match.anderson import ResidualMixing
 from symalign.match.certified import Hint
 from symalign.match.deferred import DeferredPermutations
 from symalign.match.experts import update_experts
@@ -58,7 +59,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
                  consume_b: bool = False,
                  on_unit: Callable[[MappedModel, Transform], None] | None = None,
                  on_sweep: Callable[[Transform], dict] | None = None,
-                 precision: str | None = None) -> tuple[Transform, list[SweepRecord]]:
+                 precision: str | None = None, residual_mixing: int = 0) -> tuple[Transform, list[SweepRecord]]:
     """Transform T with T(B) ≈ A, and the per-sweep history (distance, seconds). The last entry
     says why it stopped (`stopped`: converged, sweep budget or time budget). Progress is reported
     per update unit (an MLP, a layer's attention), so a real-size model shows life within seconds.
@@ -72,7 +73,9 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     `on_unit(mapped, transform)`: called after every update unit, e.g. to check that the running B is
     the accumulated transform applied to B from scratch (tests/test_weight_invariant.py).
     `on_sweep(transform)`: before the first sweep and after each; its dict joins that history entry, off the clock.
-    `precision`: float32 or float64 for the cost matmuls and steps (symalign.match.mapped); None: by size."""
+    `precision`: float32 or float64 for the cost matmuls and steps (symalign.match.mapped); None: by size.
+    `residual_mixing`: Anderson mixing of the residual rotation over this many sweeps (symalign.match.anderson;
+    0: off, the default: measured and not kept, docs/benchmarks.md)."""
     handed = b if consume_b else None
     if device is not None or consume_b:
         b = {k: (b.pop(k) if consume_b else b[k]).to(device or "cpu") for k in list(b)}
@@ -114,8 +117,10 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     hints: dict[str, Hint] = {}  # warm starts of the permutation solves, sweep to sweep
     deferred = DeferredPermutations(mapped, transform, hints)
     try:
+        mixing = ResidualMixing(residual_mixing) if residual_mixing else None
         stopped = _sweeps(mapped, transform, spec, classes, units, deferred, head_cost_kind, max_sweeps, tol, rng,
-                          progress, on_unit, measured, history, lambda: time.perf_counter() - start, max_seconds)
+                          progress, on_unit, measured, history, lambda: time.perf_counter() - start, max_seconds,
+                          mixing)
     finally:
         deferred.close()
     history[-1]["stopped"] = stopped
@@ -138,13 +143,15 @@ def compute_dtype(precision: str | None, parameters: int) -> torch.dtype:
 def _sweeps(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, classes: dict[str, str],
             units: list[tuple[str, ...]], deferred: DeferredPermutations, head_cost_kind: str, max_sweeps: int,
             tol: float, rng: random.Random, progress: Progress | None, on_unit, measured, history: list[dict],
-            elapsed: Callable[[], float], max_seconds: float | None) -> str:
+            elapsed: Callable[[], float], max_seconds: float | None, mixing=None) -> str:
     """Sweep until converged or out of budget; returns why it stopped (the history grows per sweep)."""
     best = history[-1]["distance"]
     stopped = f"sweep budget ({max_sweeps} sweeps)"
     improvement = None
     for sweep in range(1, max_sweeps + 1):
         rng.shuffle(units)
+        if mixing is not None:
+            mixing.start_sweep(transform)
         note = sweep_note(sweep, max_sweeps, improvement, tol)
         for k, unit in enumerate(units):
             for space in unit:
@@ -164,10 +171,16 @@ def _sweeps(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, class
         current = mapped.distance(transform)
         improvement = (best - current) / best if best > 0 else 0.0
         history.append(measured({"sweep": sweep, "distance": current, "seconds": elapsed()}))
+        if mixing is not None and mixing.mixed_last and current > best:  # the extrapolation overshot:
+            mixing.reset()  # forget it and sweep plainly from here, judged against where it landed
+            best = current
+            continue
         if current > best * (1 - tol):  # converged: less than `tol` relative improvement
             stopped = f"converged after {sweep} sweeps (relative improvement below {tol:g})"
             break
         best = current
+        if mixing is not None:
+            mixing.end_sweep(mapped, transform)
         if max_seconds is not None and elapsed() >= max_seconds and sweep < max_sweeps:
             stopped = f"time budget ({max_seconds:g} s) after {sweep} sweeps"
             break
