@@ -12,14 +12,15 @@ import itertools
 import numpy as np
 
 from symalign.errors import SymalignError
-
-LAMBDA_SAMPLERS = ("uniform_mid", "half", "uniform", "normal")
+from symalign.match.learned_options import LAMBDA_SAMPLERS
+from symalign.match.options import declared_default
 
 
 class WeightSampler:
     """Draws mixing weights from its own seeded generator (no global random state)."""
 
-    def __init__(self, n_models: int, lambdas: str = "uniform_mid", alpha: float = 0.1, seed: int = 0):
+    def __init__(self, n_models: int, lambdas: str = declared_default("lambdas"),
+                 alpha: float = declared_default("alpha"), seed: int = 0):
         if n_models < 2:
             raise SymalignError("learned matching needs at least two models")
         if lambdas not in LAMBDA_SAMPLERS:

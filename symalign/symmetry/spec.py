@@ -191,38 +191,43 @@ def refusals_for(kind: str, *, activation: str, canonical: bool, norm: str = "la
     if kind == "vo":
         return {}
     if kind == "residual":
-        if norm == "post-layernorm":
-            reason = "post-LN: LayerNorm acts on the residual stream itself, so the residual admits permutations only"
-            return {c: reason for c in CLASSES if c != "perm"}
-        if norm == "stream-layernorm":
-            reason = ("a LayerNorm writes the residual stream's first value (CLIP's pre_layrnorm): its gains "
-                      "multiply the stream coordinate by coordinate with nothing before them to absorb a map, and "
-                      "the head reads the stream with no norm between, so only permutations keep the function")
-            return {c: reason for c in CLASSES if c != "perm"}
-        if norm == "sandwich-rmsnorm":
-            reason = ("sandwich norms (Gemma 2): each branch's output passes an RMSNorm whose gains multiply it "
-                      "coordinate by coordinate in the residual's basis before it is added, and nothing after can "
-                      "absorb them, so only maps that commute with every diagonal gain pass: permutations")
-            return {c: reason for c in CLASSES if c != "perm"}
-        if norm == "rmsnorm":
-            norm_reason = ("RMSNorm divides every token by its norm across the residual, so only norm-preserving "
-                           "maps pass through it: permutations, and orthogonal maps once its gains are absorbed")
-        else:
-            norm_reason = (
-                "LayerNorm divides every token by its norm across the residual, so only maps that keep norms "
-                "and the all-ones direction pass through it: permutations, and orthogonal maps in canonical form"
-            )
-        out = {c: norm_reason for c in ("scaled_perm", "invertible", "rescale", "rotary", ROTATE_RESCALE)}
-        if not canonical:
-            absorbed = "RMSNorm gains are" if norm == "rmsnorm" else "LayerNorm γ and β are"
-            what = ("(gains folded into the next layers)" if norm == "rmsnorm"
-                    else "(γ, β folded into the next layers, writers centred)")
-            out["orthogonal"] = (
-                f"{absorbed} not absorbed yet: orthogonal residual maps need the canonical form "
-                f"{what}; run `symalign canonicalize` first"
-            )
-        return out
+        return _residual_refusals(norm, canonical)
     raise ValueError(f"unknown component kind {kind!r}")
+
+
+def _residual_refusals(norm: str, canonical: bool) -> dict[str, str]:
+    """Which classes the residual stream refuses under its norm (and whether its gains are absorbed yet)."""
+    if norm == "post-layernorm":
+        reason = "post-LN: LayerNorm acts on the residual stream itself, so the residual admits permutations only"
+        return {c: reason for c in CLASSES if c != "perm"}
+    if norm == "stream-layernorm":
+        reason = ("a LayerNorm writes the residual stream's first value (CLIP's pre_layrnorm): its gains "
+                  "multiply the stream coordinate by coordinate with nothing before them to absorb a map, and "
+                  "the head reads the stream with no norm between, so only permutations keep the function")
+        return {c: reason for c in CLASSES if c != "perm"}
+    if norm == "sandwich-rmsnorm":
+        reason = ("sandwich norms (Gemma 2): each branch's output passes an RMSNorm whose gains multiply it "
+                  "coordinate by coordinate in the residual's basis before it is added, and nothing after can "
+                  "absorb them, so only maps that commute with every diagonal gain pass: permutations")
+        return {c: reason for c in CLASSES if c != "perm"}
+    if norm == "rmsnorm":
+        norm_reason = ("RMSNorm divides every token by its norm across the residual, so only norm-preserving "
+                       "maps pass through it: permutations, and orthogonal maps once its gains are absorbed")
+    else:
+        norm_reason = (
+            "LayerNorm divides every token by its norm across the residual, so only maps that keep norms "
+            "and the all-ones direction pass through it: permutations, and orthogonal maps in canonical form"
+        )
+    out = {c: norm_reason for c in ("scaled_perm", "invertible", "rescale", "rotary", ROTATE_RESCALE)}
+    if not canonical:
+        absorbed = "RMSNorm gains are" if norm == "rmsnorm" else "LayerNorm γ and β are"
+        what = ("(gains folded into the next layers)" if norm == "rmsnorm"
+                else "(γ, β folded into the next layers, writers centred)")
+        out["orthogonal"] = (
+            f"{absorbed} not absorbed yet: orthogonal residual maps need the canonical form "
+            f"{what}; run `symalign canonicalize` first"
+        )
+    return out
 
 
 def parse_tag(text: str | None, layer: int | None) -> Tag | None:
