@@ -14,7 +14,7 @@ import torch
 from symalign.errors import ModelLoadError
 from symalign.models.family import Family
 from symalign.models.layout import BLOCK, Dims
-from symalign.models.weight_map import Row, layer_rows
+from symalign.models.weight_map import Row, layer_rows, multi_head_table
 
 OUTER = {
     "embed.token": (None, "residual:co"),
@@ -49,17 +49,11 @@ def encoder_rows(p0: str) -> list[Row]:
     return [Row("embed.token", e + "word_embeddings.weight"), Row("embed.position", e + "position_embeddings.weight"),
             Row("embed.type", e + "token_type_embeddings.weight"), Row("embed.norm.weight", e + "LayerNorm.weight"),
             Row("embed.norm.bias", e + "LayerNorm.bias"),
-            *layer_rows(f"{p0}.encoder.layer.{{i}}.", {
-                **{f"attn.{n}.weight": (f"attention.self.{hf}.weight", "(h dh) d -> h dh d")
-                   for n, hf in (("q", "query"), ("k", "key"), ("v", "value"))},
-                **{f"attn.{n}.bias": (f"attention.self.{hf}.bias", "(h dh) -> h dh")
-                   for n, hf in (("q", "query"), ("k", "key"), ("v", "value"))},
-                "attn.o.weight": ("attention.output.dense.weight", "d (h dh) -> d h dh"),
-                "attn.o.bias": "attention.output.dense.bias",
-                **{f"{local}.{part}": f"{hf}.{part}" for local, hf in (
-                    ("ln1", "attention.output.LayerNorm"), ("mlp.fc", "intermediate.dense"),
-                    ("mlp.proj", "output.dense"), ("ln2", "output.LayerNorm")) for part in ("weight", "bias")},
-            }).values()]
+            *layer_rows(f"{p0}.encoder.layer.{{i}}.", multi_head_table(
+                {"q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value"},
+                "attention.output.dense",
+                {"ln1": "attention.output.LayerNorm", "mlp.fc": "intermediate.dense", "mlp.proj": "output.dense",
+                 "ln2": "output.LayerNorm"})).values()]
 
 
 def mlm_rows(kind: str) -> list[Row]:

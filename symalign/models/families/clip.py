@@ -21,7 +21,7 @@ import torch
 from symalign.errors import ModelLoadError
 from symalign.models.family import Family, varied_configs
 from symalign.models.layout import Dims
-from symalign.models.weight_map import Row, layer_rows
+from symalign.models.weight_map import Row, layer_rows, multi_head_table
 
 OUTER = {
     "embed.patch.weight": ("residual:co", None, None, None),
@@ -39,15 +39,9 @@ ROWS = [Row("embed.patch.weight", V + "embeddings.patch_embedding.weight"),
         Row("embed.norm.weight", V + "pre_layrnorm.weight"), Row("embed.norm.bias", V + "pre_layrnorm.bias"),
         Row("norm.weight", V + "post_layernorm.weight"), Row("norm.bias", V + "post_layernorm.bias"),
         Row("head.weight", "classifier.weight"), Row("head.bias", "classifier.bias"),
-        *layer_rows(V + "encoder.layers.{i}.", {
-            **{f"attn.{n}.weight": (f"self_attn.{n}_proj.weight", "(h dh) d -> h dh d") for n in "qkv"},
-            **{f"attn.{n}.bias": (f"self_attn.{n}_proj.bias", "(h dh) -> h dh") for n in "qkv"},
-            "attn.o.weight": ("self_attn.out_proj.weight", "d (h dh) -> d h dh"),
-            **{f"{local}.{part}": f"{hf}.{part}" for local, hf in (
-                ("attn.o", "self_attn.out_proj"), ("ln1", "layer_norm1"), ("ln2", "layer_norm2"),
-                ("mlp.fc", "mlp.fc1"), ("mlp.proj", "mlp.fc2")) for part in ("weight", "bias")
-               if (local, part) != ("attn.o", "weight")},
-        }).values()]
+        *layer_rows(V + "encoder.layers.{i}.", multi_head_table(
+            {n: f"self_attn.{n}_proj" for n in "qkv"}, "self_attn.out_proj",
+            {"ln1": "layer_norm1", "ln2": "layer_norm2", "mlp.fc": "mlp.fc1", "mlp.proj": "mlp.fc2"})).values()]
 
 
 def dims(config) -> Dims:

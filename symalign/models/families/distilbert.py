@@ -15,21 +15,16 @@ from symalign.models.families.bert import OUTER as BERT_OUTER
 from symalign.models.families.bert import canonical_config
 from symalign.models.family import Family
 from symalign.models.layout import BLOCK, Dims
-from symalign.models.weight_map import Row, layer_rows
+from symalign.models.weight_map import Row, layer_rows, multi_head_table
 
 OUTER = {k: v for k, v in BERT_OUTER.items() if k != "embed.type"}
 E = "distilbert.embeddings."
 ROWS = [Row("embed.token", E + "word_embeddings.weight"), Row("embed.position", E + "position_embeddings.weight"),
         Row("embed.norm.weight", E + "LayerNorm.weight"), Row("embed.norm.bias", E + "LayerNorm.bias"),
-        *layer_rows("distilbert.transformer.layer.{i}.", {
-            **{f"attn.{n}.weight": (f"attention.{n}_lin.weight", "(h dh) d -> h dh d") for n in "qkv"},
-            **{f"attn.{n}.bias": (f"attention.{n}_lin.bias", "(h dh) -> h dh") for n in "qkv"},
-            "attn.o.weight": ("attention.out_lin.weight", "d (h dh) -> d h dh"),
-            "attn.o.bias": "attention.out_lin.bias",
-            **{f"{local}.{part}": f"{hf}.{part}" for local, hf in (
-                ("ln1", "sa_layer_norm"), ("mlp.fc", "ffn.lin1"), ("mlp.proj", "ffn.lin2"),
-                ("ln2", "output_layer_norm")) for part in ("weight", "bias")},
-        }).values(),
+        *layer_rows("distilbert.transformer.layer.{i}.", multi_head_table(
+            {n: f"attention.{n}_lin" for n in "qkv"}, "attention.out_lin",
+            {"ln1": "sa_layer_norm", "mlp.fc": "ffn.lin1", "mlp.proj": "ffn.lin2",
+             "ln2": "output_layer_norm"})).values(),
         Row("head.transform.weight", "vocab_transform.weight"), Row("head.transform.bias", "vocab_transform.bias"),
         Row("head.transform_norm.weight", "vocab_layer_norm.weight"),
         Row("head.transform_norm.bias", "vocab_layer_norm.bias"),

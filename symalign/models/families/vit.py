@@ -7,7 +7,7 @@ import torch
 from symalign.errors import ModelLoadError
 from symalign.models.family import Family, Tensors, varied_configs
 from symalign.models.layout import Dims
-from symalign.models.weight_map import Row, adapters, layer_rows
+from symalign.models.weight_map import Row, adapters, layer_rows, multi_head_table
 
 OUTER = {
     "embed.patch.weight": ("residual:co", None, None, None),
@@ -23,15 +23,10 @@ ROWS = [Row("embed.patch.weight", "vit.embeddings.patch_embeddings.projection.we
         Row("embed.cls", "vit.embeddings.cls_token"), Row("embed.position", "vit.embeddings.position_embeddings"),
         Row("norm.weight", "vit.layernorm.weight"), Row("norm.bias", "vit.layernorm.bias"),
         Row("head.weight", "classifier.weight"), Row("head.bias", "classifier.bias"),
-        *layer_rows("vit.layers.{i}.", {
-            **{f"attn.{n}.weight": (f"attention.{n}_proj.weight", "(h dh) d -> h dh d") for n in "qkv"},
-            **{f"attn.{n}.bias": (f"attention.{n}_proj.bias", "(h dh) -> h dh") for n in "qkv"},
-            "attn.o.weight": ("attention.o_proj.weight", "d (h dh) -> d h dh"),
-            **{f"{local}.{part}": f"{hf}.{part}" for local, hf in (
-                ("attn.o", "attention.o_proj"), ("ln1", "layernorm_before"), ("ln2", "layernorm_after"),
-                ("mlp.fc", "mlp.fc1"), ("mlp.proj", "mlp.fc2")) for part in ("weight", "bias")
-               if (local, part) != ("attn.o", "weight")},
-        }).values()]
+        *layer_rows("vit.layers.{i}.", multi_head_table(
+            {n: f"attention.{n}_proj" for n in "qkv"}, "attention.o_proj",
+            {"ln1": "layernorm_before", "ln2": "layernorm_after", "mlp.fc": "mlp.fc1",
+             "mlp.proj": "mlp.fc2"})).values()]
 
 
 def dims(config) -> Dims:
