@@ -172,7 +172,8 @@ def test_cli_transform_and_align_a_llama_checkpoint(text_llama, tmp_path, capsys
       "sliding_window": 16, "max_window_layers": 1}, "sliding-window"),
     ({"attention_bias": True}, "do not fit its config.json: missing ['model.layers.0.self_attn.k_proj.bias'"),
     ({"head_dim": 16}, "head_dim"),
-    ({"model_type": "qwen2_moe", "architectures": ["Qwen2MoeForCausalLM"]}, "unsupported architecture 'qwen2_moe'"),
+    ({"model_type": "deepseek_v3", "architectures": ["DeepseekV3ForCausalLM"]},
+     "unsupported architecture 'deepseek_v3'"),
 ])
 def test_unsupported_llama_layouts_are_one_line(text_llama, tmp_path, capsys, change, message):
     folder = tmp_path / "variant"

@@ -128,11 +128,12 @@ def test_distilbert_planted_transforms_are_recovered_from_masked_text_and_its_st
     assert normed.mean(-1).abs().max() < 1e-4 and (normed.var(-1, unbiased=False) - 1).abs().max() < 1e-2
 
 
-@pytest.mark.parametrize("family, qk", [("mixtral", "rotary"), ("olmoe", "none")])
+@pytest.mark.parametrize("family, qk", [("mixtral", "rotary"), ("olmoe", "none"), ("qwen2_moe", "rotary")])
 def test_planted_expert_and_unit_permutations_are_recovered_exactly_by_weight_matching(family, qk):
-    """Mixtral and OLMoE: experts reordered with their router rows and each expert's units permuted on their
-    own, on top of every other class (OLMoE's q/k norm across heads leaves QK nothing; its gains move with
-    the heads); weight matching recovers all of it, and leaving the experts out cannot."""
+    """Mixtral, OLMoE and Qwen2-MoE (a shared expert beside the routed ones): experts reordered with their
+    router rows and each expert's units permuted on their own, on top of every other class (OLMoE's q/k norm
+    across heads leaves QK nothing; its gains move with the heads); weight matching recovers all of it,
+    and leaving the experts out cannot."""
     a = canonicalize(random_model(tiny_config(family, kv_heads=2, experts=4), seed=0))
     spec = spec_of(a)
     assert spec.kinds()[-1] == "experts" and spec.spaces["layer.0.mlp"].batched_by == "layer.0.experts"
@@ -210,3 +211,16 @@ def test_olmoe_norm_across_heads_refuses_maps_inside_heads_and_moves_with_the_he
         config = tiny_config("olmoe")
         config.clip_qkv = 8.0
         FAMILIES["olmoe"].check_config(config)
+
+
+def test_qwen2_moe_shared_expert_is_its_own_mlp_space_and_dense_layers_are_refused():
+    spec = spec_of(random_model(tiny_config("qwen2_moe", shared=24), seed=0))
+    shared = spec.spaces["layer.0.shared"]
+    assert shared.kind == "mlp" and shared.size == 24 and shared.batched_by is None
+    assert spec.with_experts({"mlp": "perm"}) == {"mlp": "perm", "experts": "perm"}  # shared units follow the mlp
+    from symalign.models.io import FAMILIES
+
+    config = tiny_config("qwen2_moe")
+    config.mlp_only_layers = [1]
+    with pytest.raises(ModelLoadError, match="dense layers"):
+        FAMILIES["qwen2_moe"].check_config(config)

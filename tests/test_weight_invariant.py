@@ -35,6 +35,7 @@ FAMILIES = {  # small configs with something to get wrong: untied heads, grouped
     "mixtral": dict(kv_heads=2, experts=3),  # experts permuted with their router rows, units inside each expert
     "clip": dict(),  # CLIP's vision tower: a LayerNorm writes the stream's start, so residual permutations only
     "olmoe": dict(kv_heads=2, experts=3),  # q/k norms across heads: their gains permute with heads, query heads
+    "qwen2_moe": dict(kv_heads=2, experts=3, shared=24),  # a shared expert's units beside the routed experts'
 }
 # The issue's command (no residual map), the widest presets, and permutations alone; each fitted to the
 # family's spec (RoPE: rotary QK maps; post-LN BERT: residual permutations).

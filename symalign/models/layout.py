@@ -62,6 +62,7 @@ class Dims:
     qk_norm: bool = False  # an RMSNorm with learned gains over each head's q and k (Qwen3)
     head_size: int = 0  # a head's size when it is not width / heads (Qwen3-0.6B: 128 at width 1024, 16 heads)
     n_experts: int = 0  # a mixture of experts: experts per layer (0: one dense MLP)
+    d_shared: int = 0  # units of a shared expert beside the routed ones (Qwen2-MoE; 0: none)
 
     @property
     def folds_norms(self) -> bool:
@@ -127,6 +128,13 @@ def expert_spaces(dims: Dims) -> tuple[Space, ...]:
     _, heads, qheads, qk, vo = grouped_attention_spaces(dims)
     return (Space("experts", "experts", dims.n_experts), Space("mlp", "mlp", dims.d_mlp, count=dims.n_experts,
                                                                batched_by="experts"), heads, qheads, qk, vo)
+
+
+def shared_expert_spaces(dims: Dims) -> tuple[Space, ...]:
+    """A mixture of experts with a shared expert beside the routed ones (Qwen2-MoE): `expert_spaces` and
+    the shared expert's units, a space of kind mlp of its own (they permute apart from every routed
+    expert's)."""
+    return (*expert_spaces(dims), Space("shared", "mlp", dims.d_shared))
 
 
 def _refusals(local: Space, dims: Dims, canonical: bool) -> dict[str, str]:
