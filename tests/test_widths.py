@@ -125,7 +125,7 @@ def test_a_sweep_over_widths_prints_and_writes_the_barrier_against_width(width_s
     drawn = [t for t in chart["data"] if t.get("xaxis", "x") == "x" and t["name"] == "weight (all)"]
     assert drawn[0]["y"] == pytest.approx(table[table["row"] == "weight (all)"].sort_values("width")["barrier"])
 
-    anatomy = AppTest.from_file(str(ROOT / "app_pages" / "anatomy.py"), default_timeout=120).run()
+    anatomy = AppTest.from_file(str(ROOT / "app_pages" / "barrier_anatomy.py"), default_timeout=120).run()
     anatomy.radio(key="anatomy-view").set_value("Against width").run()  # the "Where the barrier lives" page
     assert not anatomy.exception and not anatomy.error
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in anatomy.get("plotly_chart")]
