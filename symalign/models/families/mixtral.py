@@ -61,33 +61,41 @@ def tiny_config(*, layers: int = 2, width: int = 32, heads: int = 4, mlp: int | 
                          eos_token_id=0, pad_token_id=0, architectures=["MixtralForCausalLM"])
 
 
-def test_configs(rng, n: int) -> list:
-    """Experts 2-4, top-1 or top-2 routing, grouped queries, tied or untied."""
-    out = []
-    for _ in range(n):
-        heads = rng.choice([2, 4])
-        experts = rng.choice([2, 3, 4])
-        out.append(tiny_config(layers=rng.choice([1, 2]), width=heads * rng.choice([4, 8]), heads=heads,
-                               kv_heads=rng.choice([h for h in (1, 2, 4) if h <= heads]), mlp=rng.choice([8, 12]),
-                               tied=rng.random() < 0.3, experts=experts, top_k=rng.choice([1, 2])))
-    return out
+def moe_test_configs(tiny, **choices):
+    """Varied small configs of a mixture-of-experts family: experts 2-4, top-1 or top-2 routing, grouped
+    queries, tied or untied; `choices`: the family's own options and the values drawn for them."""
+    def test_configs(rng, n: int) -> list:
+        out = []
+        for _ in range(n):
+            heads = rng.choice([2, 4])
+            experts = rng.choice([2, 3, 4])
+            out.append(tiny(layers=rng.choice([1, 2]), width=heads * rng.choice([4, 8]), heads=heads,
+                            kv_heads=rng.choice([h for h in (1, 2, 4) if h <= heads]), mlp=rng.choice([8, 12]),
+                            tied=rng.random() < 0.3, experts=experts, top_k=rng.choice([1, 2]),
+                            **{k: rng.choice(v) for k, v in choices.items()}))
+        return out
+
+    return test_configs
 
 
-MIXTRAL = Family(
+def moe_family(**declared) -> Family:
+    """A mixture of experts on Llama's attention: what every one shares (Llama's embedding and head rows
+    and final norm, the expert spaces, no hook points: activation matching of experts is not built, each
+    expert sees only its routed tokens), and what `declared` says of this one."""
+    return Family(**{"outer_tags": OUTER, "final_norm": FINAL_NORM, "spaces": expert_spaces, "hook_points": {},
+                     **declared})
+
+
+MIXTRAL = moe_family(
     name="mixtral",
     model_type="mixtral",
     hf_class_name="MixtralForCausalLM",
-    outer_tags=OUTER,
     dims=dims,
     weight_map=lambda config: OUTER_ROWS + LAYER_ROWS,
     title="Mixtral",
     check_config=check_config,
-    spaces=expert_spaces,
-    # no MLP or head hook points: activation matching of experts is not built (each sees only its tokens)
-    hook_points={},
     block=BLOCK,
-    final_norm=FINAL_NORM,
     norm_readers=NORM_READERS,
     tiny=tiny_config,
-    test_configs=test_configs,
+    test_configs=moe_test_configs(tiny_config),
 )

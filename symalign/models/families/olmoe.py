@@ -14,14 +14,13 @@ it would take maps inside heads that are not permutations out of the function.""
 from __future__ import annotations
 
 from symalign.errors import ModelLoadError
-from symalign.models.families.llama import FINAL_NORM, OUTER, OUTER_ROWS
+from symalign.models.families.llama import OUTER_ROWS
 from symalign.models.families.llama import ROWS as LLAMA_ROWS
 from symalign.models.families.llama import check_config as llama_check
 from symalign.models.families.llama import dims as llama_dims
 from symalign.models.families.mixtral import BLOCK as MIXTRAL_BLOCK
-from symalign.models.families.mixtral import EXPERT_ROWS, NORM_READERS
-from symalign.models.family import Family
-from symalign.models.layout import Dims, expert_spaces
+from symalign.models.families.mixtral import EXPERT_ROWS, NORM_READERS, moe_family, moe_test_configs
+from symalign.models.layout import Dims
 from symalign.models.weight_map import layer_rows
 
 # q_norm [kv, g, dh]: one gain per coordinate of every query head; k_norm [kv, dh]
@@ -58,31 +57,16 @@ def tiny_config(*, layers: int = 2, width: int = 32, heads: int = 4, mlp: int | 
                        pad_token_id=0, architectures=["OlmoeForCausalLM"])
 
 
-def test_configs(rng, n: int) -> list:
-    """Experts 2-4, top-1 or top-2 routing, grouped queries, tied or untied."""
-    out = []
-    for _ in range(n):
-        heads = rng.choice([2, 4])
-        out.append(tiny_config(layers=rng.choice([1, 2]), width=heads * rng.choice([4, 8]), heads=heads,
-                               kv_heads=rng.choice([h for h in (1, 2, 4) if h <= heads]), mlp=rng.choice([8, 12]),
-                               tied=rng.random() < 0.3, experts=rng.choice([2, 3, 4]), top_k=rng.choice([1, 2])))
-    return out
-
-
-OLMOE = Family(
+OLMOE = moe_family(
     name="olmoe",
     model_type="olmoe",
     hf_class_name="OlmoeForCausalLM",
-    outer_tags=OUTER,
     dims=dims,
     weight_map=lambda config: OUTER_ROWS + LAYER_ROWS,
     title="OLMoE",
     check_config=check_config,
-    spaces=expert_spaces,
-    hook_points={},  # as Mixtral's: activation matching of experts is not built
     block=BLOCK,
-    final_norm=FINAL_NORM,
     norm_readers=NORM_READERS,
     tiny=tiny_config,
-    test_configs=test_configs,
+    test_configs=moe_test_configs(tiny_config),
 )

@@ -12,13 +12,12 @@ experts, the shared expert and its gate (all read it). Layers that are dense (`m
 from __future__ import annotations
 
 from symalign.errors import ModelLoadError
-from symalign.models.families.llama import BIASES, FINAL_NORM, OUTER, OUTER_ROWS
+from symalign.models.families.llama import BIASES, OUTER_ROWS
 from symalign.models.families.llama import ROWS as LLAMA_ROWS
 from symalign.models.families.llama import check_config as llama_check
 from symalign.models.families.llama import dims as llama_dims
 from symalign.models.families.mixtral import BLOCK as MIXTRAL_BLOCK
-from symalign.models.families.mixtral import EXPERT_ROWS
-from symalign.models.family import Family
+from symalign.models.families.mixtral import EXPERT_ROWS, moe_family, moe_test_configs
 from symalign.models.layout import Dims, shared_expert_spaces
 from symalign.models.weight_map import layer_rows
 
@@ -69,32 +68,17 @@ def tiny_config(*, layers: int = 2, width: int = 32, heads: int = 4, mlp: int | 
                           architectures=["Qwen2MoeForCausalLM"])
 
 
-def test_configs(rng, n: int) -> list:
-    """Experts 2-4, top-1 or top-2 routing, a shared expert of its own size, grouped queries, ties."""
-    out = []
-    for _ in range(n):
-        heads = rng.choice([2, 4])
-        out.append(tiny_config(layers=rng.choice([1, 2]), width=heads * rng.choice([4, 8]), heads=heads,
-                               kv_heads=rng.choice([h for h in (1, 2, 4) if h <= heads]), mlp=rng.choice([8, 12]),
-                               shared=rng.choice([6, 16]), tied=rng.random() < 0.3, experts=rng.choice([2, 3, 4]),
-                               top_k=rng.choice([1, 2])))
-    return out
-
-
-QWEN2_MOE = Family(
+QWEN2_MOE = moe_family(
     name="qwen2_moe",
     model_type="qwen2_moe",
     hf_class_name="Qwen2MoeForCausalLM",
-    outer_tags=OUTER,
     dims=dims,
     weight_map=lambda config: OUTER_ROWS + LAYER_ROWS,
     title="Qwen2-MoE",
     check_config=check_config,
     spaces=shared_expert_spaces,
-    hook_points={},  # as Mixtral's: activation matching of experts is not built
     block=BLOCK,
-    final_norm=FINAL_NORM,
     norm_readers=NORM_READERS,
     tiny=tiny_config,
-    test_configs=test_configs,
+    test_configs=moe_test_configs(tiny_config, shared=[6, 16]),
 )
