@@ -199,7 +199,7 @@ def show_sweep(run: Run) -> None:
         from symalign.sweeps.matrix import readable_matrix
 
         table = readable_matrix(summary, run.settings.get("rows"))
-        notes = table.pop("note") if "note" in table else None  # sentences: below the table, not cut in a cell
+        notes = table.pop("note") if "note" in table else []  # sentences: below the table, not cut in a cell
         pairs = [c for c in table.columns if "↔" in c]
         values = table[pairs].astype(float) if pairs else None
         styled = table.style
@@ -209,7 +209,7 @@ def show_sweep(run: Run) -> None:
                 lambda v: barrier_colour(v, top, bottom), subset=pairs)
         st.dataframe(styled, hide_index=True, width="stretch",
                      column_config={"row": st.column_config.TextColumn(pinned=True)})
-        for row, note in zip(table["row"], notes if notes is not None else ()):
+        for row, note in zip(table["row"], notes):
             if note:
                 st.markdown(f"**{row}**: {note}")
         st.caption("Barrier: the loss above the straight line between the endpoint losses (max over λ), mean ± std "

@@ -16,9 +16,8 @@ are not this family's single stream."""
 
 from __future__ import annotations
 
-import torch
-
 from symalign.errors import ModelLoadError
+from symalign.models.families.vit import random_inputs
 from symalign.models.family import Family, varied_configs
 from symalign.models.layout import Dims
 from symalign.models.weight_map import Row, layer_rows, multi_head_table
@@ -55,11 +54,6 @@ def check_config(config) -> None:
     if v.hidden_size % v.num_attention_heads:
         raise ModelLoadError(f"unsupported clip layout: width {v.hidden_size} is not divisible by its "
                              f"{v.num_attention_heads} heads")
-
-
-def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
-    v = config.vision_config
-    return {"pixel_values": torch.randn((n, v.num_channels, v.image_size, v.image_size), generator=generator)}
 
 
 def tiny_config(*, layers: int = 2, width: int = 32, heads: int = 4, mlp: int | None = None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from symalign.data.preprocess import image_config
 from symalign.errors import ModelLoadError
 from symalign.models.family import Family, Tensors, varied_configs
 from symalign.models.layout import Dims
@@ -63,7 +64,9 @@ def canonical_config(config):
 
 
 def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
-    shape = (n, config.num_channels, config.image_size, config.image_size)
+    """Random images of the size the config reads (a vision tower's own config where it has one: CLIP)."""
+    sized = image_config(config)
+    shape = (n, sized.num_channels, sized.image_size, sized.image_size)
     return {"pixel_values": torch.randn(shape, generator=generator)}
 
 
