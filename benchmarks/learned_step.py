@@ -7,8 +7,9 @@ The natural floor of a learned step: it runs one forward and backward pass throu
 between A and the transformed B, so it cannot be cheaper than training that model on the same batch (one
 forward and backward, then AdamW). The plain step here is exactly that, on the same batch size
 (`--batch-size`, learned matching's own: 64 by default) drawn from the same data. Both are timed in one
-process, interleaved over the same minutes, so a busy machine slows both alike and the ratio holds; the
-absolute seconds do not (the script prints the load it saw).
+process, one after the other. Run it on an idle machine: a busy one does not slow both alike. Beside
+another 2-thread job the GPT ratio read 4.41, idle 1.08 (docs/benchmarks.md): the learned step's many
+small operations suffer most from threads that wait for cores. The script prints the load it saw.
 
 Per pair: median seconds of a plain step and of a learned step (steps without a check; the first two of each
 left out as warm-up), and their ratio."""

@@ -34,6 +34,7 @@ LEVERS: dict[str, tuple[str, dict, dict]] = {
     "default": ("all", {}, {}),
     "full": ("full", {}, {}),
     "steps1200": ("all", {"steps": 1200}, {}),
+    "steps2400": ("all", {"steps": 2400}, {}),  # issue #74's long run at the default's classes (4x its steps)
     "lr0.03": ("all", {"lr": 0.03}, {}),
     "joint-perms": ("all", {}, {"freeze_at": 0.5}),  # permutations learned beside the rotations until half-way
     "lambda-uniform": ("all", {"lambdas": "uniform"}, {}),
@@ -90,6 +91,7 @@ def _run(job: tuple) -> dict:
     from symalign.landscape.interpolation import interpolation_curve
     from symalign.match.align import align
     from symalign.match.config import AlignConfig
+    from symalign.match.learned_hint import learned_hint
     from symalign.models import load_model
 
     torch.set_num_threads(threads)
@@ -111,6 +113,7 @@ def _run(job: tuple) -> dict:
     s = learned.report.learned_summary
     return {"pair": pair["pair"], "lever": lever, "seconds": seconds, "steps": s.steps, "stopped": s.stopped,
             "best_step": s.best_step, "start_check": s.start_check, "best_check": s.best_check,
+            "still_improving": learned_hint(learned.report.learned, s),  # what the run's output said, if anything
             "learned": interpolation_curve(a, learned.aligned, data, device=device).barrier}
 
 
@@ -127,7 +130,9 @@ def table(pairs: list[dict], results: list[dict], levers: list[str]) -> str:
             if "learned" not in r or not vanilla:
                 cells.append(r.get("skipped", "—"))
             else:
-                cells.append(f"{r['learned']:.4f} ({100 * (1 - r['learned'] / vanilla):.1f}%, {r['seconds']:.0f} s)")
+                said = "; said still improving" if r.get("still_improving") else ""
+                cells.append(f"{r['learned']:.4f} ({100 * (1 - r['learned'] / vanilla):.1f}%, {r['seconds']:.0f} s, "
+                             f"{r['steps']} steps{said})")
         weight = f"{base['weight']:.4f} ({100 * (1 - base['weight'] / vanilla):.1f}%)" if vanilla else "—"
         lines.append(f"| {p['pair']} | {vanilla:.3f} | {weight} | " + " | ".join(cells) + " |" if vanilla
                      else f"| {p['pair']} | — | — | " + " | ".join(cells) + " |")

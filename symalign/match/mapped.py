@@ -19,6 +19,7 @@ from collections.abc import Mapping
 
 import torch
 
+from symalign.match.held import HeldTensors
 from symalign.match.solvers import correlation, cross
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.symmetry.groups import CO, CONTRA, Dense, GroupElement, Permutation
@@ -130,6 +131,20 @@ class MappedModel:
         self.static_b = {n: b.pop(n) for n in self.static} if consume_b else {}
         self.norm_a = math.sqrt(norm_a + sum(squared_norm(t) for t in self.a.values()))
         self._touching = {s: sorted({n for n, _, _ in self.spec.axes_of(s)}) for s in spec.spaces}
+        self.held: HeldTensors | None = None  # tensors the inner passes leave in place (symalign.match.held)
+
+    def hold(self, space: str, names: set[str]) -> None:
+        """Keep `space`'s changes to `names` pending (one matrix) until `release`: no step reads them."""
+        self.held = HeldTensors(self.a, self.b, self.spec, space, names & set(self.b), self.compute)
+
+    def release(self) -> None:
+        """Apply the pending change to the held tensors; they are B under the transform again."""
+        held, self.held = self.held, None
+        if held is not None:
+            transform = Transform({held.space: working(held.release(), self.compute)})
+            for name in sorted(held.names):
+                self.b[name] = apply_unchecked({name: self.b[name].to(self.compute)}, self.spec,
+                                               transform)[name].to(self.store)
 
     def take_aligned(self, transform: Transform) -> Tensors:
         """B under `transform`, on the CPU, from this working copy (emptied as it goes) and the static
@@ -145,7 +160,11 @@ class MappedModel:
     def touching(self, space: str) -> Mapping[str, torch.Tensor]:
         """The transformed tensors `space` acts on, as they are now (converted on access: the residual
         touches every tensor, and a float64 copy of them all at once would double B)."""
-        return PrecisionView({n: self.b[n] for n in self._touching[space]}, self.compute)
+        return PrecisionView({n: self.b[n] for n in self._touching[space] if n not in self._held_names()},
+                             self.compute)
+
+    def _held_names(self) -> frozenset[str]:
+        return self.held.names if self.held is not None else frozenset()
 
     def touched(self, space: str) -> set[str]:
         """The names of the tensors `space` acts on (what a pending change of it would move)."""
@@ -155,8 +174,10 @@ class MappedModel:
         """Apply `elements` (each in the current head order) to `tensors` (default: those the
         elements' spaces touch, as they are now) and keep the result as the current B."""
         transform = Transform({k: working(v, self.compute) for k, v in elements.items()})
+        if self.held is not None and self.held.space in elements:
+            self.held.moved(elements[self.held.space])  # pending for the held tensors
         if tensors is None:  # one tensor at a time, the old one freed as its successor lands:
-            names = sorted({n for space in elements for n in self._touching[space]})  # the residual: all of B
+            names = sorted({n for space in elements for n in self._touching[space]} - self._held_names())
             for name in names:
                 self.b[name] = apply_unchecked({name: self.b[name].to(self.compute)}, self.spec,
                                                transform)[name].to(self.store)
@@ -171,10 +192,12 @@ class MappedModel:
         static tensors only here); `names` restricts the sum to those tensors; `dtype` overrides the
         compute precision of the products."""
         tensors, spec = self.touching(space), self.spec
-        if names is not None:
-            tensors = {n: t for n, t in tensors.items() if n in names}
+        if names is not None or self.held is not None:  # a subset: the spec names only those tensors
+            tensors = {n: t for n, t in tensors.items() if names is None or n in names}
             spec = SymmetrySpec(spec.family, spec.spaces, {n: spec.tensors[n] for n in tensors}, spec.canonical)
         c = correlation(self.a, tensors, spec, space, dtype=dtype or self.compute)
+        if self.held is not None and self.held.space == space and names is None:
+            c = c + self.held.correlation().to(c.device)
         for name, (s, m) in self.static.items():
             if s != space or (names is not None and name not in names):
                 continue
@@ -188,7 +211,10 @@ class MappedModel:
 
     def distance(self, transform: Transform) -> float:
         """‖A − T(B)‖ / ‖A‖ over all tensors, static ones included."""
-        total = sum(squared_distance(self.a[n], self.b[n]) for n in self.b) + self.static_norms
+        held = self._held_names()
+        total = sum(squared_distance(self.a[n], self.b[n]) for n in self.b if n not in held) + self.static_norms
+        if self.held is not None:
+            total += self.held.squared_distance()
         for space, m in self.static.values():
             g = transform.get(space)
             if g is None:

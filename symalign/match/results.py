@@ -35,6 +35,7 @@ class SweepRecord(Record):
     stopped: str | None = None
     barrier: float | None = None  # --barrier-per-sweep
     accuracy_barrier: float | None = None
+    inner_passes: int | None = None  # --inner-passes run after this sweep
 
 
 @dataclass

@@ -59,7 +59,8 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
                  consume_b: bool = False,
                  on_unit: Callable[[MappedModel, Transform], None] | None = None,
                  on_sweep: Callable[[Transform], dict] | None = None,
-                 precision: str | None = None, residual_mixing: int = 0) -> tuple[Transform, list[SweepRecord]]:
+                 precision: str | None = None, residual_mixing: int = 0,
+                 inner_passes: int | None = None) -> tuple[Transform, list[SweepRecord]]:
     """Transform T with T(B) ≈ A, and the per-sweep history (distance, seconds). The last entry
     says why it stopped (`stopped`: converged, sweep budget or time budget). Progress is reported
     per update unit (an MLP, a layer's attention), so a real-size model shows life within seconds.
@@ -75,7 +76,9 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     `on_sweep(transform)`: before the first sweep and after each; its dict joins that history entry, off the clock.
     `precision`: float32 or float64 for the cost matmuls and steps (symalign.match.mapped); None: by size.
     `residual_mixing`: Anderson mixing of the residual rotation over this many sweeps (symalign.match.anderson;
-    0: off, the default: measured and not kept, docs/benchmarks.md)."""
+    0: off, the default: measured and not kept, docs/benchmarks.md).
+    `inner_passes`: after each sweep, up to this many passes over the residual and attention with the MLPs
+    held (`_inner_passes`; 0: off; None: by size, `default_inner_passes`)."""
     handed = b if consume_b else None
     if device is not None or consume_b:
         b = {k: (b.pop(k) if consume_b else b[k]).to(device or "cpu") for k in list(b)}
@@ -84,7 +87,9 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     rng = random.Random(seed)
     transform = Transform({k: v.to(device) if device is not None else v for k, v in (init or {}).items()})
     start = time.perf_counter()
-    compute = compute_dtype(precision, sum(t.numel() for t in a.values()))
+    parameters = sum(t.numel() for t in a.values())
+    compute = compute_dtype(precision, parameters)
+    inner_passes = default_inner_passes(parameters) if inner_passes is None else inner_passes
     mapped = MappedModel(a, b, spec, classes, consume_b=consume_b, compute=compute)
     del b  # consumed: the working copy holds what is left of B
     if transform:
@@ -120,7 +125,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
         mixing = ResidualMixing(residual_mixing) if residual_mixing else None
         stopped = _sweeps(mapped, transform, spec, classes, units, deferred, head_cost_kind, max_sweeps, tol, rng,
                           progress, on_unit, measured, history, lambda: time.perf_counter() - start, max_seconds,
-                          mixing)
+                          mixing, inner_passes)
     finally:
         deferred.close()
     history[-1]["stopped"] = stopped
@@ -140,10 +145,21 @@ def compute_dtype(precision: str | None, parameters: int) -> torch.dtype:
     return {"float32": torch.float32, "float64": torch.float64}[precision]
 
 
+INNER_PASSES_AT_SCALE = 10
+
+
+def default_inner_passes(parameters: int) -> int:
+    """Inner passes by default: 10 at real scale, where the MLP permutations' cost products are most of a
+    sweep and the passes take GPT-2-small from 15 sweeps to 5 (a quarter of the time off, a lower distance;
+    docs/benchmarks.md); none below LARGE_MODEL_PARAMETERS, where a whole run takes a second and the
+    zoo's published numbers are plain coordinate descent's (the passes land within its seed-to-seed spread)."""
+    return INNER_PASSES_AT_SCALE if parameters > LARGE_MODEL_PARAMETERS else 0
+
+
 def _sweeps(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, classes: dict[str, str],
             units: list[tuple[str, ...]], deferred: DeferredPermutations, head_cost_kind: str, max_sweeps: int,
             tol: float, rng: random.Random, progress: Progress | None, on_unit, measured, history: list[dict],
-            elapsed: Callable[[], float], max_seconds: float | None, mixing=None) -> str:
+            elapsed: Callable[[], float], max_seconds: float | None, mixing=None, inner_passes: int = 0) -> str:
     """Sweep until converged or out of budget; returns why it stopped (the history grows per sweep)."""
     best = history[-1]["distance"]
     stopped = f"sweep budget ({max_sweeps} sweeps)"
@@ -154,23 +170,20 @@ def _sweeps(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, class
             mixing.start_sweep(transform)
         note = sweep_note(sweep, max_sweeps, improvement, tol)
         for k, unit in enumerate(units):
-            for space in unit:
-                deferred.settle(_reads(mapped, space))
-                if spec.spaces[space].kind == "heads" and spec.spaces[space].batched_by is None:
-                    _update_heads(space, mapped, transform, head_cost_kind, classes.get("qk", "none"))
-                elif spec.spaces[space].kind == "experts":
-                    update_experts(space, mapped, transform)
-                else:
-                    _update_space(space, classes[spec.spaces[space].kind], mapped, transform, deferred)
+            _update_unit(unit, mapped, transform, spec, classes, deferred, head_cost_kind)
             if on_unit is not None:
                 deferred.settle()
                 on_unit(mapped, transform)
             if progress:
                 progress((sweep - 1) * len(units) + k + 1, max_sweeps * len(units), note)
         deferred.settle()
+        inner = _inner_passes(mapped, transform, spec, classes, units, deferred, head_cost_kind, inner_passes, tol)
+        if inner and on_unit is not None:
+            on_unit(mapped, transform)
         current = mapped.distance(transform)
         improvement = (best - current) / best if best > 0 else 0.0
-        history.append(measured({"sweep": sweep, "distance": current, "seconds": elapsed()}))
+        history.append(measured({"sweep": sweep, "distance": current, "seconds": elapsed(),
+                                 **({"inner_passes": inner} if inner else {})}))
         if mixing is not None and mixing.mixed_last and current > best:  # the extrapolation overshot:
             mixing.reset()  # forget it and sweep plainly from here, judged against where it landed
             best = current
@@ -185,6 +198,49 @@ def _sweeps(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, class
             stopped = f"time budget ({max_seconds:g} s) after {sweep} sweeps"
             break
     return stopped
+
+
+
+
+HELD_KINDS = ("mlp", "experts")  # spaces the inner passes leave alone: their solves are the sweep's costly part
+
+
+def _inner_passes(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, classes: dict[str, str],
+                  units: list[tuple[str, ...]], deferred: DeferredPermutations, head_cost_kind: str, passes: int,
+                  tol: float) -> int:
+    """Up to `passes` passes over the residual and the attention units with the MLPs held (their tensors
+    not read or moved: symalign.match.held), until a pass improves the distance by less than `tol`.
+    Returns the passes run. Only for an orthogonal residual that is being solved beside other units."""
+    inner = [u for u in units if not any(spec.spaces[s].kind in HELD_KINDS for s in u)]
+    if not passes or classes.get("residual") != "orthogonal" or ("residual",) not in inner or len(inner) < 2:
+        return 0
+    read = set().union(*(_reads(mapped, s) for u in inner for s in u if s != "residual"))
+    mapped.hold("residual", mapped.touched("residual") - read)
+    try:
+        best = mapped.distance(transform)
+        for done in range(1, passes + 1):
+            for unit in inner:
+                _update_unit(unit, mapped, transform, spec, classes, deferred, head_cost_kind)
+            current = mapped.distance(transform)
+            if current > best * (1 - tol):
+                return done
+            best = current
+        return passes
+    finally:
+        mapped.release()
+
+
+def _update_unit(unit: tuple[str, ...], mapped: MappedModel, transform: Transform, spec: SymmetrySpec,
+                 classes: dict[str, str], deferred: DeferredPermutations, head_cost_kind: str) -> None:
+    """Re-solve one update unit's spaces in turn, every other space held."""
+    for space in unit:
+        deferred.settle(_reads(mapped, space))
+        if spec.spaces[space].kind == "heads" and spec.spaces[space].batched_by is None:
+            _update_heads(space, mapped, transform, head_cost_kind, classes.get("qk", "none"))
+        elif spec.spaces[space].kind == "experts":
+            update_experts(space, mapped, transform)
+        else:
+            _update_space(space, classes[spec.spaces[space].kind], mapped, transform, deferred)
 
 
 def _reads(mapped: MappedModel, space: str) -> set[str]:
@@ -269,7 +325,8 @@ def sweep_settings(config) -> dict:
     """weight_match's keyword arguments from an AlignConfig's options: the same sweeps whether weight
     matching is the method, a learned run's start or a universe's pairwise step."""
     return {"head_cost_kind": config.head_cost, "max_sweeps": config.max_sweeps, "seed": config.seed,
-            "tol": config.option("min_improvement"), "precision": config.option("precision")}
+            "tol": config.option("min_improvement"), "precision": config.option("precision"),
+            "inner_passes": config.option("inner_passes")}
 
 
 def run_weight_matching(inputs: MatchInputs) -> MatchOutput:

@@ -1,0 +1,89 @@
+"""Issue #73's inner passes: the residual and attention converged between the MLP permutations' solves,
+with the MLP tensors held (symalign.match.held). Held tensors must give exactly what moving them would
+(correlation, distance, and B once released), and the passes must buy what they are for: far fewer
+sweeps on a zoo pair at no worse a distance."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from symalign.match.align import align
+from symalign.match.config import AlignConfig, preset_classes
+from symalign.match.mapped import MappedModel
+from symalign.match.weight import HELD_KINDS, default_inner_passes
+from symalign.memory import LARGE_MODEL_PARAMETERS
+from symalign.models import canonicalize, load_model, spec_of
+from symalign.models.tiny import random_model, tiny_config
+from symalign.symmetry.groups import Dense
+from symalign.symmetry.transform import Transform
+
+
+def _random_rotation(n: int, seed: int) -> Dense:
+    """An orthogonal map that keeps the all-ones vector (as the residual's must, with centred norms)."""
+    g = torch.Generator().manual_seed(seed)
+    q, _ = torch.linalg.qr(torch.randn(n - 1, n - 1, generator=g, dtype=torch.float64))
+    basis, _ = torch.linalg.qr(torch.cat([torch.ones(n, 1, dtype=torch.float64),
+                                          torch.randn(n, n - 1, generator=g, dtype=torch.float64)], 1))
+    inner = torch.block_diag(torch.ones(1, 1, dtype=torch.float64), q)
+    return Dense(basis @ inner @ basis.T, "orthogonal")
+
+
+def test_held_tensors_give_what_moving_them_gives():
+    a = canonicalize(random_model(tiny_config("gpt2", tied=False), seed=0))
+    b = canonicalize(random_model(tiny_config("gpt2", tied=False), seed=1))
+    spec, classes = spec_of(a), preset_classes("all")
+    moving = MappedModel(a.tensors, b.tensors, spec, classes)
+    holding = MappedModel(a.tensors, b.tensors, spec, classes)
+    mlp = set().union(*(holding.touched(s) for s, sp in spec.spaces.items() if sp.kind in HELD_KINDS))
+    held = holding.touched("residual") & mlp
+    assert held, "the MLP tensors carry the residual: something to hold"
+    holding.hold("residual", held)
+    n, total = spec.spaces["residual"].size, None
+    for seed in range(3):  # three residual steps, each applied to both
+        step = _random_rotation(n, seed)
+        moving.act({"residual": step})
+        holding.act({"residual": step})
+        total = step if total is None else Dense(step.matrix @ total.matrix, "orthogonal")
+        transform = Transform({"residual": total})
+        assert torch.allclose(holding.correlation("residual", total), moving.correlation("residual", total),
+                              atol=1e-10, rtol=0)
+        assert holding.distance(transform) == pytest.approx(moving.distance(transform), abs=1e-12)
+        assert all(torch.equal(holding.b[k], b.tensors[k].double()) for k in held), "held tensors were moved"
+    holding.release()
+    assert holding.held is None
+    assert max(float((holding.b[k] - moving.b[k]).abs().max()) for k in moving.b) < 1e-12
+
+
+def test_a_broken_hold_is_caught():
+    """The check above can fail: a hold that drops the held tensors' share of the correlation differs."""
+    a = canonicalize(random_model(tiny_config("gpt2", tied=False), seed=0))
+    b = canonicalize(random_model(tiny_config("gpt2", tied=False), seed=1))
+    spec, classes = spec_of(a), preset_classes("all")
+    moving, holding = MappedModel(a.tensors, b.tensors, spec, classes), MappedModel(a.tensors, b.tensors, spec, classes)
+    holding.hold("residual", holding.touched("residual") & holding.touched("layer.0.mlp"))
+    holding.held.correlation = lambda: torch.zeros(1, spec.spaces["residual"].size, spec.spaces["residual"].size,
+                                                   dtype=torch.float64)
+    assert not torch.allclose(holding.correlation("residual", None), moving.correlation("residual", None),
+                              atol=1e-6)
+
+
+def test_inner_passes_take_a_zoo_pair_to_as_close_a_fit_in_far_fewer_sweeps():
+    """gpt-shakespeare 0↔1, all classes, seed 0: plain coordinate descent needs 16 sweeps (docs/benchmarks.md);
+    with inner passes the MLPs are solved in at most half as many, at a distance no more than 0.1% higher."""
+    a, b = canonicalize(load_model("zoo:gpt-shakespeare/0")), canonicalize(load_model("zoo:gpt-shakespeare/1"))
+    runs = {k: align(a, b, AlignConfig.from_options({"inner_passes": k}, method="weight", preset="all"))
+            for k in (0, 10)}
+    plain, inner = (runs[k].report for k in (0, 10))
+    assert not any(s.inner_passes for s in plain.sweeps)
+    assert sum(s.inner_passes or 0 for s in inner.sweeps) > 0
+    assert inner.sweeps[-1].sweep <= plain.sweeps[-1].sweep / 2, (inner.sweeps[-1].sweep, plain.sweeps[-1].sweep)
+    assert inner.distance_after <= plain.distance_after * 1.001
+
+
+def test_inner_passes_are_on_by_default_at_real_scale_only():
+    assert default_inner_passes(LARGE_MODEL_PARAMETERS + 1) > 0
+    assert default_inner_passes(LARGE_MODEL_PARAMETERS) == 0
+    a, b = load_model("zoo:vit-digits/0"), load_model("zoo:vit-digits/1")
+    report = align(a, b, AlignConfig(method="weight", preset="all")).report
+    assert not any(s.inner_passes for s in report.sweeps), "the zoo's published numbers are plain sweeps"
