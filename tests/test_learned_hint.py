@@ -34,8 +34,3 @@ def test_a_flat_tail_a_stall_or_an_earlier_best_says_nothing():
     assert learned_hint(*run(CODE_PAIR_300, stopped="check stalled for 3 checks")) is None
     rising = CODE_PAIR_300[:-1] + [2.50]  # the best check was not the last one
     assert learned_hint(*run(rising)) is None
-
-
-def test_with_the_folder_it_wrote_the_hint_goes_on_from_there():
-    hint = learned_hint(*run(CODE_PAIR_300), out="runs/code-300")
-    assert "--continue-from runs/code-300 (another --steps 300)" in hint

@@ -86,7 +86,7 @@ def cmd_align(args) -> None:
         s = r.learned_summary
         print(f"{args.method} matching: {s.steps} steps ({s.stopped}); path check {s.start_check:.4f} -> "
               f"{s.best_check:.4f} (best at step {s.best_step})")
-        hint = learned_hint(r.learned, s, str(result.out) if args.method == "learned" else None)
+        hint = learned_hint(r.learned, s)
         if hint:
             print(f"  {hint}")
     for h in r.barrier_per_sweep:

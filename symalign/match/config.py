@@ -168,5 +168,4 @@ class AlignConfig:
         return LearnedOptions(steps=steps, lr=self.lr, batch_size=self.batch_size, lambdas=self.lambdas,
                               alpha=self.alpha, seed=self.seed, soft=matcher(self.method).relaxed,
                               patience=self.patience, input_noise=noise, start=self.start, round=self.option("round"),
-                              continue_from=self.option("continue_from"),
                               **{name: self.option(name) for name in budget_checks(steps)})  # None: sized there

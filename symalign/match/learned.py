@@ -32,7 +32,7 @@ from symalign.data.defaults import learned_defaults
 from symalign.device import reproducible
 from symalign.errors import SymalignError
 from symalign.match.check_budget import budget_checks
-from symalign.match.learned_start import activation_permutation_start, earlier_start, identity_start, start_inputs
+from symalign.match.learned_start import activation_permutation_start, identity_start, start_inputs
 from symalign.match.matchers import MatchInputs, MatchOutput
 from symalign.match.mixing import WeightSampler, check_points
 from symalign.match.movers import Mover, NormalizedMomentum
@@ -68,7 +68,6 @@ class LearnedOptions:
     round: bool = declared_default("round")  # soft: False keeps the doubly-stochastic maps to the end
     input_noise: float = learned_defaults("")["input_noise"]  # std of Gaussian noise on training images
     start: str = declared_default("start")  # weight | activation | auto | identity (symalign.match.options)
-    continue_from: str | None = declared_default("continue_from")  # an earlier run's transforms: its --out folder
 
     def __post_init__(self) -> None:
         if self.steps < 1:
@@ -336,13 +335,11 @@ def run_learned_matching(inputs: MatchInputs) -> MatchOutput:
     # soft latents start from weight matching's (or, asked for, the identity)
     wanted = "weight" if options.soft and options.start != "identity" else options.start
     begin = start_inputs(inputs)
-    if options.continue_from:
-        starts.append(MatchOutput(earlier_start(options.continue_from, inputs.spec, inputs.classes)))
-    elif wanted == "identity":
+    if wanted == "identity":
         starts.append(MatchOutput(identity_start(inputs.spec, inputs.classes)))
-    elif wanted in ("weight", "auto"):
+    if wanted in ("weight", "auto"):
         starts.append(run_weight_matching(begin))
-    if wanted in ("activation", "auto") and not options.continue_from:
+    if wanted in ("activation", "auto"):
         perms = activation_permutation_start(begin, data)
         if perms is not None:
             starts.append(perms)

@@ -33,16 +33,13 @@ def still_falling(history: list[LearnedStep], summary: LearnedSummary) -> tuple[
     return (fall, fall / gain) if fall / gain >= STILL_FALLING else None
 
 
-def learned_hint(history: list[LearnedStep], summary: LearnedSummary, out: str | None = None) -> str | None:
-    """One sentence for a run that stopped while still improving, with the command that goes on: from
-    the transforms it wrote (`out`, its --out folder), else a longer run from the start."""
+def learned_hint(history: list[LearnedStep], summary: LearnedSummary) -> str | None:
+    """One sentence for a run that stopped while still improving, with the command that goes on."""
     found = still_falling(history, summary)
     if found is None:
         return None
     fall, share = found
     steps = summary.steps
-    goes_on = (f"go on from where it stopped with --continue-from {out} (another --steps {steps})" if out
-               else f"run again with --steps {2 * steps}")
     return (f"the check was still falling when the run reached --steps {steps} (−{fall:.4f} over its last "
             f"{round(steps * TAIL)} steps, {100 * share:.0f}% of the run's gain): a longer run may close more; "
-            f"{goes_on}")
+            f"run again with --steps {2 * steps}")

@@ -37,9 +37,6 @@ LEARNED_OPTIONS: tuple[Option, ...] = (
            "permutations from activations with the rest solved around them, auto (both; the one whose path is "
            "lower on the check; docs/matching.md), or identity (B as it is: Theus et al.'s start ablation); soft "
            "matching starts from weight matching's or the identity", LEARNERS, LEARNED_STARTS),
-    Option("continue_from", str, None, "learned (two models): start from the transforms an earlier run of the same "
-           "pair and classes wrote (its --out folder or transforms.safetensors) instead of weight matching's, so "
-           "a run that stopped while still improving goes on where it stopped", ("learned",)),
     Option("lambdas", str, "uniform_mid", "learned/soft: the distribution of λ per step", LEARNERS, LAMBDA_SAMPLERS),
     Option("alpha", float, 1.0, "learned, three or more models: Dirichlet(α·1) mixing weights per step (1: uniform "
            "over the simplex; Theus et al. use 0.1)", LEARNERS, minimum=0, universe_only=True),

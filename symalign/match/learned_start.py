@@ -78,25 +78,3 @@ def start_inputs(inputs: MatchInputs) -> MatchInputs:
     """The inputs of the weight matching learning starts from (`start_classes`). It gets no progress
     of its own (it would reset the bar), and B is not handed to it: learning still reads B."""
     return replace(inputs, classes=start_classes(inputs.classes, inputs.spec), progress=None, own_b=False)
-
-
-def earlier_start(path: str, spec: SymmetrySpec, classes: dict[str, str]) -> Transform:
-    """The transforms an earlier run wrote (its --out folder, or the transforms.safetensors in it),
-    checked against this run's model and classes: a run that stopped while still improving goes on
-    from where it stopped (issue #74) instead of starting over from weight matching."""
-    from pathlib import Path
-
-    from symalign.errors import SymalignError
-    from symalign.symmetry.transform import load_transforms, validate
-
-    file = Path(path) / "transforms.safetensors" if Path(path).is_dir() else Path(path)
-    transform, _ = load_transforms(file)
-    validate(transform, spec)
-    wanted, written = identity_start(spec, classes).classes(), transform.classes()
-    differ = sorted(n for n in set(wanted) | set(written) if wanted.get(n) != written.get(n))
-    if differ:
-        name = differ[0]
-        raise SymalignError(f"--continue-from {path}: that run was written for other classes than this run's "
-                            f"({name}: {written.get(name, 'nothing')} there, {wanted.get(name, 'nothing')} here); "
-                            f"pass the --classes it was run with")
-    return transform
