@@ -147,18 +147,22 @@ def test_a_consumed_model_folds_to_exactly_the_canonical_form_and_is_emptied(fam
     assert model.tensors and canonicalize(model).tensors.keys() == plain.tensors.keys()  # not consumed: intact
 
 
-def test_weight_matching_builds_aligned_b_in_a_handed_over_b(monkeypatch):
+@pytest.mark.parametrize("inner_passes", [0, 10])
+def test_weight_matching_builds_aligned_b_in_a_handed_over_b(monkeypatch, inner_passes):
     """At real scale align() lets weight matching turn a B it was handed into aligned B (its float32
     working copy): the same transform, and the same tensors as the transform applied once to B, to
-    float32 round-off; static tensors (embedding, LM head) included."""
+    float32 round-off; static tensors (embedding, LM head) included. With and without inner passes
+    (issue #73: held MLP tensors are moved once, when the passes end)."""
     import symalign.match.weight as weight_module
 
     a = canonicalize(random_model(tiny_config("gpt2", layers=2, width=32, tied=False), seed=0))
     b = transformed(a, random_transform(spec_of(a), ALL, seed=1))
     monkeypatch.setattr(mapped_module, "LARGE_MODEL_PARAMETERS", 0)
     monkeypatch.setattr(mapped_module, "FOLD_RATIO", 0)  # the embedding and LM head count as static
-    # float64 both times: "real scale" below would otherwise also switch the precision (test_weight_precision)
-    config = AlignConfig(method="weight", classes=ALL, max_sweeps=2, options={"precision": "float64"})
+    # float64 and the inner passes both times: "real scale" below would otherwise also switch the precision
+    # (test_weight_precision) and turn the inner passes on (weight.default_inner_passes)
+    config = AlignConfig(method="weight", classes=ALL, max_sweeps=2,
+                         options={"precision": "float64", "inner_passes": inner_passes})
     exact = align(a, b, config)
     monkeypatch.setattr(weight_module, "LARGE_MODEL_PARAMETERS", 0)
     handed = b.with_tensors(dict(b.tensors))
