@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from functools import partial
 
 import torch
 
@@ -177,7 +178,10 @@ def _sweeps(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, class
             if progress:
                 progress((sweep - 1) * len(units) + k + 1, max_sweeps * len(units), note)
         deferred.settle()
-        inner = _inner_passes(mapped, transform, spec, classes, units, deferred, head_cost_kind, inner_passes, tol)
+        # the bar shows life during the passes (GPT-2-small: about 3 s each)
+        passed = partial(_tell_inner, progress, sweep * len(units), max_sweeps * len(units), note) if progress else None
+        inner = _inner_passes(mapped, transform, spec, classes, units, deferred, head_cost_kind, inner_passes, tol,
+                              passed)
         if inner and on_unit is not None:
             on_unit(mapped, transform)
         current = mapped.distance(transform)
@@ -200,6 +204,8 @@ def _sweeps(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, class
     return stopped
 
 
+def _tell_inner(progress: Progress, at: int, total: int, note: str, done: int) -> None:
+    progress(at, total, f"{note}; inner pass {done}")
 
 
 HELD_KINDS = ("mlp", "experts")  # spaces the inner passes leave alone: their solves are the sweep's costly part
@@ -207,7 +213,7 @@ HELD_KINDS = ("mlp", "experts")  # spaces the inner passes leave alone: their so
 
 def _inner_passes(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, classes: dict[str, str],
                   units: list[tuple[str, ...]], deferred: DeferredPermutations, head_cost_kind: str, passes: int,
-                  tol: float) -> int:
+                  tol: float, passed: Callable[[int], None] | None = None) -> int:
     """Up to `passes` passes over the residual and the attention units with the MLPs held (their tensors
     not read or moved: symalign.match.held), until a pass improves the distance by less than `tol`.
     Returns the passes run. Only for an orthogonal residual that is being solved beside other units."""
@@ -222,6 +228,8 @@ def _inner_passes(mapped: MappedModel, transform: Transform, spec: SymmetrySpec,
             for unit in inner:
                 _update_unit(unit, mapped, transform, spec, classes, deferred, head_cost_kind)
             current = mapped.distance(transform)
+            if passed is not None:
+                passed(done)
             if current > best * (1 - tol):
                 return done
             best = current
