@@ -15,18 +15,8 @@ from symalign.match.weight import HELD_KINDS, default_inner_passes
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.models import canonicalize, load_model, spec_of
 from symalign.models.tiny import random_model, tiny_config
-from symalign.symmetry.groups import Dense
+from symalign.symmetry.random import random_transform
 from symalign.symmetry.transform import Transform
-
-
-def _random_rotation(n: int, seed: int) -> Dense:
-    """An orthogonal map that keeps the all-ones vector (as the residual's must, with centred norms)."""
-    g = torch.Generator().manual_seed(seed)
-    q, _ = torch.linalg.qr(torch.randn(n - 1, n - 1, generator=g, dtype=torch.float64))
-    basis, _ = torch.linalg.qr(torch.cat([torch.ones(n, 1, dtype=torch.float64),
-                                          torch.randn(n, n - 1, generator=g, dtype=torch.float64)], 1))
-    inner = torch.block_diag(torch.ones(1, 1, dtype=torch.float64), q)
-    return Dense(basis @ inner @ basis.T, "orthogonal")
 
 
 def test_held_tensors_give_what_moving_them_gives():
@@ -35,16 +25,19 @@ def test_held_tensors_give_what_moving_them_gives():
     spec, classes = spec_of(a), preset_classes("all")
     moving = MappedModel(a.tensors, b.tensors, spec, classes)
     holding = MappedModel(a.tensors, b.tensors, spec, classes)
-    mlp = set().union(*(holding.touched(s) for s, sp in spec.spaces.items() if sp.kind in HELD_KINDS))
-    held = holding.touched("residual") & mlp
-    assert held, "the MLP tensors carry the residual: something to hold"
+    # what the inner passes hold: every tensor the residual touches that no attention space reads, the norm
+    # gains (a diag axis: their share of C is 1·1ᵀ, which D leaves as it is) included
+    attention = set().union(*(holding.touched(s) for s, sp in spec.spaces.items()
+                              if sp.kind not in HELD_KINDS and s != "residual"))
+    held = holding.touched("residual") - attention
+    assert any(n.endswith("ln2.weight") for n in held) and any(".mlp." in n for n in held), sorted(held)
     holding.hold("residual", held)
-    n, total = spec.spaces["residual"].size, None
+    total = None
     for seed in range(3):  # three residual steps, each applied to both
-        step = _random_rotation(n, seed)
+        step = random_transform(spec, {"residual": "orthogonal"}, seed=seed)["residual"]
         moving.act({"residual": step})
         holding.act({"residual": step})
-        total = step if total is None else Dense(step.matrix @ total.matrix, "orthogonal")
+        total = step if total is None else step.compose(total)
         transform = Transform({"residual": total})
         assert torch.allclose(holding.correlation("residual", total), moving.correlation("residual", total),
                               atol=1e-10, rtol=0)

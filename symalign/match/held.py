@@ -15,22 +15,17 @@ from __future__ import annotations
 
 import torch
 
-from symalign.match.solvers import correlation
-from symalign.symmetry.groups import CO, CONTRA, Dense
-from symalign.symmetry.spec import SymmetrySpec
+from symalign.symmetry.groups import Dense
 
 
 class HeldTensors:
     """The held tensors' share of one orthogonal space's correlation and of the distance, under the
-    change D of that space's element since they were held."""
+    change D of that space's element since they were held. `cross`: their K [n, n] when held;
+    `norms`: Σ ‖A‖² + ‖B‖² over them."""
 
-    def __init__(self, a, b, spec: SymmetrySpec, space: str, names: set[str], compute: torch.dtype):
-        self.space, self.names = space, frozenset(names)
-        sub = SymmetrySpec(spec.family, spec.spaces, {n: spec.tensors[n] for n in names}, spec.canonical)
-        self.cross = correlation({n: a[n] for n in names}, {n: b[n].to(compute) for n in names}, sub, space,
-                                 (CO, CONTRA), dtype=compute)[0]
-        self.norms = sum(float(a[n].double().pow(2).sum()) + float(b[n].double().pow(2).sum()) for n in names)
-        self.change = torch.eye(self.cross.shape[-1], dtype=torch.float64, device=self.cross.device)
+    def __init__(self, space: str, names: frozenset[str], cross: torch.Tensor, norms: float):
+        self.space, self.names, self.cross, self.norms = space, names, cross, norms
+        self.change = torch.eye(cross.shape[-1], dtype=torch.float64, device=cross.device)
 
     def moved(self, element: Dense) -> None:
         """The space's element changed by `element` (an orthogonal matrix): one more factor of D."""

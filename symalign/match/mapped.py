@@ -134,17 +134,25 @@ class MappedModel:
         self.held: HeldTensors | None = None  # tensors the inner passes leave in place (symalign.match.held)
 
     def hold(self, space: str, names: set[str]) -> None:
-        """Keep `space`'s changes to `names` pending (one matrix) until `release`: no step reads them."""
-        self.held = HeldTensors(self.a, self.b, self.spec, space, names & set(self.b), self.compute)
+        """Keep `space`'s changes to `names` pending (one matrix) until `release`: no step reads them.
+        Their K is this space's correlation restricted to them, formed once here."""
+        held = frozenset(names & set(self.b))
+        cross = self.correlation(space, None, names=sorted(held))[0]
+        norms = sum(squared_norm(self.a[n]) + squared_norm(self.b[n]) for n in held)
+        self.held = HeldTensors(space, held, cross, norms)
 
     def release(self) -> None:
         """Apply the pending change to the held tensors; they are B under the transform again."""
         held, self.held = self.held, None
         if held is not None:
-            transform = Transform({held.space: working(held.release(), self.compute)})
-            for name in sorted(held.names):
-                self.b[name] = apply_unchecked({name: self.b[name].to(self.compute)}, self.spec,
-                                               transform)[name].to(self.store)
+            self._move(sorted(held.names), Transform({held.space: working(held.release(), self.compute)}))
+
+    def _move(self, names: list[str], transform: Transform) -> None:
+        """Replace each of `names` in B by its image under `transform`, one tensor at a time (the old one
+        freed as its successor lands: the residual touches all of B)."""
+        for name in names:
+            self.b[name] = apply_unchecked({name: self.b[name].to(self.compute)}, self.spec,
+                                           transform)[name].to(self.store)
 
     def take_aligned(self, transform: Transform) -> Tensors:
         """B under `transform`, on the CPU, from this working copy (emptied as it goes) and the static
@@ -160,8 +168,8 @@ class MappedModel:
     def touching(self, space: str) -> Mapping[str, torch.Tensor]:
         """The transformed tensors `space` acts on, as they are now (converted on access: the residual
         touches every tensor, and a float64 copy of them all at once would double B)."""
-        return PrecisionView({n: self.b[n] for n in self._touching[space] if n not in self._held_names()},
-                             self.compute)
+        held = self._held_names()
+        return PrecisionView({n: self.b[n] for n in self._touching[space] if n not in held}, self.compute)
 
     def _held_names(self) -> frozenset[str]:
         return self.held.names if self.held is not None else frozenset()
@@ -176,11 +184,9 @@ class MappedModel:
         transform = Transform({k: working(v, self.compute) for k, v in elements.items()})
         if self.held is not None and self.held.space in elements:
             self.held.moved(elements[self.held.space])  # pending for the held tensors
-        if tensors is None:  # one tensor at a time, the old one freed as its successor lands:
+        if tensors is None:
             names = sorted({n for space in elements for n in self._touching[space]} - self._held_names())
-            for name in names:
-                self.b[name] = apply_unchecked({name: self.b[name].to(self.compute)}, self.spec,
-                                               transform)[name].to(self.store)
+            self._move(names, transform)
             return PrecisionView({n: self.b[n] for n in names}, self.compute)
         out = apply_unchecked(tensors, self.spec, transform) if elements else dict(tensors)
         self.b.update({n: t.to(self.store) for n, t in out.items()})

@@ -151,7 +151,7 @@ INNER_PASSES_AT_SCALE = 10
 
 def default_inner_passes(parameters: int) -> int:
     """Inner passes by default: 10 at real scale, where the MLP permutations' cost products are most of a
-    sweep and the passes take GPT-2-small from 15 sweeps to 5 (a quarter of the time off, a lower distance;
+    sweep and the passes take GPT-2-small from 15 sweeps to 6 (a sixth of the time off, a lower distance;
     docs/benchmarks.md); none below LARGE_MODEL_PARAMETERS, where a whole run takes a second and the
     zoo's published numbers are plain coordinate descent's (the passes land within its seed-to-seed spread)."""
     return INNER_PASSES_AT_SCALE if parameters > LARGE_MODEL_PARAMETERS else 0

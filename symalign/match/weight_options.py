@@ -22,7 +22,7 @@ WEIGHT_OPTIONS: tuple[Option, ...] = (
            "attention maps with the MLPs held (their tensors neither read nor moved), until one improves the "
            "distance by less than --min-improvement: the residual's coupling to the heads converges between the "
            "MLP permutations' costly solves (0: off); default: 10 above 50M parameters, where it takes a GPT-2-small "
-           "run from 15 sweeps to 5 and a quarter of its time off, 0 below (the zoo's published numbers)",
+           "run from 15 sweeps to 6 and a sixth of its time off, 0 below (the zoo's published numbers)",
            ("weight",), minimum=0, auto=True),
     Option("precision", str, None, "weight: float32 or float64 for the cost matmuls and the steps (correlations "
            "are summed and solved in float64 either way); default: float32 above 50M parameters, where it halves "
