@@ -9,6 +9,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoModelForImageClassification, AutoModelForMaskedLM
 
 from symalign.models import canonicalize, outputs, random_inputs, save_model, spec_of, transformed
+from symalign.models.io import FAMILIES
 from symalign.models.tiny import random_model, tiny_families
 from symalign.symmetry.random import random_transform
 from symalign.symmetry.spec import CLASSES, KINDS
@@ -60,11 +61,15 @@ def test_non_canonical_model_keeps_function_under_its_admissible_classes(family)
 
 
 def _plain_load(path, family):
-    """The checkpoint through transformers' Auto class for the family's task (no symalign code)."""
+    """The checkpoint through transformers' Auto class for the family's task (no symalign code); a text tower,
+    which no Auto class has a head for, through its own transformers class."""
+    import transformers
     from transformers import AutoModelForSequenceClassification
 
     from symalign.models.io import FAMILIES
 
+    if FAMILIES[family].task == "text-embedding":
+        return getattr(transformers, FAMILIES[family].hf_class_name).from_pretrained(str(path)).eval()
     auto = {"image-classification": AutoModelForImageClassification, "masked-lm": AutoModelForMaskedLM,
             "causal-lm": AutoModelForCausalLM,
             "sequence-classification": AutoModelForSequenceClassification}[FAMILIES[family].task]
@@ -84,8 +89,9 @@ def test_export_reload_with_plain_transformers(family, tmp_path):
         save_model(result, tmp_path / f"out{i}")
         x = random_inputs(model, n=3, seed=i)
         with torch.no_grad():
-            before = _plain_load(tmp_path / f"orig{i}", family)(**x).logits
-            after = _plain_load(tmp_path / f"out{i}", family)(**x).logits
+            field = FAMILIES[family].output  # logits, or a text tower's projected embedding
+            before = getattr(_plain_load(tmp_path / f"orig{i}", family)(**x), field)
+            after = getattr(_plain_load(tmp_path / f"out{i}", family)(**x), field)
         # relative to the logits' scale: Gemma 2's embeddings are scaled by √width and its logits reach ±5, where
         # float32 round-off through a random invertible QK map is 1e-4 absolute (2e-5 of the scale)
         scale = max(1.0, before.abs().max().item())

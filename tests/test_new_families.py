@@ -224,3 +224,44 @@ def test_qwen2_moe_shared_expert_is_its_own_mlp_space_and_dense_layers_are_refus
     config.mlp_only_layers = [1]
     with pytest.raises(ModelLoadError, match="dense layers"):
         FAMILIES["qwen2_moe"].check_config(config)
+
+
+def test_clip_text_tower_aligns_without_data_and_refuses_what_needs_a_loss(tmp_path, capsys):
+    """CLIP's text tower (CLIPTextModelWithProjection): its final norm folds into the projection, so the residual
+    admits orthogonal maps (Q·1 = 1) in canonical form; a planted transform of every class is recovered by
+    weight matching through the command line without data, and the aligned checkpoint gives the same
+    projected embedding in plain transformers. Anything that needs a loss is one line saying so, and the tower
+    without its projection (whose output is the residual stream itself) is refused with why."""
+    import json
+
+    from transformers import CLIPTextModelWithProjection
+
+    from symalign.cli import main
+    from symalign.models import outputs, random_inputs
+
+    a = canonicalize(random_model(tiny_config("clip_text_model", layers=2, width=32, heads=4, mlp=48), seed=5))
+    spec = spec_of(a)
+    assert spec.spaces["residual"].admits("orthogonal") and spec.spaces["residual"].fixes_ones
+    b = transformed(a, random_transform(spec, preset_classes("all"), seed=6))  # what `--classes all` solves for
+    save_model(a, tmp_path / "a")
+    save_model(b, tmp_path / "b")
+    assert main(["align", str(tmp_path / "a"), str(tmp_path / "b"), "--method", "weight", "--classes", "all",
+                 "--out", str(tmp_path / "out"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["distance_after"] < TOL < report["distance_before"]
+    x = random_inputs(a, 3, seed=2)
+    aligned = load_model(tmp_path / "out")
+    assert max((aligned.tensors[n] - a.tensors[n]).abs().max().item() for n in a.tensors) < 1e-3
+    plain = CLIPTextModelWithProjection.from_pretrained(str(tmp_path / "out")).eval()
+    with torch.no_grad():
+        assert (plain(**x).text_embeds - outputs(b, x)).abs().max().item() < TOL
+    for data in ("shakespeare", "digits"):
+        with pytest.raises(SymalignError, match="no task loss"):
+            load_data(data).check_model(a)
+    assert main(["barrier", str(tmp_path / "a"), str(tmp_path / "b"), "--data", "shakespeare"]) == 2
+    err = capsys.readouterr().err
+    assert "no task loss" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    config = json.loads((tmp_path / "a" / "config.json").read_text())
+    (tmp_path / "a" / "config.json").write_text(json.dumps({**config, "architectures": ["CLIPTextModel"]}))
+    with pytest.raises(ModelLoadError, match="text_projection"):
+        load_model(tmp_path / "a")

@@ -97,7 +97,7 @@ def test_size_limits_hold_for_the_upload_and_for_what_a_zip_unpacks_to(tmp_path)
 
 
 @pytest.mark.parametrize("family", ["qwen3", "phi3", "gemma2", "opt", "distilbert", "mixtral", "clip", "olmoe",
-                                    "qwen2_moe"])
+                                    "qwen2_moe", "clip_text_model"])
 def test_a_checkpoint_of_each_new_family_uploads_and_computes_the_same_function(family, tmp_path):
     """Issue #72: what users train today (Qwen3, Phi-3, Gemma 2, OPT, DistilBERT, Mixtral, CLIP) uploads as a zip
     of save_pretrained's files and loads as its own family."""

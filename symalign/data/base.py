@@ -13,6 +13,18 @@ from symalign.data.preprocess import image_config
 
 Batch = tuple[dict[str, torch.Tensor], torch.Tensor]  # model inputs, targets
 IGNORE = -100  # target of a position that is not scored (cross_entropy's ignore_index)
+LOSSLESS_TASK = "text-embedding"  # a model with no task loss of its own (CLIP's text tower)
+
+
+def check_task(data_name: str, model) -> None:
+    """Refuse any data for a model that has no loss to score it on, saying what still works without data
+    (every data source checks this first, so the message is one and the same wherever it is met)."""
+    from symalign.errors import SymalignError
+
+    if model.family.task == LOSSLESS_TASK:
+        raise SymalignError(f"{data_name}: a {model.family.title or model.family.name} has no task loss of its "
+                            "own to score, so barriers, activation and learned matching cannot run on it; weight "
+                            "matching, canonicalize, transform and export need no data")
 
 
 @dataclass
@@ -49,6 +61,7 @@ class ImageData:
         from symalign.errors import SymalignError
 
         c = model.config
+        check_task(self.name, model)
         if model.family.task != "image-classification":
             raise SymalignError(f"{self.name} is image data but the model is a {model.family.name}")
         self.converter(model)  # refuses what cannot be converted (channels, a processor at odds with the config)

@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl
 import numpy as np
 import torch
 
-from symalign.data.base import Batch
+from symalign.data.base import Batch, check_task
 from symalign.data.defaults import TEXT_LEARNED_DEFAULTS
 from symalign.data.text import AnyText, SplitText, model_tokenizer, tokenizer_fingerprint
 from symalign.errors import SymalignError
@@ -74,6 +74,7 @@ class LabelledText:
         return self._cache[key]
 
     def check_model(self, model) -> None:
+        check_task(self.name, model)
         if model.family.task != TASK:
             if model.family.task in ("causal-lm", "masked-lm"):
                 return self.as_text().check_model(model)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from symalign.data.base import IGNORE, Batch
+from symalign.data.base import IGNORE, Batch, check_task
 from symalign.data.defaults import TEXT_LEARNED_DEFAULTS
 from symalign.errors import SymalignError
 
@@ -162,6 +162,7 @@ class TextData:
         return self.task
 
     def check_model(self, model) -> None:
+        check_task(self.name, model)
         if model.family.task != self.task_for(model):
             raise SymalignError(f"{self.name} is {self.task_for(model)} text data but the model is a "
                                 f"{model.family.name} ({model.family.task})")

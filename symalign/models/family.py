@@ -107,8 +107,11 @@ class Family:
     final_norm_readers: Callable[[Any], tuple[str, ...]] = field(default=lambda config: FINAL_NORM_READERS)
     # The per-layer spaces its tag rows name (their kinds are what the app toggles and matchers solve).
     spaces: Callable[[Dims], tuple[Space, ...]] = attention_spaces
-    # causal-lm | masked-lm | image-classification | sequence-classification: which data sources fit
+    # causal-lm | masked-lm | image-classification | sequence-classification | text-embedding (no loss: no data
+    # source fits): which data sources fit
     task: str = "causal-lm"
+    # The field of the model's output a function check compares (a text tower's projected embedding, not logits).
+    output: str = "logits"
     # Another head on a model type that has one already (BERT's sequence classifier beside its masked-LM
     # family): its registry key is MODEL_TYPE-VARIANT, and the config's `architectures` picks it.
     variant: str = ""

@@ -72,8 +72,8 @@ def weightless_module(template: TransformerModel, fused: bool = True) -> torch.n
 
 @torch.no_grad()
 def logits_of(model: TransformerModel, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
-    """The model's logits on `inputs`, without building a module that holds a copy of its weights
-    (nor, at real scale, a contiguous copy of its transposed layouts: 2.7 bytes per parameter)."""
+    """The model's logits (its family's `output`) on `inputs`, without building a module that holds a copy
+    of its weights (nor, at real scale, a contiguous copy of its transposed layouts: 2.7 bytes per parameter)."""
     from torch.func import functional_call
 
     from symalign.memory import LARGE_MODEL_PARAMETERS
@@ -81,4 +81,4 @@ def logits_of(model: TransformerModel, inputs: dict[str, torch.Tensor]) -> torch
     module = weightless_module(model)
     large = sum(t.numel() for t in model.tensors.values()) > LARGE_MODEL_PARAMETERS  # the zoo keeps its layout
     params = functional_params(model.family, model.config, model.tensors, module_names(module), contiguous=not large)
-    return functional_call(module, params, args=(), kwargs=inputs).logits
+    return getattr(functional_call(module, params, args=(), kwargs=inputs), model.family.output)

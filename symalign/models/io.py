@@ -35,8 +35,9 @@ REFUSED = {
     "CLIPModel": ("a CLIPModel has two towers, each with its own residual stream, projected into one embedding "
                   "space: symalign's spec has one residual stream (the vision tower alone loads as "
                   "CLIPForImageClassification)"),
-    "CLIPTextModel": "CLIP's text tower has no task loss of its own to measure a barrier on",
-    "CLIPTextModelWithProjection": "CLIP's text tower has no task loss of its own to measure a barrier on",
+    "CLIPTextModel": ("CLIP's text tower without its projection outputs the residual stream itself, in its own "
+                      "basis; save it as CLIPTextModelWithProjection (text_projection), whose embedding a "
+                      "transform keeps"),
 }
 
 

@@ -10,9 +10,9 @@ norm between, so nothing can be centred: permutations only (norm "stream-layerno
 form is the model as it is. Inside the blocks everything the ViT admits is admitted: MLP and head
 permutations, any class inside heads. TransFusion (Rinaldi et al.) transports task vectors of this tower.
 
-The text tower and CLIPModel (the two towers with their projections into one embedding space, trained by
-a contrastive loss) are refused in one line: their two residual streams and the shared embedding space
-are not this family's single stream."""
+CLIPModel (the two towers with their projections into one embedding space, trained by a contrastive loss)
+is refused in one line: its two residual streams and the shared embedding space are not one family's single
+stream. The text tower with its projection is a family of its own (clip_text.py)."""
 
 from __future__ import annotations
 
