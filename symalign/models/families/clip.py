@@ -22,6 +22,21 @@ from symalign.models.family import Family, varied_configs
 from symalign.models.layout import Dims
 from symalign.models.weight_map import Row, layer_rows, multi_head_table
 
+
+def encoder_rows(tower: str) -> list[Row]:
+    """The rows of a CLIP tower's encoder layers (the vision and the text tower name them alike)."""
+    return list(layer_rows(tower + "encoder.layers.{i}.", multi_head_table(
+        {n: f"self_attn.{n}_proj" for n in "qkv"}, "self_attn.out_proj",
+        {"ln1": "layer_norm1", "ln2": "layer_norm2", "mlp.fc": "mlp.fc1", "mlp.proj": "mlp.fc2"})).values())
+
+
+def hook_points(tower: str) -> dict[str, str]:
+    """Activation matching's hook points in a CLIP tower."""
+    layer = tower + "encoder.layers.{i}."
+    return {"mlp": layer + "mlp.fc2", "heads": layer + "self_attn.out_proj", "q": layer + "self_attn.q_proj",
+            "k": layer + "self_attn.k_proj"}
+
+
 OUTER = {
     "embed.patch.weight": ("residual:co", None, None, None),
     "embed.cls": ("residual:co",),
@@ -38,9 +53,7 @@ ROWS = [Row("embed.patch.weight", V + "embeddings.patch_embedding.weight"),
         Row("embed.norm.weight", V + "pre_layrnorm.weight"), Row("embed.norm.bias", V + "pre_layrnorm.bias"),
         Row("norm.weight", V + "post_layernorm.weight"), Row("norm.bias", V + "post_layernorm.bias"),
         Row("head.weight", "classifier.weight"), Row("head.bias", "classifier.bias"),
-        *layer_rows(V + "encoder.layers.{i}.", multi_head_table(
-            {n: f"self_attn.{n}_proj" for n in "qkv"}, "self_attn.out_proj",
-            {"ln1": "layer_norm1", "ln2": "layer_norm2", "mlp.fc": "mlp.fc1", "mlp.proj": "mlp.fc2"})).values()]
+        *encoder_rows(V)]
 
 
 def dims(config) -> Dims:
@@ -89,8 +102,7 @@ CLIP = Family(
     canonical_config=lambda config: config,
     check_config=check_config,
     random_inputs=random_inputs,
-    hook_points={"mlp": V + "encoder.layers.{i}.mlp.fc2", "heads": V + "encoder.layers.{i}.self_attn.out_proj",
-                 "q": V + "encoder.layers.{i}.self_attn.q_proj", "k": V + "encoder.layers.{i}.self_attn.k_proj"},
+    hook_points=hook_points(V),
     tiny=tiny_config,
     test_configs=test_configs,
 )

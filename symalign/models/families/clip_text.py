@@ -18,9 +18,10 @@ from __future__ import annotations
 import torch
 
 from symalign.errors import ModelLoadError
+from symalign.models.families.clip import encoder_rows, hook_points
 from symalign.models.family import Family, token_inputs, varied_configs
 from symalign.models.layout import Dims
-from symalign.models.weight_map import Row, layer_rows, multi_head_table
+from symalign.models.weight_map import Row
 
 TASK = "text-embedding"
 OUTER = {
@@ -33,9 +34,7 @@ ROWS = [Row("embed.token", T + "embeddings.token_embedding.weight"),
         Row("embed.position", T + "embeddings.position_embedding.weight"),
         Row("norm.weight", T + "final_layer_norm.weight"), Row("norm.bias", T + "final_layer_norm.bias"),
         Row("head.weight", "text_projection.weight"),
-        *layer_rows(T + "encoder.layers.{i}.", multi_head_table(
-            {n: f"self_attn.{n}_proj" for n in "qkv"}, "self_attn.out_proj",
-            {"ln1": "layer_norm1", "ln2": "layer_norm2", "mlp.fc": "mlp.fc1", "mlp.proj": "mlp.fc2"})).values()]
+        *encoder_rows(T)]
 
 
 def dims(config) -> Dims:
@@ -89,8 +88,7 @@ CLIP_TEXT = Family(
     canonical_config=lambda config: config,
     check_config=check_config,
     random_inputs=random_inputs,
-    hook_points={"mlp": T + "encoder.layers.{i}.mlp.fc2", "heads": T + "encoder.layers.{i}.self_attn.out_proj",
-                 "q": T + "encoder.layers.{i}.self_attn.q_proj", "k": T + "encoder.layers.{i}.self_attn.k_proj"},
+    hook_points=hook_points(T),
     tiny=tiny_config,
     test_configs=test_configs,
 )
