@@ -68,7 +68,7 @@ def _plain_load(path, family):
 
     from symalign.models.io import FAMILIES
 
-    if FAMILIES[family].task == "text-embedding":
+    if FAMILIES[family].task in ("text-embedding", "image-embedding"):
         return getattr(transformers, FAMILIES[family].hf_class_name).from_pretrained(str(path)).eval()
     auto = {"image-classification": AutoModelForImageClassification, "masked-lm": AutoModelForMaskedLM,
             "causal-lm": AutoModelForCausalLM,

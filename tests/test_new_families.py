@@ -265,3 +265,72 @@ def test_clip_text_tower_aligns_without_data_and_refuses_what_needs_a_loss(tmp_p
     (tmp_path / "a" / "config.json").write_text(json.dumps({**config, "architectures": ["CLIPTextModel"]}))
     with pytest.raises(ModelLoadError, match="text_projection"):
         load_model(tmp_path / "a")
+
+
+def _clip_pair_checkpoint(folder, seed: int):
+    """A small CLIPModel (the two towers of the clip_vision_model and clip_text_model tests) with every weight
+    random, norms included, saved by plain transformers."""
+    from transformers import CLIPConfig, CLIPModel
+
+    vision, text = tiny_config("clip_vision_model", layers=2, width=32, heads=4, mlp=48), tiny_config(
+        "clip_text_model", layers=2, width=24, heads=2, mlp=40)
+    config = CLIPConfig(text_config=text.to_dict(), vision_config=vision.to_dict(), projection_dim=16)
+    config.architectures = ["CLIPModel"]
+    torch.manual_seed(seed)
+    model = CLIPModel(config)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    model.save_pretrained(str(folder))
+    return folder
+
+
+def test_a_clip_model_pair_is_aligned_tower_by_tower_and_in_its_shared_space(tmp_path, capsys):
+    """Issue #72: CLIPModel as a pair of towers with their projections. B is A with a planted transform in each
+    tower (`all`: the vision residual permuted, the text residual rotated, maps inside heads) and a planted
+    rotation of the shared embedding space on both projections; `symalign align` recovers all of it (every
+    tensor back to A's canonical form) and writes a CLIPModel that plain transformers loads with B's logits.
+    Without the shared map the distance stays: the projections carry the rotation."""
+    import json
+
+    from transformers import CLIPModel
+
+    from symalign.cli import main
+    from symalign.match.towers import HEAD, shared_map
+    from symalign.models.towers import load_towers, save_towers
+
+    a_dir = _clip_pair_checkpoint(tmp_path / "a", seed=0)
+    a = {n: canonicalize(m) for n, m in load_towers(a_dir).items()}
+    e = torch.linalg.qr(torch.randn(16, 16, generator=torch.Generator().manual_seed(9), dtype=torch.float64))[0]
+    b = {}
+    for i, (n, m) in enumerate(a.items()):
+        planted = transformed(m, random_transform(spec_of(m), spec_of(m).fit(preset_classes("all")), seed=10 + i))
+        b[n] = planted.with_tensors({**planted.tensors, HEAD: (e @ planted.tensors[HEAD].double()).float()})
+    assert spec_of(a["vision"]).spaces["residual"].admits("perm") and not spec_of(a["vision"]).spaces[
+        "residual"].admits("orthogonal")
+    assert spec_of(a["text"]).spaces["residual"].admits("orthogonal")
+    save_towers(b, a_dir, tmp_path / "b")
+    assert torch.allclose(shared_map(a, a, "orthogonal"), torch.eye(16, dtype=torch.float64), atol=1e-6)
+
+    assert main(["align", str(a_dir), str(tmp_path / "b"), "--classes", "all", "--out", str(tmp_path / "out"),
+                 "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["distance_after"] < TOL < 0.1 < report["distance_before"]
+    assert report["function_gap_vs_b"] < TOL and report["shared_class"] == "orthogonal"
+    aligned = load_towers(tmp_path / "out")
+    for n in a:
+        assert max((aligned[n].tensors[k] - a[n].tensors[k]).abs().max().item() for k in a[n].tensors) < 1e-3, n
+    g = torch.Generator().manual_seed(3)
+    x = {"pixel_values": torch.randn(3, 1, 8, 8, generator=g), "input_ids": torch.randint(2, 61, (3, 7), generator=g)}
+    x["input_ids"][:, -1] = 1
+    with torch.no_grad():
+        out = CLIPModel.from_pretrained(str(tmp_path / "out")).eval()(**x)
+        ref = CLIPModel.from_pretrained(str(tmp_path / "b")).eval()(**x)
+    assert (out.logits_per_image - ref.logits_per_image).abs().max().item() < TOL
+
+    assert main(["align", str(a_dir), str(tmp_path / "b"), "--classes", "permutations", "--out",
+                 str(tmp_path / "perm"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["distance_after"] > 0.05  # a rotation no permutation undoes
+    assert main(["align", str(a_dir), str(tmp_path / "b"), "--barrier", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "paired image-text data" in err and "Traceback" not in err

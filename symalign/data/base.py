@@ -13,7 +13,7 @@ from symalign.data.preprocess import image_config
 
 Batch = tuple[dict[str, torch.Tensor], torch.Tensor]  # model inputs, targets
 IGNORE = -100  # target of a position that is not scored (cross_entropy's ignore_index)
-LOSSLESS_TASK = "text-embedding"  # a model with no task loss of its own (CLIP's text tower)
+LOSSLESS_TASKS = ("text-embedding", "image-embedding")  # no task loss of their own (CLIP's towers, apart)
 
 
 def check_task(data_name: str, model) -> None:
@@ -21,7 +21,7 @@ def check_task(data_name: str, model) -> None:
     (every data source checks this first, so the message is one and the same wherever it is met)."""
     from symalign.errors import SymalignError
 
-    if model.family.task == LOSSLESS_TASK:
+    if model.family.task in LOSSLESS_TASKS:
         raise SymalignError(f"{data_name}: a {model.family.title or model.family.name} has no task loss of its "
                             "own to score, so barriers, activation and learned matching cannot run on it; weight "
                             "matching, canonicalize, transform and export need no data")

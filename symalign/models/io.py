@@ -33,7 +33,9 @@ REFUSED = {
                    "its relative-position table is one more residual tensor; docs/families.md says what it "
                    "admits"),
     "CLIPModel": ("a CLIPModel has two towers, each with its own residual stream, projected into one embedding "
-                  "space: symalign's spec has one residual stream (the vision tower alone loads as "
+                  "space, and symalign's spec has one residual stream: `symalign align A B` aligns a CLIPModel "
+                  "pair tower by tower and then the shared embedding space (weight matching); other commands take "
+                  "one tower (CLIPVisionModelWithProjection, CLIPTextModelWithProjection, "
                   "CLIPForImageClassification)"),
     "CLIPTextModel": ("CLIP's text tower without its projection outputs the residual stream itself, in its own "
                       "basis; save it as CLIPTextModelWithProjection (text_projection), whose embedding a "
@@ -159,10 +161,18 @@ def load_model(path: str | Path) -> TransformerModel:
     transformers builds is dropped at once: the logical tensors share its storage (no second copy)."""
     return_freed_memory()  # real checkpoints: freed tensors go back to the system (symalign.memory)
     path = resolve(path)
-    family, config = read_config(path)
+    family, _ = read_config(path)
+    return load_as(path, family)
+
+
+def load_as(path: Path, family: Family, config=None) -> TransformerModel:
+    """The checkpoint at `path` read as `family` (with `config` where it is not the directory's own: one tower
+    of a CLIPModel, whose weights sit under the names the tower's class reads, beside the other tower's)."""
     stored = _check_weight_files(path)
+    given = {} if config is None else {"config": config}
     try:
-        module, info = family.hf_class.from_pretrained(str(path), output_loading_info=True, dtype=torch.float32)
+        module, info = family.hf_class.from_pretrained(str(path), output_loading_info=True, dtype=torch.float32,
+                                                       **given)
     except Exception as exc:
         raise ModelLoadError(f"the weights in {path} do not fit its config.json ({brief(exc)})") from None
     missing = sorted(k for k in info.get("missing_keys", ()) if k != "lm_head.weight")

@@ -47,13 +47,14 @@ OUTER = {
     "head.bias": (None,),
 }
 V = "vision_model."
-ROWS = [Row("embed.patch.weight", V + "embeddings.patch_embedding.weight"),
-        Row("embed.cls", V + "embeddings.class_embedding"),
-        Row("embed.position", V + "embeddings.position_embedding.weight"),
-        Row("embed.norm.weight", V + "pre_layrnorm.weight"), Row("embed.norm.bias", V + "pre_layrnorm.bias"),
-        Row("norm.weight", V + "post_layernorm.weight"), Row("norm.bias", V + "post_layernorm.bias"),
-        Row("head.weight", "classifier.weight"), Row("head.bias", "classifier.bias"),
-        *encoder_rows(V)]
+# The vision tower up to its final norm; the head (a classifier here, CLIP's projection in clip_vision.py) follows.
+TOWER_ROWS = [Row("embed.patch.weight", V + "embeddings.patch_embedding.weight"),
+              Row("embed.cls", V + "embeddings.class_embedding"),
+              Row("embed.position", V + "embeddings.position_embedding.weight"),
+              Row("embed.norm.weight", V + "pre_layrnorm.weight"), Row("embed.norm.bias", V + "pre_layrnorm.bias"),
+              Row("norm.weight", V + "post_layernorm.weight"), Row("norm.bias", V + "post_layernorm.bias"),
+              *encoder_rows(V)]
+ROWS = [*TOWER_ROWS, Row("head.weight", "classifier.weight"), Row("head.bias", "classifier.bias")]
 
 
 def dims(config) -> Dims:
