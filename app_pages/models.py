@@ -6,7 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from symalign.models.upload import import_upload
+from symalign.models.upload import import_uploads
 from symalign.train.loop import train
 from symalign.train.recipes import RECIPES
 from symalign.ui.catalog import user_table, zoo_table
@@ -57,8 +57,10 @@ with upload_tab:
             if policy.guest:
                 policy.check_upload(sum(len(data) for _, data in uploaded), folder_bytes(own_uploads_dir()),
                                     folder_bytes(uploads_root()))
-            folder = import_upload(uploaded, own_uploads_dir() if policy.guest else models_dir(), name or None)
-            st.success(f"imported {folder.name}: it is now in every model picker")
+            folders = import_uploads(uploaded, own_uploads_dir() if policy.guest else models_dir(), name or None)
+            names = " and ".join(f.name for f in folders)
+            st.success(f"imported {names}: {'each is' if len(folders) > 1 else 'it is'} now in every model picker"
+                       + (" (a CLIPModel's two towers; `symalign align` aligns the pair)" if len(folders) > 1 else ""))
 
 with link_tab:
     if policy.guest:

@@ -111,3 +111,26 @@ def test_a_checkpoint_of_each_new_family_uploads_and_computes_the_same_function(
     assert imported.family.name == original.family.name
     x = random_inputs(original, 2)
     assert torch.allclose(outputs(original, x), outputs(imported, x), atol=1e-5)
+
+
+def test_a_clip_model_upload_becomes_its_two_towers_each_computing_its_embedding(tmp_path):
+    """Issue #72: the app takes one model per side, so a CLIPModel upload is kept as its two towers with their
+    projections, each a model of its own whose embedding is the pair's image or text embedding."""
+    from transformers import CLIPModel
+
+    from symalign.models.upload import import_uploads
+    from tests.test_new_families import _clip_pair_checkpoint
+
+    saved = _clip_pair_checkpoint(tmp_path / "saved", seed=1)
+    data = zipped({f"clip/{p.name}": p.read_bytes() for p in saved.iterdir()})
+    folders = import_uploads([("my-clip.zip", data)], tmp_path / "models")
+    assert [f.name for f in folders] == ["my-clip-vision", "my-clip-text"]
+    vision, text = (load_model(f) for f in folders)
+    assert (vision.family.name, text.family.name) == ("clip_vision", "clip_text")
+    pair = CLIPModel.from_pretrained(str(saved)).eval()
+    x_image, x_text = random_inputs(vision, 2), random_inputs(text, 2)
+    with torch.no_grad():  # the pair's unnormalised embeddings: each tower's projection of its pooled output
+        image = pair.visual_projection(pair.vision_model(**x_image).pooler_output)
+        text_embedding = pair.text_projection(pair.text_model(**x_text).pooler_output)
+    assert torch.allclose(outputs(vision, x_image), image, atol=1e-5)
+    assert torch.allclose(outputs(text, x_text), text_embedding, atol=1e-5)

@@ -17,7 +17,8 @@ from io import BytesIO
 from pathlib import Path, PurePosixPath
 
 from symalign.errors import ModelLoadError, SymalignError
-from symalign.models.io import load_model
+from symalign.models.io import load_model, save_model
+from symalign.models.towers import load_towers, two_towers_of
 
 MAX_UPLOAD_BYTES = 512 * 1024 * 1024
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
@@ -85,7 +86,15 @@ def _model_root(folder: Path) -> Path:
 
 def import_upload(files: list[tuple[str, bytes]], dest_root: str | Path, name: str | None = None,
                   max_bytes: int = MAX_UPLOAD_BYTES) -> Path:
-    """Check and keep an uploaded model under `dest_root/<name>`; return its directory."""
+    """Check and keep an uploaded model under `dest_root/<name>`; return its directory (a two-tower
+    upload's first tower: `import_uploads` gives both)."""
+    return import_uploads(files, dest_root, name, max_bytes)[0]
+
+
+def import_uploads(files: list[tuple[str, bytes]], dest_root: str | Path, name: str | None = None,
+                   max_bytes: int = MAX_UPLOAD_BYTES) -> list[Path]:
+    """Check and keep an uploaded model under `dest_root/<name>`; return the directories it became (one, or a
+    two-tower checkpoint's towers)."""
     if not files:
         raise UploadError("nothing was uploaded")
     size = sum(len(data) for _, data in files)
@@ -111,14 +120,32 @@ def import_upload(files: list[tuple[str, bytes]], dest_root: str | Path, name: s
                                       "model.safetensors and optionally tokenizer files")
                 (staging / base).write_bytes(data)
         root = _model_root(staging)
+        if two_towers_of(root) is not None:
+            return _import_towers(root, dest_root, name or (Path(zips[0][0]).stem if zips else "pair-upload"))
         try:
             model = load_model(root)
         except ModelLoadError as exc:
             raise UploadError(f"the uploaded model cannot be used: {exc}".replace(str(root), "the upload")) from None
-        stem = _safe_name(name or (Path(zips[0][0]).stem if zips else f"{model.family.model_type}-upload"))
-        target, n = dest_root / stem, 1
-        while target.exists():
-            n += 1
-            target = dest_root / f"{stem}-{n}"
+        target = _free_name(dest_root, name or (Path(zips[0][0]).stem if zips else f"{model.family.model_type}-upload"))
         shutil.move(str(root), str(target))
+    return [target]
+
+
+def _free_name(dest_root: Path, wanted: str) -> Path:
+    """dest_root/<wanted, made safe>, numbered when taken."""
+    stem = _safe_name(wanted)
+    target, n = dest_root / stem, 1
+    while target.exists():
+        n += 1
+        target = dest_root / f"{stem}-{n}"
     return target
+
+
+def _import_towers(root: Path, dest_root: Path, wanted: str) -> list[Path]:
+    """A two-tower upload (CLIPModel) kept as its towers, each a model of its own (<name>-vision,
+    <name>-text): the app's pages take one model per side; the pair itself aligns with `symalign align`."""
+    try:
+        towers = load_towers(root)
+    except ModelLoadError as exc:
+        raise UploadError(f"the uploaded model cannot be used: {exc}".replace(str(root), "the upload")) from None
+    return [save_model(tower, _free_name(dest_root, f"{wanted}-{tower_name}")) for tower_name, tower in towers.items()]
