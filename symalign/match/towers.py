@@ -120,6 +120,6 @@ def pair_function_gap(b_path: str | Path, out: str | Path, n: int = 3, seed: int
     g = torch.Generator().manual_seed(seed)
     inputs = {}
     for tower in pair.towers:
-        config = tower_config(before.config, tower)
+        config = tower_config(before.config, pair, tower)
         inputs.update(family_for(config.model_type, config.architectures).random_inputs(config, n, g))
     return float((before(**inputs).logits_per_image - after(**inputs).logits_per_image).abs().max())

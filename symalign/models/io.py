@@ -100,11 +100,17 @@ def read_config(path: Path):
         config = AutoConfig.from_pretrained(str(path))
     except Exception as exc:  # transformers raises many types for a bad config
         raise ModelLoadError(f"{config_file} is not a valid {model_type} config ({brief(exc)})") from None
+    check_layout(path, family, config)
+    return family, config
+
+
+def check_layout(path: Path, family: Family, config) -> None:
+    """What a config must satisfy before its weights are read: the family's own checks, and heads that split
+    the width (every family's)."""
     family.check_config(config)
     dims = family.dims(config)
     if dims.d_model % dims.n_head:
         raise ModelLoadError(f"{path}: width {dims.d_model} is not divisible by its {dims.n_head} heads")
-    return family, config
 
 
 def _check_weight_files(path: Path) -> torch.dtype:

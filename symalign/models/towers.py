@@ -17,7 +17,7 @@ import torch
 
 from symalign.errors import ModelLoadError
 from symalign.models.family import TransformerModel
-from symalign.models.io import COMPANION_FILES, family_for, load_as, resolve
+from symalign.models.io import COMPANION_FILES, check_layout, family_for, load_as, resolve
 
 
 @dataclass(frozen=True)
@@ -55,10 +55,10 @@ def two_towers_of(path: str | Path) -> TwoTowers | None:
     return next((TWO_TOWERS[a] for a in names if a in TWO_TOWERS), None)
 
 
-def tower_config(pair_config, tower: Tower):
+def tower_config(pair_config, pair: TwoTowers, tower: Tower):
     """The tower's own config: its part of the pair's, with the shared space's size the pair declares."""
     part = getattr(pair_config, tower.config_key)
-    config = part.__class__.from_dict({**part.to_dict(), "projection_dim": pair_config.projection_dim})
+    config = part.__class__.from_dict({**part.to_dict(), pair.shared_size: getattr(pair_config, pair.shared_size)})
     config.architectures = [tower.architecture]
     return config
 
@@ -77,9 +77,9 @@ def load_towers(path: str | Path) -> dict[str, TransformerModel]:
         raise ModelLoadError(f"{path}/config.json is not a valid {pair.architecture} config ({exc})") from None
     out = {}
     for tower in pair.towers:
-        config = tower_config(pair_config, tower)
+        config = tower_config(pair_config, pair, tower)
         family = family_for(config.model_type, config.architectures)
-        family.check_config(config)
+        check_layout(path, family, config)
         out[tower.name] = load_as(path, family, config)
     return out
 

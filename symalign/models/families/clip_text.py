@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import torch
 
-from symalign.errors import ModelLoadError
 from symalign.models.families.clip import encoder_rows, hook_points
 from symalign.models.family import Family, token_inputs, varied_configs
 from symalign.models.layout import Dims
@@ -41,11 +40,6 @@ def dims(config) -> Dims:
     return Dims(config.num_hidden_layers, config.num_attention_heads, config.hidden_size, config.intermediate_size,
                 config.hidden_act)
 
-
-def check_config(config) -> None:
-    if config.hidden_size % config.num_attention_heads:
-        raise ModelLoadError(f"unsupported clip_text_model layout: width {config.hidden_size} is not divisible by "
-                             f"its {config.num_attention_heads} heads")
 
 
 def random_inputs(config, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
@@ -86,7 +80,6 @@ CLIP_TEXT = Family(
     dims=dims,
     weight_map=lambda config: ROWS,
     canonical_config=lambda config: config,
-    check_config=check_config,
     random_inputs=random_inputs,
     hook_points=hook_points(T),
     tiny=tiny_config,

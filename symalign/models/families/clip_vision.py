@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from symalign.models.families.clip import OUTER as CLASSIFIER_OUTER
 from symalign.models.families.clip import TOWER_ROWS, V, hook_points
-from symalign.models.families.clip import check_config as check_pair_config
 from symalign.models.families.clip import tiny_config as tiny_classifier_config
 from symalign.models.families.vit import random_inputs
 from symalign.models.family import Family, varied_configs
@@ -26,12 +25,6 @@ TASK = "image-embedding"
 OUTER = {k: v for k, v in CLASSIFIER_OUTER.items() if k != "head.bias"}
 ROWS = [*TOWER_ROWS, Row("head.weight", "visual_projection.weight")]
 
-
-class _Pair:
-    """A vision config seen as the CLIP config clip.py's checks read (they look in `vision_config`)."""
-
-    def __init__(self, vision):
-        self.vision_config = vision
 
 
 def dims(config) -> Dims:
@@ -65,7 +58,6 @@ CLIP_VISION = Family(
     dims=dims,
     weight_map=lambda config: ROWS,
     canonical_config=lambda config: config,
-    check_config=lambda config: check_pair_config(_Pair(config)),
     random_inputs=random_inputs,
     hook_points=hook_points(V),
     tiny=tiny_config,
