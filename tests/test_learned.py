@@ -64,6 +64,10 @@ def test_the_stopping_rule_stops_at_once_on_a_planted_pair():
     patient = align(a, b, AlignConfig(method="learned", classes=ALL, data="digits", steps=100, patience=100))
     assert patient.report.learned_summary.steps == 100 and patient.report.learned_summary.stopped != \
         summary.stopped
+    # a stall that comes at the last step does not hide that the run used all its steps (issue #74)
+    last = align(a, b, AlignConfig.from_options({"steps": 75, "check_every": 25}, method="learned", classes=ALL,
+                                                data="digits"))
+    assert last.report.learned_summary.steps == 75 and last.report.learned_summary.stopped == "reached --steps"
 
 
 @pytest.mark.slow
