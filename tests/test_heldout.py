@@ -81,6 +81,9 @@ def test_lever_runs_are_real_computation_and_leave_no_option_behind(tiny_pair):
     assert base["vanilla"] > 0.05 and base["weight"] < base["vanilla"]
     for r in (joint, default):
         assert r["steps"] == 20 and r["learned"] < 0.5 * base["vanilla"]
+        # the check's history comes back with the row: from the start to the run's last step
+        steps, checks = zip(*r["checks"])
+        assert steps[0] == 0 and steps[-1] == 20 and min(checks) < checks[0]
     skipped = learned_levers._run((pair, "default", "cpu", threads, 0.0, 20))  # its deadline has passed
     assert skipped == {"pair": "tiny", "lever": "default", "skipped": "budget spent"}
     text = learned_levers.table([pair], [base, joint, default, skipped], ["default", "joint-perms"])

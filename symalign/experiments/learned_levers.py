@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
@@ -80,6 +81,19 @@ def _train(job: tuple) -> str:
     return f"{name} seed {seed} ready on {device} in {time.perf_counter() - begin:.0f} s"
 
 
+def _progress_line(label: str, begin: float, every: float = 600.0):
+    """A line on stderr at most every `every` seconds: a long run (hours on 2 cores) is otherwise silent
+    until it ends."""
+    last = [begin]
+
+    def report(done: int, total: int) -> None:
+        now = time.perf_counter()
+        if now - last[0] >= every:
+            last[0] = now
+            print(f"{label}: step {done} of {total}, {now - begin:.0f} s", file=sys.stderr, flush=True)
+    return report
+
+
 def _run(job: tuple) -> dict:
     """One pair under one lever (or its baselines), in a worker process."""
     pair, lever, device, threads, deadline, steps = job
@@ -108,12 +122,13 @@ def _run(job: tuple) -> dict:
     fields = {**fields, "steps": steps} if steps and "steps" not in fields else fields
     config = AlignConfig(method="learned", preset=preset, data=pair["data"], device=device, **fields)
     with learned_heldout.options_overridden(extra):  # this run only: a worker process serves several runs
-        learned = align(a, b, config)
+        learned = align(a, b, config, progress=_progress_line(f"{pair['pair']} {lever}", begin))
     seconds = time.perf_counter() - begin
     s = learned.report.learned_summary
     return {"pair": pair["pair"], "lever": lever, "seconds": seconds, "steps": s.steps, "stopped": s.stopped,
             "best_step": s.best_step, "start_check": s.start_check, "best_check": s.best_check,
             "still_improving": learned_hint(learned.report.learned, s),  # what the run's output said, if anything
+            "checks": [[h.step, h.check] for h in learned.report.learned if h.check is not None],
             "learned": interpolation_curve(a, learned.aligned, data, device=device).barrier}
 
 
