@@ -296,9 +296,7 @@ def _learn_transforms(models: list[TransformerModel], starts: list[Transform], s
         # A stall ends the run only if learning never beat its start (the start is already optimal) or
         # the step size has decayed (converged): earlier, the check plateaus and recovers (measured on
         # vit-digits: stopping there left the evaluation barrier at 0.02–0.12 depending on the seed).
-        # At the last step the run has reached --steps, whatever the stall count: it says so, so that
-        # learned_hint can tell whether its check was still falling (issue #74's tied prose pair stopped
-        # "stalled" at step 600 of 600 with its best check at step 600, and no hint was read).
+        # Not at the last step: that run reached --steps, and learned_hint reads it (issue #74, docs/matching.md).
         settled = step > freeze_step and (optimizer is None or rate < 0.1 * options.lr)
         if step < options.steps and best.stale >= options.patience and (settled or best.step == 0):
             stopped = f"check stalled for {options.patience} checks"
