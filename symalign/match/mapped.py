@@ -32,12 +32,19 @@ FOLD_RATIO = 4  # fold a tensor once it holds this many times the elements of it
 
 
 def squared_distance(a: torch.Tensor, b: torch.Tensor) -> float:
-    """‖a − b‖² in float64, slice by slice: a full-size difference would cost an allocation as large
-    as the tensor (and torch.dist is several times slower than a dot product here)."""
-    fa, fb = a.reshape(-1), b.reshape(-1)  # converted slice by slice (exact, so the same sums)
+    """‖a − b‖² summed in float64, slice by slice: a full-size difference would cost an allocation as
+    large as the tensor (and torch.dist is several times slower than a dot product here). Two float32
+    tensors are subtracted in float32 (one rounding of each difference, 6e-8 relative, far below the
+    stopping rule's 1e-5) and only the difference is widened: half the conversions of widening both,
+    and the distance is most of an inner pass's bookkeeping at GPT-2 scale (docs/benchmarks.md)."""
+    fa, fb = a.reshape(-1), b.reshape(-1)
+    narrow = fa.dtype == fb.dtype == torch.float32
     total = torch.zeros((), dtype=torch.float64, device=fa.device)
     for i in range(0, fa.numel(), CHUNK):
-        d = fa[i:i + CHUNK].double() - fb[i:i + CHUNK].double()
+        if narrow:
+            d = (fa[i:i + CHUNK] - fb[i:i + CHUNK]).double()
+        else:  # float64 (the zoo's weight matching): exact, as it always was
+            d = fa[i:i + CHUNK].double() - fb[i:i + CHUNK].double()
         total += d @ d
     return float(total)
 
@@ -132,14 +139,21 @@ class MappedModel:
         self.norm_a = math.sqrt(norm_a + sum(squared_norm(t) for t in self.a.values()))
         self._touching = {s: sorted({n for n, _, _ in self.spec.axes_of(s)}) for s in spec.spaces}
         self.held: HeldTensors | None = None  # tensors the inner passes leave in place (symalign.match.held)
+        self._norms_a: dict[str, float] = {}
 
     def hold(self, space: str, names: set[str]) -> None:
         """Keep `space`'s changes to `names` pending (one matrix) until `release`: no step reads them.
         Their K is this space's correlation restricted to them, formed once here."""
         held = frozenset(names & set(self.b))
         cross = self.correlation(space, None, names=sorted(held))[0]
-        norms = sum(squared_norm(self.a[n]) + squared_norm(self.b[n]) for n in held)
+        norms = sum(self._norm_a(n) + squared_norm(self.b[n]) for n in held)
         self.held = HeldTensors(space, held, cross, norms)
+
+    def _norm_a(self, name: str) -> float:
+        """‖A‖² of one tensor, read once: A never moves, and each hold would read the MLPs again."""
+        if name not in self._norms_a:
+            self._norms_a[name] = squared_norm(self.a[name])
+        return self._norms_a[name]
 
     def release(self) -> None:
         """Apply the pending change to the held tensors; they are B under the transform again."""

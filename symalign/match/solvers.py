@@ -66,17 +66,30 @@ def cross(ua: torch.Tensor, ub: torch.Tensor, into: torch.Tensor | None = None) 
     return into
 
 
+WIDE_SUM_ENTRIES = 1 << 20  # correlations at least this large are summed in the compute precision
+
+
 def correlation(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str, variances=(CO, CONTRA, DIAG),
                 dtype: torch.dtype = torch.float64) -> torch.Tensor:
-    """C [count, n, n] with C[h, i, j] = Σ ⟨a_hi, b_hj⟩ over the space's tensor axes, in float64: each
-    tensor's product in `dtype` (float32 halves the cost matmuls' time on a CPU), their sum in float64."""
+    """C [count, n, n] with C[h, i, j] = Σ ⟨a_hi, b_hj⟩ over the space's tensor axes, returned in float64;
+    each tensor's product in `dtype` (float32 halves the cost matmuls' time on a CPU). Their sum is in
+    float64, except for a correlation of WIDE_SUM_ENTRIES or more (a GPT-2 MLP's 3072², solved by
+    assignment): there the products are summed in place in `dtype` (addmm), which saves a float64
+    temporary and a widening pass per tensor, a third of the product's time (docs/benchmarks.md), at
+    the products' own rounding. Smaller ones (rotations inside heads, a residual of 768) keep the float64
+    sum: their Procrustes solves are sensitive to it, and it costs little there."""
     sp = spec.spaces[space]
     total = None
     for ua, ub in slices(a, b, spec, space, variances, dtype=dtype):
-        total = cross(ua, ub).to(torch.float64) if total is None else cross(ua, ub, into=total)
+        if total is None:
+            total = cross(ua, ub)
+            if total.numel() < WIDE_SUM_ENTRIES:
+                total = total.to(torch.float64)
+        else:
+            cross(ua, ub, into=total)
     if total is None:
         return torch.zeros(sp.count, sp.size, sp.size, dtype=torch.float64, device=_device(a))
-    return total
+    return total.to(torch.float64)
 
 
 def _device(t: Tensors) -> torch.device:
