@@ -73,11 +73,11 @@ def correlation(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str, variance
                 dtype: torch.dtype = torch.float64) -> torch.Tensor:
     """C [count, n, n] with C[h, i, j] = Σ ⟨a_hi, b_hj⟩ over the space's tensor axes, returned in float64;
     each tensor's product in `dtype` (float32 halves the cost matmuls' time on a CPU). Their sum is in
-    float64, except for a correlation of WIDE_SUM_ENTRIES or more (a GPT-2 MLP's 3072², solved by
-    assignment): there the products are summed in place in `dtype` (addmm), which saves a float64
+    float64, except for a correlation of WIDE_SUM_ENTRIES or more (a GPT-2 MLP's 3072², a residual of
+    1024 or wider): there the products are summed in place in `dtype` (addmm), which saves a float64
     temporary and a widening pass per tensor, a third of the product's time (docs/benchmarks.md), at
     the products' own rounding. Smaller ones (rotations inside heads, a residual of 768) keep the float64
-    sum: their Procrustes solves are sensitive to it, and it costs little there."""
+    sum: summed in float32, a vit-digits head rotation moved by 1e-4, and there the sum costs little."""
     sp = spec.spaces[space]
     total = None
     for ua, ub in slices(a, b, spec, space, variances, dtype=dtype):
