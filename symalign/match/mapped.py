@@ -136,24 +136,18 @@ class MappedModel:
         # consume_b: B's dict is handed over; its tensors live on here only (see take_aligned)
         self.b = {n: (b.pop(n) if consume_b else b[n]).to(self.store) for n in dynamic}
         self.static_b = {n: b.pop(n) for n in self.static} if consume_b else {}
-        self.norm_a = math.sqrt(norm_a + sum(squared_norm(t) for t in self.a.values()))
+        self.norms_a = {n: squared_norm(t) for n, t in self.a.items()}  # ‖A‖² per tensor: A never moves
+        self.norm_a = math.sqrt(norm_a + sum(self.norms_a.values()))
         self._touching = {s: sorted({n for n, _, _ in self.spec.axes_of(s)}) for s in spec.spaces}
         self.held: HeldTensors | None = None  # tensors the inner passes leave in place (symalign.match.held)
-        self._norms_a: dict[str, float] = {}
 
     def hold(self, space: str, names: set[str]) -> None:
         """Keep `space`'s changes to `names` pending (one matrix) until `release`: no step reads them.
         Their K is this space's correlation restricted to them, formed once here."""
         held = frozenset(names & set(self.b))
         cross = self.correlation(space, None, names=sorted(held))[0]
-        norms = sum(self._norm_a(n) + squared_norm(self.b[n]) for n in held)
+        norms = sum(self.norms_a[n] + squared_norm(self.b[n]) for n in held)
         self.held = HeldTensors(space, held, cross, norms)
-
-    def _norm_a(self, name: str) -> float:
-        """‖A‖² of one tensor, read once: A never moves, and each hold would read the MLPs again."""
-        if name not in self._norms_a:
-            self._norms_a[name] = squared_norm(self.a[name])
-        return self._norms_a[name]
 
     def release(self) -> None:
         """Apply the pending change to the held tensors; they are B under the transform again."""
