@@ -19,19 +19,23 @@ def _pair(recipe: str):
     return canonicalize(load_model(f"zoo:{recipe}/0")), canonicalize(load_model(f"zoo:{recipe}/1"))
 
 
-def anatomy_section(steps: int | None = None, max_examples: int = 64) -> list[str]:
-    """The section's lines; `steps` shortens the learned and soft runs (a quick check)."""
+ANATOMY_POINTS = 7  # points on each path of the attribution and the swaps
+
+
+def anatomy_section(steps: int | None = None, max_examples: int = 64, points: int = ANATOMY_POINTS) -> list[str]:
+    """The section's lines; `steps` shortens the learned and soft runs and `points` the paths (a quick
+    check: the report's `--points`)."""
     a, b = _pair("gpt-shakespeare")
     text = load_data("shakespeare")
     weight = align(a, b, AlignConfig(method="weight", preset="all"))
-    whole, groups = attribute(a, canonicalize(weight.aligned), text, points=7, max_examples=max_examples)
+    whole, groups = attribute(a, canonicalize(weight.aligned), text, points=points, max_examples=max_examples)
     top = sorted(groups, key=lambda g: -g.mean)[:3]
     lines = [HEADING, "", "After alignment a barrier often remains; these views say where (`symalign attribute`, "
              "`symalign correlations`, `symalign attribute --swap`, `--method soft --no-round`; the app's page "
              "of the same name). gpt-shakespeare 0 ↔ 1 unless said.", "",
              "**By parameter group.** Move one group of parameters halfway with the rest at A (or at B): the group "
              "whose move alone raises the loss most holds the barrier. After weight matching (barrier "
-             f"{whole:.3f} on {max_examples} windows, 7 points): "
+             f"{whole:.3f} on {max_examples} windows, {points} points): "
              + ", ".join(f"{g.group} +{g.mean:.2f}" for g in top) + ".", ""]
     activation = align(a, b, AlignConfig(method="activation", preset="all", data="shakespeare"))
     report = feature_correlations(a, b, activation.aligned, text, max_examples=128)
@@ -42,7 +46,8 @@ def anatomy_section(steps: int | None = None, max_examples: int = 64) -> list[st
               f"trainings learned the same features. Mean matched correlation: {rows}. Head outputs after matching, "
               f"mean |corr| inside the head blocks vs across them: {heads}.", ""]
     learned = align(a, b, AlignConfig(method="learned", preset="all", data="shakespeare", steps=steps))
-    w, lb, swaps = swap_barriers(a, b, learned.start, learned.transform, text, points=7, max_examples=max_examples)
+    w, lb, swaps = swap_barriers(a, b, learned.start, learned.transform, text, points=points,
+                                  max_examples=max_examples)
     best = sorted(swaps, key=lambda s: -s.closed)[:3]
     lines += ["**Learned vs weight matching.** Start from weight matching's transform and switch one group to what "
               "learned matching found: the group whose switch alone closes most of the gap carries learning's "

@@ -21,8 +21,9 @@ adds where the barrier lives (symalign/docgen/anatomy_section.py). `--field FAMI
 side (symalign/docgen/field_section.py: the `peers` merged-model table per family, every row of Theus et
 al.'s Table 1 for every data set, the other papers' tables beside the zoo).
 
-`--points`, `--max-examples` and `--steps` shrink the sweeps for a quick check that the report
-regenerates (the test suite does this); such a report says so at its top and is not the one to quote."""
+`--points`, `--max-examples` and `--steps` shrink the sweeps (and the anatomy's paths and runs) for a
+quick check that the report regenerates (the test suite does this); such a report says so at its top
+and is not the one to quote."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ import plotly.graph_objects as go
 import torch
 
 from symalign.docgen.ablation_section import ablation_section, fmt, path_curves, sem
-from symalign.docgen.anatomy_section import anatomy_section
+from symalign.docgen.anatomy_section import ANATOMY_POINTS, anatomy_section
 from symalign.docgen.curves_section import curves_section
 from symalign.docgen.field_section import field_section
 from symalign.docgen.papers_section import papers_section
@@ -284,7 +285,8 @@ def main() -> None:
     (out.parent / "results").mkdir(parents=True, exist_ok=True)
     store = RunStore()
     widths = width_section(args.widths, overrides, args.executor, store, out.parent / "results") if args.widths else []
-    anatomy = anatomy_section(args.steps, args.max_examples or 64) if args.anatomy else []
+    anatomy = (anatomy_section(args.steps, args.max_examples or 64, args.points or ANATOMY_POINTS) if args.anatomy
+               else [])
     curves = curves_section(args.curves, out.parent / "results") if args.curves else []
     verma = verma_section(args.points, args.max_examples) if args.verma else []
     papers = papers_section(args.papers, args.max_examples, out.parent / "results") if args.papers else []
