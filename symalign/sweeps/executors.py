@@ -21,8 +21,9 @@ CellTask = Callable[..., dict]
 def run_cells(cell: CellTask, payloads: list[dict], store_path: str | None, executor: str,
               address: str | None = None, gpus_per_cell: float | None = None) -> Iterator[tuple[int, dict]]:
     """(index, result) for every payload as it finishes, on the executor `pick_executor` chose.
-    `gpus_per_cell` (Ray): GPUs each cell asks for; None: one where the cluster has GPUs, else none."""
-    if executor == "ray":
+    `gpus_per_cell` (Ray): GPUs each cell asks for; None: one where the cluster has GPUs, else none.
+    Nothing to run (a sweep resumed with every cell in the history) starts no Ray cluster: seconds for nothing."""
+    if executor == "ray" and payloads:
         return _on_ray(cell, payloads, store_path, address, gpus_per_cell)
     return _serial(cell, payloads, store_path)
 
