@@ -92,13 +92,14 @@ def test_a_narrow_zoo_model_aligns_with_a_wide_one():
     assert learned < 0.2
 
 
-def text_barriers(recipe: str, learned_steps: int = TEXT_STEPS) -> tuple[float, float, float]:
+def text_barriers(recipe: str, learned_steps: int = TEXT_STEPS,
+                  data_name: str = "shakespeare") -> tuple[float, float, float]:
     """0↔1 barriers of a text zoo recipe on 64 windows: none, weight (all), learned (all)."""
     a, b = load_model(f"zoo:{recipe}/0"), load_model(f"zoo:{recipe}/1")
-    data = load_data("shakespeare")
+    data = load_data(data_name)
 
     def measured(method, **options):
-        aligned = align(a, b, AlignConfig(method=method, preset="all", data="shakespeare", **options)).aligned
+        aligned = align(a, b, AlignConfig(method=method, preset="all", data=data_name, **options)).aligned
         return interpolation_curve(a, aligned, data, max_examples=64, points=TEXT_POINTS).barrier
 
     return interpolation_curve(a, b, data, max_examples=64, points=TEXT_POINTS).barrier, measured("weight"), \
@@ -132,13 +133,5 @@ def test_bert_shakespeare_ordering():
     learned all 0.97): with the residual held to permutations the barrier stays high, and only
     learned matching removes about half of it. Here, on 11 points and `BERT_STEPS` learned steps
     (2026-11-29, one thread): none 1.86, weight 1.48, learned 0.90."""
-    a, b = load_model("zoo:bert-shakespeare/0"), load_model("zoo:bert-shakespeare/1")
-    data = load_data("shakespeare-mlm")
-
-    def measured(method, **options):
-        aligned = align(a, b, AlignConfig(method=method, preset="all", data="shakespeare-mlm", **options)).aligned
-        return interpolation_curve(a, aligned, data, max_examples=64, points=TEXT_POINTS).barrier
-
-    none = interpolation_curve(a, b, data, max_examples=64, points=TEXT_POINTS).barrier
-    weight, learned = measured("weight"), measured("learned", steps=BERT_STEPS)
+    none, weight, learned = text_barriers("bert-shakespeare", BERT_STEPS, data_name="shakespeare-mlm")
     assert none > 1.2 and weight > learned + 0.3 and none > learned + 0.6

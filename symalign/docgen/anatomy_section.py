@@ -22,9 +22,10 @@ def _pair(recipe: str):
 ANATOMY_POINTS = 7  # points on each path of the attribution and the swaps
 
 
-def anatomy_section(steps: int | None = None, max_examples: int = 64, points: int = ANATOMY_POINTS) -> list[str]:
+def anatomy_section(steps: int | None = None, max_examples: int = 64, points: int | None = None) -> list[str]:
     """The section's lines; `steps` shortens the learned and soft runs and `points` the paths (a quick
-    check: the report's `--points`)."""
+    check: the report's `--points`; None: ANATOMY_POINTS)."""
+    points = points or ANATOMY_POINTS
     a, b = _pair("gpt-shakespeare")
     text = load_data("shakespeare")
     weight = align(a, b, AlignConfig(method="weight", preset="all"))

@@ -35,7 +35,7 @@ import plotly.graph_objects as go
 import torch
 
 from symalign.docgen.ablation_section import ablation_section, fmt, path_curves, sem
-from symalign.docgen.anatomy_section import ANATOMY_POINTS, anatomy_section
+from symalign.docgen.anatomy_section import anatomy_section
 from symalign.docgen.curves_section import curves_section
 from symalign.docgen.field_section import field_section
 from symalign.docgen.papers_section import papers_section
@@ -285,8 +285,7 @@ def main() -> None:
     (out.parent / "results").mkdir(parents=True, exist_ok=True)
     store = RunStore()
     widths = width_section(args.widths, overrides, args.executor, store, out.parent / "results") if args.widths else []
-    anatomy = (anatomy_section(args.steps, args.max_examples or 64, args.points or ANATOMY_POINTS) if args.anatomy
-               else [])
+    anatomy = anatomy_section(args.steps, args.max_examples or 64, args.points) if args.anatomy else []
     curves = curves_section(args.curves, out.parent / "results") if args.curves else []
     verma = verma_section(args.points, args.max_examples) if args.verma else []
     papers = papers_section(args.papers, args.max_examples, out.parent / "results") if args.papers else []
