@@ -31,6 +31,7 @@ from symalign.models import (
     transformed,
 )
 from symalign.models.tiny import random_model, tiny_config
+from symalign.runs import RunStore
 from symalign.symmetry.groups import Dense
 from symalign.symmetry.random import random_orthogonal, random_transform
 from symalign.symmetry.transform import Transform, apply_unchecked
@@ -114,10 +115,14 @@ def test_cli_aligns_a_planted_encoder_and_measures_a_flat_curve(text_encoder, tm
     planted = tmp_path / "planted"
     assert main(["transform", str(text_encoder), "--random", "--seed", "4", "--out", str(planted)]) == 0
     capsys.readouterr()
+    # 5 points, not the default 21: a pseudo-perplexity point masks every position of every example (about
+    # 1.6 s each here); a planted transform undone exactly is flat at every λ, so the midpoints show it
     assert main(["align", str(text_encoder), str(planted), "--classes", "all", "--barrier", "--data", "shakespeare-mlm",
-                 "--max-examples", "8", "--out", str(tmp_path / "aligned"), "--json"]) == 0
+                 "--max-examples", "8", "--points", "5", "--out", str(tmp_path / "aligned"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["classes"]["residual"] == "perm" and abs(report["barrier"]) < 1e-3
+    run = RunStore().get(report["run"])
+    assert run.settings["points"] == 5 and len(run.metrics["curve"]["lambdas"]) == 5  # --points reached the curve
 
 
 def test_unsupported_encoder_layouts_are_one_line(text_encoder, tmp_path, capsys):

@@ -31,6 +31,8 @@ def add_align(sub) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)
     p.add_argument("--barrier", action="store_true", help="also measure the barrier between A and aligned B")
+    p.add_argument("--points", type=int, default=None,
+                   help="with --barrier: λ points on the curve (default: as the barrier command)")
     add_split_flag(p)
     p.add_argument("--canonical-a", default=None, metavar="DIR",
                    help="also write A's canonical form to DIR: the basis aligned B is in (hand both to a merger such "
@@ -62,9 +64,10 @@ def cmd_align(args) -> None:
         return align_two_towers(args, config)
     plan_checks(config)
     with Bar(f"align ({args.method})") as bar:
+        points = {} if args.points is None else {"points": args.points}  # else align_run's default
         result = align_run(args.a, args.b, config, out=args.out, measure=args.barrier, store=store_for(args),
-                           split=args.split,
-                           source="cli", progress=bar.phases, canonical_a=args.canonical_a)
+                           split=args.split, source="cli", progress=bar.phases, canonical_a=args.canonical_a,
+                           **points)
     r = result.alignment.report
     summary = dict(align_summary(result.alignment), out=str(result.out), method=args.method,
                    classes=r.config["classes"],
