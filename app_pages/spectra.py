@@ -4,6 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from symalign.data.defaults import learned_defaults
 from symalign.match.config import CLASS_PRESETS, AlignConfig
 from symalign.match.matchers import matchers
 from symalign.runs.durations import align_estimate, estimate_text
@@ -42,8 +43,11 @@ with user_errors():
     if not runs:
         st.info("No learned alignment with orthogonal maps yet. Run one on Align (method learned, preset all), or "
                 "here on two zoo seeds.")
-        pair, steps = ("zoo:vit-digits/0", "zoo:vit-digits/1"), 600  # the digits' default steps, said outright
-        when = estimate_text(align_estimate(store, "learned", *pair, steps), "about 40 s")
+        pair = ("zoo:vit-digits/0", "zoo:vit-digits/1")
+        steps = int(st.number_input("learned matching steps", 10, 20_000, learned_defaults("digits")["steps"], step=50,
+                                    key="spectra-steps", help="the learned matcher's optimisation steps (the "
+                                    "default is the CLI's for images); the run's time grows with them"))
+        when = estimate_text(align_estimate(store, "learned", *pair, steps), "about 40 s at the default")
         if st.button(f"Run learned matching on zoo:vit-digits/0 and /1 ({when})", key="spectra-quick"):
             config = AlignConfig(method="learned", classes=CLASS_PRESETS["all"], data="digits", steps=steps)
             # a background job, like every run a page starts: closing the tab does not stop it (issue #43)
