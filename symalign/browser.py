@@ -69,3 +69,23 @@ def chromium() -> Iterator:
             yield browser
         finally:
             browser.close()
+
+
+
+STATE = """() => [document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state'),
+                 (document.querySelector('[data-testid="stMain"]') || document.body).innerText]"""
+
+
+def settle(page, quiet: float = 0.5, timeout: float = 30.0) -> bool:
+    """Wait until the page's script run has ended (Streamlit marks its root `notRunning`) and its main area
+    has not changed for `quiet` seconds: what a fixed pause of several seconds only guessed at. False when
+    `timeout` passes first (a page that reruns itself on a timer may never settle; it is read as it is)."""
+    deadline, last, since = time.time() + timeout, None, time.time()
+    while time.time() < deadline:
+        state, text = page.evaluate(STATE)
+        if state != "notRunning" or text != last:
+            last, since = text, time.time()
+        elif time.time() - since >= quiet:
+            return True
+        page.wait_for_timeout(100)
+    return False

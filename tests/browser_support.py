@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from symalign.browser import CHROMIUM, CHROMIUM_FLAGS, chromium, free_port, served_app, wait_healthy
+from symalign.browser import CHROMIUM, CHROMIUM_FLAGS, chromium, free_port, served_app, settle, wait_healthy
 
-__all__ = ["CHROMIUM", "CHROMIUM_FLAGS", "chromium", "free_port", "require_chromium", "served_app", "wait_healthy"]
+__all__ = ["CHROMIUM", "CHROMIUM_FLAGS", "chromium", "free_port", "require_chromium", "served_app", "settle",
+           "wait_healthy"]
 
 
 def require_chromium() -> None:

@@ -121,8 +121,10 @@ def test_guided_demo_pages_and_a_killed_app(app, browser_page, tmp_path):
     # Three models: simplex surfaces recorded from the command line show on the Simplex page, and the
     # demo's learned run on Orthogonal corrections.
     env = dict(os.environ, SYMALIGN_HOME=str(home))
-    for method in ("none", "weight", "learned"):  # learned briefly: test_zoo_simplex has its science
-        brief = ["--steps", "60"] if method == "learned" else []
+    # coarse and brief (test_zoo_simplex has the science) unless the pictures are the docs': 48 s -> 30 s of CPU
+    coarse = [] if "SYMALIGN_SCREENSHOTS" in os.environ else ["--resolution", "4", "--max-examples", "64"]
+    for method in ("none", "weight", "learned"):
+        brief = coarse + (["--steps", "60"] if method == "learned" else [])
         subprocess.run([sys.executable, "-m", "symalign.cli", "simplex", "zoo:vit-digits/0", "zoo:vit-digits/1",
                         "zoo:vit-digits/2", "--method", method, "--classes", "all", *brief], env=env, check=True,
                        capture_output=True)

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from browser_support import chromium, require_chromium, served_app
+from browser_support import chromium, require_chromium, served_app, settle
 
 pytestmark = pytest.mark.slow
 
@@ -56,10 +56,10 @@ def test_no_page_cuts_its_text_at_1280_by_720(tmp_path):
         for name in PAGES:
             page.goto(f"{url}/{name}")
             page.locator('[data-testid="stSidebarNavLink"]').first.wait_for(timeout=60_000)
-            page.wait_for_timeout(5000)  # the page's own widgets paint after the navigation
+            settle(page)  # the page's own widgets paint after the navigation (a fixed 5 s before: 70 s of waiting)
             if name == "merge":
                 page.get_by_role("tab", name="Carry a fine-tune over").click()
-                page.wait_for_timeout(2000)
+                settle(page)
             cut = page.evaluate(CUT_TEXT)
             if cut:
                 found[name or "home"] = cut
