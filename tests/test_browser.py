@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from browser_support import chromium, require_chromium, served_app
+from browser_support import chromium, recorded, require_chromium, served_app
 
 from symalign.runs import RunStore
 from symalign.runs.database import pid_alive
@@ -120,14 +118,12 @@ def test_guided_demo_pages_and_a_killed_app(app, browser_page, tmp_path):
 
     # Three models: simplex surfaces recorded from the command line show on the Simplex page, and the
     # demo's learned run on Orthogonal corrections.
-    env = dict(os.environ, SYMALIGN_HOME=str(home))
     # coarse and brief (test_zoo_simplex has the science) unless the pictures are the docs': 48 s -> 30 s of CPU
     coarse = [] if "SYMALIGN_SCREENSHOTS" in os.environ else ["--resolution", "4", "--max-examples", "64"]
     for method in ("none", "weight", "learned"):
         brief = coarse + (["--steps", "60"] if method == "learned" else [])
-        subprocess.run([sys.executable, "-m", "symalign.cli", "simplex", "zoo:vit-digits/0", "zoo:vit-digits/1",
-                        "zoo:vit-digits/2", "--method", method, "--classes", "all", *brief], env=env, check=True,
-                       capture_output=True)
+        recorded(home, "simplex", "zoo:vit-digits/0", "zoo:vit-digits/1", "zoo:vit-digits/2", "--method", method,
+                 "--classes", "all", *brief)
     for name, marker in [("simplex", "Loss over the simplex of three models"),
                          ("spectra", "Orthogonal corrections of learned matching")]:
         page.goto(f"{url}/{name}")

@@ -5,12 +5,8 @@ broken across two lines (a break after a hyphen or a slash is a normal one)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
-from browser_support import chromium, require_chromium, served_app, settle
+from browser_support import chromium, recorded, require_chromium, served_app, settle
 
 pytestmark = pytest.mark.slow
 
@@ -48,9 +44,8 @@ CUT_TEXT = """() => {
 
 def test_no_page_cuts_its_text_at_1280_by_720(tmp_path):
     with served_app(tmp_path) as (url, _, home), chromium() as browser:
-        env = dict(os.environ, SYMALIGN_HOME=str(home))  # a run, so Compare and Interpolation show tables
-        subprocess.run([sys.executable, "-m", "symalign.cli", "barrier", "zoo:vit-digits/0", "zoo:vit-digits/1",
-                        "--points", "3", "--max-examples", "16"], env=env, check=True, capture_output=True)
+        # a run, so Compare and Interpolation show tables
+        recorded(home, "barrier", "zoo:vit-digits/0", "zoo:vit-digits/1", "--points", "3", "--max-examples", "16")
         page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
         found = {}
         for name in PAGES:

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from browser_support import chromium, require_chromium, served_app
+from browser_support import chromium, recorded, require_chromium, served_app
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.slow  # minutes of learned matching or a real browser: `-m 'not slow'` skips
@@ -91,13 +89,8 @@ def test_a_page_opened_first_by_its_link_renders_inside_the_apps_navigation(tmp_
 
 def test_a_run_link_opens_that_run_and_an_unknown_path_gives_home(tmp_path):
     with served_app(tmp_path) as (url, _, home), chromium() as browser:
-        env = dict(os.environ, SYMALIGN_HOME=str(home))
-        ids = []
-        for b in ("zoo:vit-digits/1", "zoo:vit-digits/2"):
-            out = subprocess.run([sys.executable, "-m", "symalign.cli", "barrier", "zoo:vit-digits/0", b, "--points",
-                                  "3", "--max-examples", "32", "--json"], env=env, check=True, capture_output=True,
-                                 text=True).stdout
-            ids.append(re.search(r'"run": "([^"]+)"', out).group(1))
+        ids = [recorded(home, "barrier", "zoo:vit-digits/0", b, "--points", "3", "--max-examples", "32")["run"]
+               for b in ("zoo:vit-digits/1", "zoo:vit-digits/2")]
         older = ids[0]  # not the newest, so the page must have followed the link to show it
         page = browser.new_context(viewport={"width": 1400, "height": 1400}).new_page()
         page.goto(f"{url}/runs?run={older}")
@@ -154,10 +147,8 @@ def test_dragging_the_lambda_slider_moves_the_marker_and_the_model_at_work(tmp_p
     from symalign.ui.at_lambda import PROMPTS
 
     with served_app(tmp_path) as (url, _, home), chromium() as browser:
-        env = dict(os.environ, SYMALIGN_HOME=str(home))
-        subprocess.run([sys.executable, "-m", "symalign.cli", "align", "zoo:gpt-shakespeare/0", "zoo:gpt-shakespeare/1",
-                        "--classes", "all", "--barrier", "--out",
-                        str(tmp_path / "aligned")], env=env, check=True, capture_output=True)
+        recorded(home, "align", "zoo:gpt-shakespeare/0", "zoo:gpt-shakespeare/1", "--classes", "all", "--barrier",
+                 "--out", str(tmp_path / "aligned"))
         page = browser.new_context(viewport={"width": 1400, "height": 1600}).new_page()
         page.goto(f"{url}/interpolation")
         panel = page.locator('[data-testid="stCode"]')
@@ -195,10 +186,8 @@ def test_the_page_bugs_a_browser_found_stay_fixed(tmp_path):
     refused class as a disabled box; Models' picker offers only what it accepts; Run history shows
     the barrier columns in view."""
     with served_app(tmp_path) as (url, _, home), chromium() as browser:
-        env = dict(os.environ, SYMALIGN_HOME=str(home))
         for _ in range(2):  # two identical runs with one label ("vanilla"), as two demos made
-            subprocess.run([sys.executable, "-m", "symalign.cli", "barrier", "zoo:vit-digits/0", "zoo:vit-digits/1",
-                            "--points", "3", "--max-examples", "32"], env=env, check=True, capture_output=True)
+            recorded(home, "barrier", "zoo:vit-digits/0", "zoo:vit-digits/1", "--points", "3", "--max-examples", "32")
         from symalign.runs import RunStore
 
         barrier = RunStore(home / "runs.sqlite").list()[0].metrics["barrier"]
@@ -329,18 +318,12 @@ def test_a_permalink_opens_align_and_simplex_results_in_another_browser(tmp_path
     """Issue #56: Align and Simplex results are addressable. A link names the run(s); a browser that never
     ran them (a new context: no session, no jobs of its own) opens exactly those, not the newest."""
     with served_app(tmp_path) as (url, _, home), chromium() as browser:
-        env = dict(os.environ, SYMALIGN_HOME=str(home))
-
-        def cli(*args: str) -> str:
-            return subprocess.run([sys.executable, "-m", "symalign.cli", *args, "--json"], env=env, check=True,
-                                  capture_output=True, text=True).stdout
-
-        aligned = [re.search(r'"run": "([^"]+)"', cli("align", "zoo:vit-digits/0", f"zoo:vit-digits/{b}", "--classes",
-                                                      "permutations", "--barrier", "--max-examples", "64", "--out",
-                                                      str(tmp_path / f"aligned{b}"))).group(1) for b in (1, 2)]
+        aligned = [recorded(home, "align", "zoo:vit-digits/0", f"zoo:vit-digits/{b}", "--classes", "permutations",
+                            "--barrier", "--max-examples", "64", "--out", str(tmp_path / f"aligned{b}"))["run"]
+                   for b in (1, 2)]
         zoo = [f"zoo:vit-digits/{i}" for i in range(3)]
-        surfaces = [re.search(r'"run": "([^"]+)"', cli("simplex", *zoo, "--method", "none", "--resolution", str(r),
-                                                       "--max-examples", "64")).group(1) for r in (2, 3)]
+        surfaces = [recorded(home, "simplex", *zoo, "--method", "none", "--resolution", str(r),
+                             "--max-examples", "64")["run"] for r in (2, 3)]
         page = browser.new_context(viewport={"width": 1400, "height": 1200}).new_page()
         page.goto(f"{url}/align?run={aligned[0]}")
         page.get_by_text(f"Saved as run {aligned[0]}").first.wait_for(timeout=60_000)
