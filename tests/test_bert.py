@@ -149,7 +149,9 @@ def test_three_planted_encoders_share_one_basis_and_a_flat_simplex(text_encoder)
 
 
 def test_an_uploaded_bert_zip_is_accepted_and_aligns_against_the_zoo(tmp_path):
-    uploaded, run = upload_and_align("zoo:bert-shakespeare/0", "zoo:bert-shakespeare/1", "my-bert", tmp_path)
+    # no barrier: the alignment is what is checked, and a pseudo-perplexity curve was most of this test's 23 s
+    uploaded, run = upload_and_align("zoo:bert-shakespeare/0", "zoo:bert-shakespeare/1", "my-bert", tmp_path,
+                                     measure=False)
     assert uploaded.family.name == "bert"
     report = run.alignment.report
     assert report.config["classes"]["residual"] == "perm" and report.function_gap_vs_b < TOL

@@ -12,9 +12,10 @@ from symalign.models.upload import import_upload
 from symalign.zoo import resolve_zoo
 
 
-def upload_and_align(reference: str, uploaded: str, folder_name: str, tmp_path: Path):
+def upload_and_align(reference: str, uploaded: str, folder_name: str, tmp_path: Path, measure: bool = True):
     """Zip the zoo model `uploaded` under `folder_name/`, import it, and weight-align `reference` to it
-    with every class the family admits. Returns (the loaded upload, the align run)."""
+    with every class the family admits (and, with `measure`, the barrier on 16 examples). Returns (the
+    loaded upload, the align run)."""
     from symalign.workflows.execute import align_run
 
     buffer = io.BytesIO()
@@ -23,5 +24,5 @@ def upload_and_align(reference: str, uploaded: str, folder_name: str, tmp_path: 
             archive.writestr(f"{folder_name}/{f.name}", f.read_bytes())
     folder = import_upload([(f"{folder_name}.zip", buffer.getvalue())], tmp_path / "models")
     run = align_run(reference, folder, AlignConfig(method="weight", preset="all"), out=tmp_path / "aligned",
-                    max_examples=16)
+                    max_examples=16, measure=measure)
     return load_model(folder), run
