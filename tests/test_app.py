@@ -779,7 +779,7 @@ def test_the_lambda_slider_shows_the_model_at_work_on_both_paths(home, tmp_path)
     a prompt on the unaligned and on the aligned path; at λ = 0 both are model A, so they agree, and
     halfway they differ (the aligned path is another model than the unaligned one)."""
     assert main(["align", "zoo:gpt-shakespeare/0", "zoo:gpt-shakespeare/1", "--classes", "all", "--barrier",
-                 "--out", str(tmp_path / "aligned")]) == 0
+                 "--points", "5", "--out", str(tmp_path / "aligned")]) == 0  # λ = 0.25 and 0.5 among them
     at = clean(page("interpolation").run())
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert any(s.get("type") == "line" and s.get("x0") == 0.5 for s in spec["layout"]["shapes"])
