@@ -37,13 +37,16 @@ def test_a_pair_trained_with_plain_transformers_loads_with_its_tokenizer(tiny_pa
 @pytest.mark.slow
 def test_the_benchmark_row_measures_learned_matching_against_the_vanilla_path(tiny_pair):
     recipe, cache, _ = tiny_pair
-    row = learned_heldout.row_for(recipe, cache, {}, log=lambda m: None, presets=("all", "full"))
+    # 100 steps through the lever the CLI's --option uses (the defaults ran 479 steps a preset here, 69 s in all;
+    # the row's arithmetic is tested, and 100 steps already close 99.7% of the vanilla barrier)
+    with learned_heldout.options_overridden({"steps": 100}):
+        row = learned_heldout.row_for(recipe, cache, {}, log=lambda m: None, presets=("all", "full"))
     assert row["vanilla"] > 0.05  # two seeds of a trained pair: a real barrier
     for preset in ("all", "full"):  # rotations inside heads, and invertible maps there
         learned = row[preset]
         assert learned["learned"] < 0.5 * row["vanilla"]
         assert learned["closed"] == pytest.approx(1 - learned["learned"] / row["vanilla"])
-        assert learned["steps"] >= 1 and learned["seconds"] > 0
+        assert learned["steps"] == 100 and learned["seconds"] > 0
         assert learned["plain_steps"] == pytest.approx(learned["seconds"] / row["plain_step"])
     assert row["all"]["learned"] != row["full"]["learned"]  # the wider class is really used
     assert 0 < row["plain_step"] < row["all"]["seconds"]  # a learned run is many plain training steps
