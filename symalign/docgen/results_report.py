@@ -272,9 +272,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = _parser()
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     ablations = [p for p in PRESETS if p not in MAIN_PRESETS]
     for entry in args.ablations:
         if entry.rpartition(":")[2] not in ablations:
