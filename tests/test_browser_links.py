@@ -71,17 +71,9 @@ def assert_app_navigation(page) -> None:
         assert sidebar.get_by_text(text, exact=exact).count() == 1
 
 
-@pytest.fixture(scope="module")
-def browser():
-    """One chromium for the pages' tests (about 1 s of CPU a launch); each visitor is a new context, with its
-    own cookies and session, and each page a fresh server: what issue #15's bug needs."""
-    with chromium() as launched:
-        yield launched
-
-
 @pytest.mark.parametrize("name", list(PAGES))
-def test_a_page_opened_first_by_its_link_renders_inside_the_apps_navigation(tmp_path, name, browser):
-    with served_app(tmp_path) as (url, _, _):
+def test_a_page_opened_first_by_its_link_renders_inside_the_apps_navigation(tmp_path, name):
+    with served_app(tmp_path) as (url, _, _), chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
         page.goto(f"{url}/{name}")
         page.locator('[data-testid="stSidebarNavLink"]').first.wait_for(timeout=60_000)
@@ -93,8 +85,6 @@ def test_a_page_opened_first_by_its_link_renders_inside_the_apps_navigation(tmp_
         other.goto(f"{url}/models")
         other.get_by_text("The shipped zoo").first.wait_for(timeout=60_000)
         assert_app_navigation(other)
-        for visitor in (page, other):  # the shared browser keeps nothing of this test's visitors
-            visitor.context.close()
 
 
 def test_a_run_link_opens_that_run_and_an_unknown_path_gives_home(tmp_path):
