@@ -1,6 +1,7 @@
 """The app served on a free port with its own data folder, and Debian's chromium driven by playwright:
 shared by the browser tests, the seminar and first-paint benchmarks and the docs' screenshots (one
-place, so none of them edits sys.path to borrow it). playwright is imported only when a browser starts."""
+place, so none of them edits sys.path to borrow it). playwright is imported only when a browser starts.
+`settle` waits for a page's script run to end, instead of a fixed pause."""
 
 from __future__ import annotations
 
@@ -69,7 +70,6 @@ def chromium() -> Iterator:
             yield browser
         finally:
             browser.close()
-
 
 
 STATE = """() => [document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state'),
