@@ -124,6 +124,18 @@ def test_bad_barrier_input_is_one_line(argv, message, capsys):
     assert message in err and err.count("\n") == 1
 
 
+def test_align_refuses_a_one_point_curve_before_aligning_and_writes_nothing(tmp_path, capsys, monkeypatch):
+    """`align --barrier --points 1`: the curve's error comes first, not after B was aligned, saved and recorded."""
+    from symalign.runs import RunStore
+
+    monkeypatch.setenv("SYMALIGN_HOME", str(tmp_path / "home"))
+    out = tmp_path / "aligned"
+    assert main(["align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--barrier", "--points", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "at least 2" in err and err.count("\n") == 1
+    assert not out.exists() and RunStore().list() == []
+
+
 def test_zoo_list(capsys):
     assert main(["zoo", "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)

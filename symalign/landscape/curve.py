@@ -26,7 +26,7 @@ from torch.func import functional_call
 from symalign.errors import SymalignError
 from symalign.landscape.curve_options import BENDS, CurveOptions
 from symalign.landscape.evaluate import Evaluator, batch_loss, scored
-from symalign.landscape.interpolation import Curve, barriers
+from symalign.landscape.interpolation import Curve, barriers, check_points
 from symalign.models.canonical import canonicalize, norm_parameters
 from symalign.models.family import Tensors, TransformerModel
 from symalign.models.functional import functional_params, module_names, weightless_module
@@ -140,8 +140,7 @@ def curve_loss(bend: str, a: TransformerModel, control: Tensors, b: TransformerM
                progress: Progress | None = None) -> Curve:
     """Loss and accuracy at `points` evenly spaced t, and the barrier of the curve measured as the
     straight line's is (above the line between the endpoint losses), so the two compare directly."""
-    if points < 2:
-        raise SymalignError("--points must be at least 2 (the two endpoints)")
+    check_points(points)
     evaluator = Evaluator(a, data, max_examples, device)
     ts = [i / (points - 1) for i in range(points)]
     losses, accs = [], []

@@ -84,6 +84,12 @@ def same_form(a: TransformerModel, b: TransformerModel, form: str) -> tuple[Tran
     return a, b
 
 
+def check_points(points: int) -> None:
+    """A curve needs its two endpoints: said before any work (an alignment measured afterwards included)."""
+    if points < 2:
+        raise SymalignError("--points must be at least 2 (the two endpoints)")
+
+
 def interpolation_curve(a: TransformerModel, b: TransformerModel, data, points: int = 21,
                         max_examples: int | None = None, device: str | torch.device = "cpu",
                         form: str = "canonical", progress: Progress | None = None,
@@ -93,8 +99,7 @@ def interpolation_curve(a: TransformerModel, b: TransformerModel, data, points: 
     `consume` (per endpoint): the caller hands that model over and holds no other reference (a
     workflow that loaded it from disk). A real checkpoint's raw tensors then go as they are folded,
     and its parameters are walked in place in the model's own memory instead of a copy of it."""
-    if points < 2:
-        raise SymalignError("--points must be at least 2 (the two endpoints)")
+    check_points(points)
     a, b, widths = match_widths(a, b)  # models of different widths: the narrower one embedded, same function
     if widths and form != "canonical":
         raise SymalignError("models of different widths are interpolated in canonical form (the embedding of the "

@@ -12,7 +12,7 @@ from symalign.data import load_data
 from symalign.data.splits import check_split, split_view
 from symalign.device import pick_device
 from symalign.errors import SymalignError
-from symalign.landscape.interpolation import Curve, interpolation_curve
+from symalign.landscape.interpolation import Curve, check_points, interpolation_curve
 from symalign.match.align import Alignment, align
 from symalign.match.config import AlignConfig
 from symalign.models import canonicalize
@@ -102,6 +102,8 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
     `canonical_a`: also write A's canonical form there, the basis aligned B is in (for a merger).
     `split`: the split the barrier is measured on (eval, or train: the data the pair learned from)."""
     check_split(split)
+    if measure:
+        check_points(points)  # before the alignment, not after it was written and recorded
     model_a, model_b = model_of(a), model_of(b)
     check_pair(model_a, model_b)
     if canonical_a is not None and not same_widths(model_a, model_b):
