@@ -16,6 +16,7 @@ from symalign.memory import return_freed_memory
 from symalign.models.families import collect
 from symalign.models.family import Family, TransformerModel
 from symalign.models.hub import is_hub_id, resolve_hub_id
+from symalign.models.loaded import LOADED
 
 FAMILIES: dict[str, Family] = collect()  # every adapter in symalign/models/families
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
@@ -167,8 +168,7 @@ def load_model(path: str | Path) -> TransformerModel:
     transformers builds is dropped at once: the logical tensors share its storage (no second copy)."""
     return_freed_memory()  # real checkpoints: freed tensors go back to the system (symalign.memory)
     path = resolve(path)
-    family, _ = read_config(path)
-    return load_as(path, family)
+    return LOADED.get(path, lambda: load_as(path, read_config(path)[0]))  # small ones: loaded once a process
 
 
 def load_as(path: Path, family: Family, config=None) -> TransformerModel:
