@@ -108,6 +108,11 @@ def test_the_app_listens_on_the_loopback_address_unless_shared(monkeypatch, caps
     command, policy = launched(["app", "--headless"], monkeypatch)
     assert command[command.index("--server.address") + 1] == "127.0.0.1"
     assert not policy.guest and policy.password_sha256 is None
+    assert "http://127.0.0.1:8501" in capsys.readouterr().err  # said here: Streamlit's welcome is off
+    from streamlit.config import get_config_options
+
+    if "logger.hideWelcomeMessage" in get_config_options():  # its agent-skills nudge (a popup on the page) too
+        assert command[command.index("--logger.hideWelcomeMessage") + 1] == "true"
     command, policy = launched(["app", "--share", "--password", "sesame", "--allow-training"], monkeypatch)
     assert command[command.index("--server.address") + 1] == "0.0.0.0"
     assert command[command.index("--server.maxUploadSize") + 1] == "64"  # guests' per-session cap

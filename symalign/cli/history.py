@@ -107,6 +107,9 @@ def cmd_app(args) -> None:
     elif address not in (LOOPBACK, "localhost", "::1"):
         print(f"symalign: the app listens on {address}: anyone who can reach this machine can use it with your "
               "rights (read and link its files, delete runs); use --share for a guest mode", file=sys.stderr)
+    else:  # Streamlit's own welcome, which said it, is off (symalign.ui.launch.quiet_welcome)
+        host = "[::1]" if address == "::1" else address
+        print(f"symalign: the app is at http://{host}:{args.port} (Ctrl-C stops it)", file=sys.stderr)
     sys.stderr.flush()
     sys.stdout.flush()
     os.environ.update(policy.environment())
