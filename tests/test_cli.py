@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -12,6 +13,7 @@ import torch
 from symalign.cli import main
 from symalign.models import load_model, outputs, random_inputs, save_model
 from symalign.models.tiny import random_model, tiny_config
+from symalign.ui.launch import QUIET_WELCOME
 
 
 @pytest.fixture
@@ -90,13 +92,11 @@ def test_console_script_never_shows_a_traceback(tmp_path):
 
 def launched(argv: list[str], monkeypatch) -> tuple[list[str], dict]:
     """The command `symalign app ...` would become and the access policy it hands the server."""
-    import os
-
     import symalign.ui.access as access
 
     seen = {}
     monkeypatch.setattr(os, "execv", lambda path, command: seen.update(command=command))
-    for name in (access.GUEST, access.TRAINING, access.PASSWORD):  # set, then removed: restored after the test
+    for name in (access.GUEST, access.TRAINING, access.PASSWORD, *QUIET_WELCOME):  # set, removed: restored after
         monkeypatch.setenv(name, "")
         monkeypatch.delenv(name)
     assert main(argv) == 0
@@ -108,11 +108,8 @@ def test_the_app_listens_on_the_loopback_address_unless_shared(monkeypatch, caps
     command, policy = launched(["app", "--headless"], monkeypatch)
     assert command[command.index("--server.address") + 1] == "127.0.0.1"
     assert not policy.guest and policy.password_sha256 is None
-    assert "http://127.0.0.1:8501" in capsys.readouterr().err  # said here: Streamlit's welcome is off
-    from streamlit.config import get_config_options
-
-    if "logger.hideWelcomeMessage" in get_config_options():  # its agent-skills nudge (a popup on the page) too
-        assert command[command.index("--logger.hideWelcomeMessage") + 1] == "true"
+    assert "http://127.0.0.1:8501" in capsys.readouterr().err  # said here: Streamlit's welcome is off,
+    assert os.environ["STREAMLIT_LOGGER_HIDE_WELCOME_MESSAGE"] == "true"  # its agent-skills popup with it
     command, policy = launched(["app", "--share", "--password", "sesame", "--allow-training"], monkeypatch)
     assert command[command.index("--server.address") + 1] == "0.0.0.0"
     assert command[command.index("--server.maxUploadSize") + 1] == "64"  # guests' per-session cap

@@ -87,7 +87,7 @@ def cmd_app(args) -> None:
 
     from symalign.errors import SymalignError
     from symalign.ui.access import Access, digest
-    from symalign.ui.launch import LOOPBACK, app_command, share_addresses
+    from symalign.ui.launch import LOOPBACK, QUIET_WELCOME, app_command, share_addresses
 
     if args.allow_training and not args.share:
         raise SymalignError("--allow-training is for a shared app: add --share (the host may always train)")
@@ -107,12 +107,12 @@ def cmd_app(args) -> None:
     elif address not in (LOOPBACK, "localhost", "::1"):
         print(f"symalign: the app listens on {address}: anyone who can reach this machine can use it with your "
               "rights (read and link its files, delete runs); use --share for a guest mode", file=sys.stderr)
-    else:  # Streamlit's own welcome, which said it, is off (symalign.ui.launch.quiet_welcome)
+    else:  # Streamlit's own welcome, which said it, is off (symalign.ui.launch.QUIET_WELCOME)
         host = "[::1]" if address == "::1" else address
         print(f"symalign: the app is at http://{host}:{args.port} (Ctrl-C stops it)", file=sys.stderr)
     sys.stderr.flush()
     sys.stdout.flush()
-    os.environ.update(policy.environment())
+    os.environ.update({**policy.environment(), **QUIET_WELCOME})
     os.execv(command[0], command)  # become the server: signals and exit codes reach streamlit itself
 
 

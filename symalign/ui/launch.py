@@ -30,18 +30,15 @@ def app_command(port: int = 8501, headless: bool = False, address: str = LOOPBAC
             "--server.headless", "true" if headless else "false", "--browser.gatherUsageStats", "false",
             "--server.maxUploadSize", str(max_upload_mb), "--server.fileWatcherType", "none",
             "--server.showEmailPrompt", "false",
-            "--client.toolbarMode", "minimal",  # no Deploy button on a seminar's projector (issue #56)
-            *quiet_welcome()]
+            "--client.toolbarMode", "minimal"]  # no Deploy button on a seminar's projector (issue #56)
 
 
-def quiet_welcome() -> list[str]:
-    """Streamlit's welcome off, where this Streamlit has the option (added early in 2026): since 1.6x it carries a
-    nudge to install agent skills, a line in the terminal and, when an AI coding agent is found on the machine, a
-    popup with an Install button on the app's page (seen on the Models page of a fresh install), which has no
-    place on a projector. `symalign app` prints the app's address itself."""
-    from streamlit.config import get_config_options
-
-    return ["--logger.hideWelcomeMessage", "true"] if "logger.hideWelcomeMessage" in get_config_options() else []
+# Streamlit's welcome off: since 1.6x it carries a nudge to install agent skills, a line in the terminal and, when
+# an AI coding agent is found on the machine, a popup with an Install button on the app's page (seen on the Models
+# page of a fresh install), which has no place on a projector. An environment variable, not a flag: a Streamlit
+# without the option (added early in 2026) ignores it, where it would refuse the flag. `symalign app` prints the
+# app's address itself.
+QUIET_WELCOME = {"STREAMLIT_LOGGER_HIDE_WELCOME_MESSAGE": "true"}
 
 
 def share_addresses(address: str, port: int) -> list[str]:
