@@ -110,6 +110,11 @@ def test_the_app_listens_on_the_loopback_address_unless_shared(monkeypatch, caps
     assert not policy.guest and policy.password_sha256 is None
     assert "http://127.0.0.1:8501" in capsys.readouterr().err  # said here: Streamlit's welcome is off,
     assert os.environ["STREAMLIT_LOGGER_HIDE_WELCOME_MESSAGE"] == "true"  # its agent-skills popup with it
+    launched(["app", "--headless", "--address", "::1"], monkeypatch)
+    assert "http://[::1]:8501" in capsys.readouterr().err
+    launched(["app", "--headless", "--address", "10.1.2.3"], monkeypatch)  # the host's rights: warned, and its URL
+    err = capsys.readouterr().err
+    assert "anyone who can reach this machine" in err and "http://10.1.2.3:8501" in err
     command, policy = launched(["app", "--share", "--password", "sesame", "--allow-training"], monkeypatch)
     assert command[command.index("--server.address") + 1] == "0.0.0.0"
     assert command[command.index("--server.maxUploadSize") + 1] == "64"  # guests' per-session cap

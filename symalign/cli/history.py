@@ -87,7 +87,7 @@ def cmd_app(args) -> None:
 
     from symalign.errors import SymalignError
     from symalign.ui.access import Access, digest
-    from symalign.ui.launch import LOOPBACK, QUIET_WELCOME, app_command, share_addresses
+    from symalign.ui.launch import LOOPBACK, QUIET_WELCOME, app_command, app_urls
 
     if args.allow_training and not args.share:
         raise SymalignError("--allow-training is for a shared app: add --share (the host may always train)")
@@ -98,18 +98,18 @@ def cmd_app(args) -> None:
                     password_sha256=digest(args.password) if args.password else None)
     command = app_command(port=args.port, headless=args.headless or args.share, address=address,
                           max_upload_mb=policy.upload_bytes_per_session >> 20 if args.share else 512)
+    urls = app_urls(address, args.port)  # said here: Streamlit's own welcome is off (launch.QUIET_WELCOME)
     if args.share:
         print("symalign: sharing the app; every visitor is a guest (docs/app.md). Give out:", file=sys.stderr)
-        for url in share_addresses(address, args.port):
+        for url in urls:
             print(f"  {url}", file=sys.stderr)
         if args.password:
             print("  (visitors give the passphrase before any page)", file=sys.stderr)
-    elif address not in (LOOPBACK, "localhost", "::1"):
-        print(f"symalign: the app listens on {address}: anyone who can reach this machine can use it with your "
-              "rights (read and link its files, delete runs); use --share for a guest mode", file=sys.stderr)
-    else:  # Streamlit's own welcome, which said it, is off (symalign.ui.launch.QUIET_WELCOME)
-        host = "[::1]" if address == "::1" else address
-        print(f"symalign: the app is at http://{host}:{args.port} (Ctrl-C stops it)", file=sys.stderr)
+    else:
+        if address not in (LOOPBACK, "localhost", "::1"):
+            print(f"symalign: the app listens on {address}: anyone who can reach this machine can use it with your "
+                  "rights (read and link its files, delete runs); use --share for a guest mode", file=sys.stderr)
+        print(f"symalign: the app is at {', '.join(urls)} (Ctrl-C stops it)", file=sys.stderr)
     sys.stderr.flush()
     sys.stdout.flush()
     os.environ.update({**policy.environment(), **QUIET_WELCOME})

@@ -41,12 +41,13 @@ def app_command(port: int = 8501, headless: bool = False, address: str = LOOPBAC
 QUIET_WELCOME = {"STREAMLIT_LOGGER_HIDE_WELCOME_MESSAGE": "true"}
 
 
-def share_addresses(address: str, port: int) -> list[str]:
-    """The URLs to give a room: this machine's own addresses (read locally, nothing is contacted)."""
+def app_urls(address: str, port: int) -> list[str]:
+    """The URLs the app answers on; listening on every interface, this machine's own addresses, the ones to
+    give a room (read locally, nothing is contacted)."""
     import socket
 
     if address not in ("0.0.0.0", "::"):
-        return [f"http://{address}:{port}"]
+        return [f"http://[{address}]:{port}" if ":" in address else f"http://{address}:{port}"]  # IPv6 bracketed
     found: list[str] = []
     try:
         infos = socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)
