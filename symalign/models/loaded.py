@@ -71,10 +71,6 @@ class LoadedModels:
                     self._models.popitem(last=False)
         return model
 
-    def clear(self) -> None:
-        with self._lock:
-            self._models.clear()
-
     def __len__(self) -> int:
         return len(self._models)
 
