@@ -31,7 +31,7 @@ from symalign.match.matchers import MatchInputs, MatchOutput
 from symalign.match.reorder import reorder_whole_units
 from symalign.match.results import SweepRecord
 from symalign.match.solvers import permutation_matrices, solve
-from symalign.memory import LARGE_MODEL_PARAMETERS
+from symalign.memory import LARGE_MODEL_PARAMETERS, heap_kept
 from symalign.symmetry.groups import Permutation
 from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform
@@ -124,9 +124,10 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     deferred = DeferredPermutations(mapped, transform, hints)
     try:
         mixing = ResidualMixing(residual_mixing) if residual_mixing else None
-        stopped = _sweeps(mapped, transform, spec, classes, units, deferred, head_cost_kind, max_sweeps, tol, rng,
-                          progress, on_unit, measured, history, lambda: time.perf_counter() - start, max_seconds,
-                          mixing, inner_passes)
+        with heap_kept():  # the sweeps make and free the same large shapes over and over (symalign.memory)
+            stopped = _sweeps(mapped, transform, spec, classes, units, deferred, head_cost_kind, max_sweeps, tol,
+                              rng, progress, on_unit, measured, history, lambda: time.perf_counter() - start,
+                              max_seconds, mixing, inner_passes)
     finally:
         deferred.close()
     history[-1]["stopped"] = stopped
