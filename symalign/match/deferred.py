@@ -38,7 +38,8 @@ class DeferredPermutations:
         self.pending: dict[str, Future] = {}
 
     def submit(self, space: str, cost: torch.Tensor) -> None:
-        """Solve `space`'s assignment for `cost` (B as it is now); applied at the next settle."""
+        """Solve `space`'s assignment for `cost` (B as it is now; float32 is widened in the solver's thread); applied
+        at the next settle."""
         self.settle(self.mapped.touched(space))  # a space solved twice in a row: the first lands first
         hint = self.hints.get(space)
         if self.pool is None:

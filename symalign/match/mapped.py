@@ -204,15 +204,16 @@ class MappedModel:
         return out
 
     def correlation(self, space: str, element: GroupElement | None, names: list[str] | None = None,
-                    dtype: torch.dtype | None = None) -> torch.Tensor:
+                    dtype: torch.dtype | None = None, widen: bool = True) -> torch.Tensor:
         """C(A, B now) on `space`, where `element` is the space's current element (it reaches the
         static tensors only here); `names` restricts the sum to those tensors; `dtype` overrides the
-        compute precision of the products."""
+        compute precision of the products; `widen=False`: a large sum may stay in that precision
+        (symalign.match.solvers.correlation)."""
         tensors, spec = self.touching(space), self.spec
         if names is not None or self.held is not None:  # a subset: the spec names only those tensors
             tensors = {n: t for n, t in tensors.items() if names is None or n in names}
             spec = SymmetrySpec(spec.family, spec.spaces, {n: spec.tensors[n] for n in tensors}, spec.canonical)
-        c = correlation(self.a, tensors, spec, space, dtype=dtype or self.compute)
+        c = correlation(self.a, tensors, spec, space, dtype=dtype or self.compute, widen=widen)
         if self.held is not None and self.held.space == space and names is None:
             c = c + self.held.correlation().to(c.device)
         for name, (s, m) in self.static.items():

@@ -70,14 +70,16 @@ WIDE_SUM_ENTRIES = 1 << 20  # correlations at least this large are summed in the
 
 
 def correlation(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str, variances=(CO, CONTRA, DIAG),
-                dtype: torch.dtype = torch.float64) -> torch.Tensor:
+                dtype: torch.dtype = torch.float64, widen: bool = True) -> torch.Tensor:
     """C [count, n, n] with C[h, i, j] = Σ ⟨a_hi, b_hj⟩ over the space's tensor axes, returned in float64;
     each tensor's product in `dtype` (float32 halves the cost matmuls' time on a CPU). Their sum is in
     float64, except for a correlation of WIDE_SUM_ENTRIES or more (a GPT-2 MLP's 3072², a residual of
     1024 or wider): there the products are summed in place in `dtype` (addmm), which saves a float64
     temporary and a widening pass per tensor, a third of the product's time (docs/benchmarks.md), at
     the products' own rounding. Smaller ones (rotations inside heads, a residual of 768) keep the float64
-    sum: summed in float32, a vit-digits head rotation moved by 1e-4, and there the sum costs little."""
+    sum: summed in float32, a vit-digits head rotation moved by 1e-4, and there the sum costs little.
+    `widen=False` returns such a sum as it was summed, for a caller that widens it later (exact): an
+    assignment solved in another thread, so a queued GPT-2 MLP cost holds 38 MB instead of 75."""
     sp = spec.spaces[space]
     total = None
     for ua, ub in slices(a, b, spec, space, variances, dtype=dtype):
@@ -89,7 +91,7 @@ def correlation(a: Tensors, b: Tensors, spec: SymmetrySpec, space: str, variance
             cross(ua, ub, into=total)
     if total is None:
         return torch.zeros(sp.count, sp.size, sp.size, dtype=torch.float64, device=_device(a))
-    return total.to(torch.float64)
+    return total.to(torch.float64) if widen else total
 
 
 def _device(t: Tensors) -> torch.device:

@@ -297,7 +297,7 @@ def _update_space(space: str, cls: str, mapped: MappedModel, transform: Transfor
     old = transform.get(space)
     if (cls == "perm" and deferred is not None and mapped.spec.spaces[space].batched_by is None
             and (old is None or isinstance(old, Permutation))):
-        deferred.submit(space, mapped.correlation(space, old)[0])
+        deferred.submit(space, mapped.correlation(space, old, widen=False)[0])  # widened by the solver
         return
     if cls in ("perm", "orthogonal") and (old is None or isinstance(old, Permutation) or old.kind in ("orthogonal",
                                                                                                       "perm")):
