@@ -20,6 +20,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 
 # Above this many parameters memory, not float round-off, is what limits a run on a CPU machine:
 # weight matching stores B in float32 between its float64 steps, learned matching's micro-batches
@@ -37,8 +38,10 @@ THRESHOLD_BYTES = 1 << 20
 _done = False
 
 
+@cache
 def _libc():
-    """glibc's handle, or None (another OS or C library: the policies here are then no-ops)."""
+    """glibc's handle, or None (another OS or C library: the policies here are then no-ops). Once per
+    process: find_library may run ldconfig, and every weight-matching run asks."""
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -66,9 +69,9 @@ _kept_lock = threading.Lock()
 def heap_kept() -> Iterator[None]:
     """For the length of the block, blocks up to KEPT_THRESHOLD_BYTES come from the heap and freed
     memory stays in it, so the next tensor of the same size reuses pages already mapped instead of
-    faulting in new ones. On leaving (the last of nested blocks), return_freed_memory's settings hold
-    again and the heap's free pages are returned to the system."""
-    global _kept
+    faulting in new ones. On leaving (the last of nested blocks), the process has return_freed_memory's
+    settings (made now if they were not) and the heap's free pages are returned to the system."""
+    global _kept, _done
     libc = _libc()
     if libc is None:
         yield
@@ -84,7 +87,7 @@ def heap_kept() -> Iterator[None]:
         with _kept_lock:
             _kept -= 1
             if _kept == 0:
-                libc.mallopt(M_MMAP_THRESHOLD, THRESHOLD_BYTES)
+                _done = bool(libc.mallopt(M_MMAP_THRESHOLD, THRESHOLD_BYTES))
                 libc.mallopt(M_TRIM_THRESHOLD, DEFAULT_TRIM_BYTES)
                 libc.malloc_trim(0)
 
