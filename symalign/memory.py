@@ -87,7 +87,7 @@ def heap_kept() -> Iterator[None]:
         with _kept_lock:
             _kept -= 1
             if _kept == 0:
-                _done = bool(libc.mallopt(M_MMAP_THRESHOLD, THRESHOLD_BYTES))
+                _done = False  # the threshold was moved: the process policy is made again, in its one place
+                return_freed_memory()
                 libc.mallopt(M_TRIM_THRESHOLD, DEFAULT_TRIM_BYTES)
                 libc.malloc_trim(0)
-
