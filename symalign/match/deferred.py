@@ -12,7 +12,7 @@ pending permutation is applied (in submission order) before any step reads a ten
 from __future__ import annotations
 
 import os
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 import torch
 
@@ -20,6 +20,7 @@ from symalign.match.certified import Hint, certified_assignment
 from symalign.match.mapped import MappedModel
 from symalign.symmetry.groups import Permutation
 from symalign.symmetry.transform import Transform
+from symalign.torch_threads import serial_pool
 
 
 def solver_threads() -> int:
@@ -34,7 +35,8 @@ class DeferredPermutations:
                  threads: int | None = None):
         self.mapped, self.transform, self.hints = mapped, transform, hints
         threads = solver_threads() if threads is None else threads
-        self.pool = ThreadPoolExecutor(threads, thread_name_prefix="assignment") if threads > 1 else None
+        # one torch thread each: OpenMP teams of their own would slow the main thread's small SVDs 4×
+        self.pool = serial_pool(threads, "assignment") if threads > 1 else None
         self.pending: dict[str, Future] = {}
 
     def submit(self, space: str, cost: torch.Tensor) -> None:
