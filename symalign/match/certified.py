@@ -34,6 +34,7 @@ SMALL = 1024  # below this scipy's dense solver takes < 40 ms, about what a cert
 CANDIDATES = 16  # per row, by reduced cost (8: ~3 rounds a warm solve at 3072; 16: ~1-2)
 ROUNDS = 4
 TOLERANCE = 1e-11  # relative to max|cost|: a dual constraint violated by less counts as met
+BLOCK = 1 << 18  # cost entries widened to float64 at a time: no n×n float64 copy, and each block in cache
 RELAXATIONS = 200  # Bellman-Ford passes before the guess is declared not provably optimal
 STATS: Counter = Counter()  # solves, certified (no dense solve), dense (fell back), rounds
 
@@ -61,11 +62,11 @@ def certified_assignment(cost: torch.Tensor, guess: np.ndarray | None = None,
     if n < SMALL or cost.shape[0] != cost.shape[1]:
         STATS["dense"] += 1
         return dense_assignment(cost), None
-    cost = cost.detach().to(torch.float64)
+    cost = cost.detach()  # float32 stays float32: the float64 work widens it a block at a time (exact)
     scale = max(float(cost.max()), -float(cost.min())) or 1.0
     if hint is None:
         STATS["dense"] += 1
-        sigma = dense_assignment(cost)
+        sigma = dense_assignment(cost.to(torch.float64))
         rows, cols = _candidates(cost, np.zeros(n), sigma)
         v = _potentials(n, rows, cols, _weights(cost, rows, cols), sigma, np.zeros(n), scale)
         return sigma, None if v is None else Hint(v)
@@ -88,21 +89,29 @@ def certified_assignment(cost: torch.Tensor, guess: np.ndarray | None = None,
             return sigma, Hint(v)
         rows, cols = np.concatenate([rows, bad_rows]), np.concatenate([cols, bad_cols])
     STATS["dense"] += 1
-    return dense_assignment(cost), Hint(v)
+    return dense_assignment(cost.to(torch.float64)), Hint(v)
+
+
+def _row_blocks(cost: torch.Tensor):
+    """(first row, a float64 copy of those rows) over the cost, BLOCK entries at a time: callers add to it in place."""
+    step = max(1, BLOCK // max(1, cost.shape[1]))
+    for start in range(0, cost.shape[0], step):
+        yield start, cost[start:start + step].to(torch.float64, copy=True)
 
 
 def _weights(cost: torch.Tensor, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """w = −cost on the candidate edges (the sparse problem minimises)."""
     at = (torch.as_tensor(rows, device=cost.device), torch.as_tensor(cols, device=cost.device))
-    return -cost[at].cpu().numpy()
+    return -cost[at].to(torch.float64).cpu().numpy()
 
 
 def _candidates(cost: torch.Tensor, v: np.ndarray, sigma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each row's guess edge and its k smallest reduced costs w_ij − v_j (rows, cols; no repeats)."""
     n = cost.shape[0]
     k = min(CANDIDATES, n)
-    reduced = cost + torch.as_tensor(v, dtype=cost.dtype, device=cost.device)[None, :]  # −(w − v)
-    best = torch.topk(reduced, k, dim=1).indices.cpu().numpy()
+    vt = torch.as_tensor(v, dtype=torch.float64, device=cost.device)[None, :]
+    best = torch.cat([torch.topk(block.add_(vt), k, dim=1).indices for _, block in _row_blocks(cost)])  # −(w − v)
+    best = best.cpu().numpy()
     rows = np.concatenate([np.repeat(np.arange(n), k), np.arange(n)])
     cols = np.concatenate([best.ravel(), sigma])
     keys = np.unique(rows * n + cols)
@@ -151,16 +160,21 @@ def _sparse_assignment(n: int, rows: np.ndarray, cols: np.ndarray, weights: np.n
 def _violations(cost: torch.Tensor, sigma: np.ndarray, v: np.ndarray, scale: float,
                 per_row: int = CANDIDATES) -> tuple[np.ndarray, np.ndarray]:
     """Dense edges whose dual constraint u_i + v_j ≤ w_ij (w = −cost) fails by more than the
-    tolerance (the worst `per_row` of each row), as (rows, cols). One n×n temporary."""
+    tolerance (the worst `per_row` of each row), as (rows, cols). A block of rows at a time."""
     n = cost.shape[0]
-    vt = torch.as_tensor(v, dtype=cost.dtype, device=cost.device)
+    vt = torch.as_tensor(v, dtype=torch.float64, device=cost.device)
     idx = torch.as_tensor(sigma, device=cost.device)
-    u = -cost[torch.arange(n, device=cost.device), idx] - vt[idx]
-    excess = (cost + u[:, None]).add_(vt[None, :])  # −slack: > 0 where violated
+    u = -cost[torch.arange(n, device=cost.device), idx].to(torch.float64) - vt[idx]
     limit = TOLERANCE * scale
-    if float(excess.max()) <= limit:
+    rows, cols = [], []
+    for start, block in _row_blocks(cost):
+        excess = block.add_(u[start:start + len(block), None]).add_(vt[None, :])  # −slack: > 0 where violated
+        bad = torch.nonzero(excess.amax(dim=1) > limit).squeeze(1)
+        if len(bad):  # only rows with a violation are ranked
+            worst = torch.topk(excess[bad], min(per_row, n), dim=1)
+            keep = worst.values > limit
+            rows.append((bad + start)[:, None].expand_as(keep)[keep])
+            cols.append(worst.indices[keep])
+    if not rows:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-    worst = torch.topk(excess, min(per_row, n), dim=1)
-    keep = worst.values > limit
-    r = torch.arange(n, device=cost.device)[:, None].expand_as(keep)[keep]
-    return r.cpu().numpy(), worst.indices[keep].cpu().numpy()
+    return torch.cat(rows).cpu().numpy(), torch.cat(cols).cpu().numpy()
