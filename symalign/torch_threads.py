@@ -32,7 +32,7 @@ def serial_pool(workers: int, prefix: str) -> ThreadPoolExecutor:
     """`workers` threads, started now, each on one torch thread; torch's setting for the rest of the
     process (this thread and threads started later) is left as it was."""
     before = torch.get_num_threads()
-    started = threading.Barrier(workers)
+    started = threading.Barrier(workers, timeout=60)  # a worker that never starts breaks it, not this thread
     pool = ThreadPoolExecutor(workers, thread_name_prefix=prefix, initializer=_one_torch_thread)
     # every worker blocks on the barrier, so each submit starts a new thread, and all initialisers have run
     # before torch's process-wide default (which set_num_threads also wrote) is put back

@@ -21,6 +21,7 @@ device (a GPU when there is one); only the sparse problem goes to the CPU."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -92,7 +93,7 @@ def certified_assignment(cost: torch.Tensor, guess: np.ndarray | None = None,
     return dense_assignment(cost.to(torch.float64)), Hint(v)
 
 
-def _row_blocks(cost: torch.Tensor):
+def _row_blocks(cost: torch.Tensor) -> Iterator[tuple[int, torch.Tensor]]:
     """(first row, a float64 copy of those rows) over the cost, BLOCK entries at a time: callers add to it in place."""
     step = max(1, BLOCK // max(1, cost.shape[1]))
     for start in range(0, cost.shape[0], step):
