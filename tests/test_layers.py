@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "symalign"
 LAYERS = [
     {"errors"},
     {"registry", "hub_cache"},
-    {"memory", "device", "data", "zoo", "symmetry", "plots", "progress"},
+    {"memory", "device", "torch_threads", "data", "zoo", "symmetry", "plots", "progress"},
     {"models"},
     {"offline_hub", "landscape"},
     {"match", "symmetry_anatomy"},
