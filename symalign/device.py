@@ -88,10 +88,8 @@ def polite_threads() -> Iterator[int]:
     """Run the block on `threads_for_load()` torch threads (never more than it had), then restore them."""
     import torch
 
-    before = torch.get_num_threads()
-    threads = min(before, threads_for_load())
-    torch.set_num_threads(threads)
-    try:
+    from symalign.torch_threads import torch_threads_set
+
+    threads = min(torch.get_num_threads(), threads_for_load())
+    with torch_threads_set(threads):
         yield threads
-    finally:
-        torch.set_num_threads(before)

@@ -49,15 +49,20 @@ def _one_torch_thread() -> None:
 
 
 @contextmanager
-def one_torch_thread() -> Iterator[None]:
-    """The block's torch ops on this thread alone; this thread's count (and the process default, which
-    set_num_threads also writes) restored after. Other threads keep their own counts throughout."""
+def torch_threads_set(threads: int) -> Iterator[None]:
+    """The block's torch ops on `threads` threads of this thread; this thread's count (and the process default,
+    which set_num_threads also writes) restored after. Other threads keep their own counts throughout."""
     before = torch.get_num_threads()
-    if before == 1:
+    if threads == before:  # nothing to set: the process default is left alone too
         yield
         return
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     try:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def one_torch_thread():
+    """The block's torch ops on this thread alone (small parallel regions beside busy threads)."""
+    return torch_threads_set(1)

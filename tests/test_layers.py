@@ -14,8 +14,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "symalign"
 # Lowest first. A unit may import units of lower layers only.
 LAYERS = [
     {"errors"},
-    {"registry", "hub_cache"},
-    {"memory", "device", "torch_threads", "data", "zoo", "symmetry", "plots", "progress"},
+    {"registry", "hub_cache", "torch_threads"},
+    {"memory", "device", "data", "zoo", "symmetry", "plots", "progress"},
     {"models"},
     {"offline_hub", "landscape"},
     {"match", "symmetry_anatomy"},
