@@ -20,6 +20,7 @@ from collections.abc import Mapping
 import torch
 
 from symalign.match.held import HeldTensors
+from symalign.match.lazy_residual import LazyResidual
 from symalign.match.solvers import correlation, cross
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.symmetry.groups import CO, CONTRA, Dense, GroupElement, Permutation
@@ -85,6 +86,16 @@ def _folded_cross(a: torch.Tensor, b: torch.Tensor, axis: int) -> torch.Tensor:
     return total
 
 
+def _moved_units(elements: dict[str, GroupElement], space: str, tensors: list[torch.Tensor]) -> torch.Tensor | None:
+    """The units a permutation of `space` alone moves (perm[i] ≠ i): the only columns of a 2-D tensor's
+    unfolding along its other axis that change. None when that is not the case (found by comparing then)."""
+    element = elements.get(space)
+    if len(elements) != 1 or not isinstance(element, Permutation) or any(t.dim() != 2 for t in tensors):
+        return None
+    perm = element.perm
+    return (perm != torch.arange(len(perm), device=perm.device)).nonzero().squeeze(1).to(tensors[0].device)
+
+
 class PrecisionView(Mapping):
     """Tensors read in `dtype` on each access, never stored so: A is only ever read, and a float64
     copy of it would cost 8 bytes per parameter (a GPT-2-small: 0.7 GB). Converting float32 to
@@ -115,7 +126,7 @@ class MappedModel:
     """A (read in the compute precision), and B under the current transform."""
 
     def __init__(self, a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, str], consume_b: bool = False,
-                 compute: torch.dtype = torch.float64):
+                 compute: torch.dtype = torch.float64, lazy_residual: bool = False):
         self.compute = compute
         self.static: dict[str, tuple[str, torch.Tensor]] = {}  # tensor -> (space, M = A·Bᵀ [1, n, n])
         self.static_norms = 0.0  # Σ ‖A‖² + ‖B‖² over the static tensors
@@ -143,11 +154,53 @@ class MappedModel:
         self.norm_a = math.sqrt(norm_a + sum(self.norms_a.values()))
         self._touching = {s: sorted({n for n, _, _ in self.spec.axes_of(s)}) for s in spec.spaces}
         self.held: HeldTensors | None = None  # tensors the inner passes leave in place (symalign.match.held)
+        # lazy_residual: each MLP's tensors rotated by the residual only when their MLP next reads them
+        self.lazy: LazyResidual | None = None
+        self._residual_axis: dict[str, int] = {}
+        if lazy_residual and classes.get("residual") == "orthogonal" and "residual" in spec.spaces:
+            self._start_lazy("residual")
+
+    def _start_lazy(self, space: str) -> None:
+        """Group each MLP's tensors that only it and `space` act on (symalign.match.lazy_residual)."""
+        groups: dict[str, frozenset[str]] = {}
+        for mlp in self.spec.spaces.values():
+            if mlp.kind != "mlp" or mlp.batched_by is not None:
+                continue
+            names = set()
+            for name in set(self._touching[mlp.name]) & set(self._touching[space]):
+                tags = [t for t in self.spec.tensors[name] if t is not None]
+                on_space = [i for i, t in enumerate(self.spec.tensors[name]) if t is not None and t.space == space]
+                if (len(tags) == 2 and len(on_space) == 1 and {t.space for t in tags} == {mlp.name, space}
+                        and self.spec.tensors[name][on_space[0]].variance in (CO, CONTRA)):
+                    names.add(name)
+                    self._residual_axis[name] = on_space[0]
+            if names:
+                groups[mlp.name] = frozenset(names)
+        if not groups:
+            return
+        grouped = sorted(set().union(*groups.values()))
+        cross = self.correlation(space, None, names=grouped)[0]
+        norms = sum(self.norms_a[n] + squared_norm(self.b[n]) for n in grouped)
+        self.lazy = LazyResidual(space, groups, cross, norms)
+
+    def _lagging(self) -> frozenset[str]:
+        return frozenset(self.lazy.member) if self.lazy is not None else frozenset()
+
+    def bring_up_to_date(self, names=None) -> None:
+        """Rotate the lagging groups that hold any of `names` (all when None) into the residual's current frame:
+        afterwards B's tensors there are B under the transform (before a read, a check, or the end)."""
+        if self.lazy is None:
+            return
+        groups = self.lazy.groups if names is None else {self.lazy.member[n] for n in names if n in self.lazy.member}
+        for group in sorted(groups):
+            change = self.lazy.lag(group)
+            if change is not None:
+                self._move(sorted(self.lazy.groups[group]), Transform({self.lazy.space: working(change, self.compute)}))
 
     def hold(self, space: str, names: set[str]) -> None:
         """Keep `space`'s changes to `names` pending (one matrix) until `release`: no step reads them.
         Their K is this space's correlation restricted to them, formed once here."""
-        held = frozenset(names & set(self.b))
+        held = frozenset(names & set(self.b)) - self._lagging()
         cross = self.correlation(space, None, names=sorted(held))[0]
         norms = sum(self.norms_a[n] + squared_norm(self.b[n]) for n in held)
         self.held = HeldTensors(space, held, cross, norms)
@@ -168,6 +221,7 @@ class MappedModel:
     def take_aligned(self, transform: Transform) -> Tensors:
         """B under `transform`, on the CPU, from this working copy (emptied as it goes) and the static
         tensors the model was built with `consume_b` (transformed now, once). Only for a consumed B."""
+        self.bring_up_to_date()
         out = {}
         for name in list(self.b):
             out[name] = self.b.pop(name).to("cpu", torch.float32)
@@ -180,6 +234,10 @@ class MappedModel:
         """The transformed tensors `space` acts on, as they are now (converted on access: the residual
         touches every tensor, and a float64 copy of them all at once would double B)."""
         held = self._held_names()
+        if self.lazy is not None and space == self.lazy.space:
+            held = held | self._lagging()  # their share comes from self.lazy
+        else:
+            self.bring_up_to_date(self._touching[space])
         return PrecisionView({n: self.b[n] for n in self._touching[space] if n not in held}, self.compute)
 
     def _held_names(self) -> frozenset[str]:
@@ -192,16 +250,47 @@ class MappedModel:
     def act(self, elements: dict[str, GroupElement], tensors: Tensors | None = None) -> Mapping[str, torch.Tensor]:
         """Apply `elements` (each in the current head order) to `tensors` (default: those the
         elements' spaces touch, as they are now) and keep the result as the current B."""
+        lazy = self.lazy
+        if lazy is not None and lazy.space in elements and len(elements) > 1:  # the others first: they commute
+            if tensors is not None:
+                raise ValueError("MappedModel.act: a lagging space's element with explicit tensors")
+            rest = dict(self.act({k: v for k, v in elements.items() if k != lazy.space}))
+            return PrecisionView({**rest, **self.act({lazy.space: elements[lazy.space]})}, self.compute)
         transform = Transform({k: working(v, self.compute) for k, v in elements.items()})
         if self.held is not None and self.held.space in elements:
             self.held.moved(elements[self.held.space])  # pending for the held tensors
-        if tensors is None:
-            names = sorted({n for space in elements for n in self._touching[space]} - self._held_names())
+        if lazy is not None and lazy.space in elements:
+            if tensors is not None:
+                raise ValueError("MappedModel.act: a lagging space's element with explicit tensors")
+            lazy.moved(elements[lazy.space])  # the groups lag by one more step
+            names = sorted(set(self._touching[lazy.space]) - self._held_names() - self._lagging())
             self._move(names, transform)
             return PrecisionView({n: self.b[n] for n in names}, self.compute)
+        if tensors is None:
+            names = sorted({n for space in elements for n in self._touching[space]} - self._held_names())
+            self.bring_up_to_date(names)
+            old = {n: self.b[n] for n in names if n in self._lagging()}
+            self._move(names, transform)
+            self._rewritten(old, elements)
+            return PrecisionView({n: self.b[n] for n in names}, self.compute)
+        self.bring_up_to_date(tensors)
+        old = {n: self.b[n] for n in tensors if n in self._lagging()}
         out = apply_unchecked(tensors, self.spec, transform) if elements else dict(tensors)
         self.b.update({n: t.to(self.store) for n, t in out.items()})
+        self._rewritten(old, elements)
         return out
+
+    def _rewritten(self, old: Tensors, elements: dict[str, GroupElement]) -> None:
+        """Tell the lagging groups that their tensors in `old` were replaced in their own frame (by `elements`)."""
+        if not old:
+            return
+        keeps_norms = all(isinstance(e, Permutation) or getattr(e, "kind", None) in ("perm", "orthogonal")
+                          for e in elements.values())
+        for group in sorted({self.lazy.member[n] for n in old}):
+            names = [n for n in old if self.lazy.member[n] == group]
+            change = 0.0 if keeps_norms else sum(squared_norm(self.b[n]) - squared_norm(old[n]) for n in names)
+            self.lazy.rewritten(group, self.a, {n: old[n] for n in names}, {n: self.b[n] for n in names},
+                                self._residual_axis, change, _moved_units(elements, group, [old[n] for n in names]))
 
     def correlation(self, space: str, element: GroupElement | None, names: list[str] | None = None,
                     dtype: torch.dtype | None = None, widen: bool = True) -> torch.Tensor:
@@ -210,12 +299,14 @@ class MappedModel:
         compute precision of the products; `widen=False`: a large sum may stay in that precision
         (symalign.match.solvers.correlation)."""
         tensors, spec = self.touching(space), self.spec
-        if names is not None or self.held is not None:  # a subset: the spec names only those tensors
+        if names is not None or self.held is not None or self.lazy is not None:  # a subset: the spec names only those
             tensors = {n: t for n, t in tensors.items() if names is None or n in names}
             spec = SymmetrySpec(spec.family, spec.spaces, {n: spec.tensors[n] for n in tensors}, spec.canonical)
         c = correlation(self.a, tensors, spec, space, dtype=dtype or self.compute, widen=widen)
         if self.held is not None and self.held.space == space and names is None:
             c = c + self.held.correlation().to(c.device)
+        if self.lazy is not None and self.lazy.space == space and names is None:
+            c = c + self.lazy.correlation().to(c.device)
         for name, (s, m) in self.static.items():
             if s != space or (names is not None and name not in names):
                 continue
@@ -229,10 +320,12 @@ class MappedModel:
 
     def distance(self, transform: Transform) -> float:
         """‖A − T(B)‖ / ‖A‖ over all tensors, static ones included."""
-        held = self._held_names()
+        held = self._held_names() | self._lagging()
         total = sum(squared_distance(self.a[n], self.b[n]) for n in self.b if n not in held) + self.static_norms
         if self.held is not None:
             total += self.held.squared_distance()
+        if self.lazy is not None:
+            total += self.lazy.squared_distance()
         for space, m in self.static.values():
             g = transform.get(space)
             if g is None:

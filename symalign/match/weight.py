@@ -61,7 +61,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
                  on_unit: Callable[[MappedModel, Transform], None] | None = None,
                  on_sweep: Callable[[Transform], dict] | None = None,
                  precision: str | None = None, residual_mixing: int = 0,
-                 inner_passes: int | None = None) -> tuple[Transform, list[SweepRecord]]:
+                 inner_passes: int | None = None, lazy_residual: bool = True) -> tuple[Transform, list[SweepRecord]]:
     """Transform T with T(B) ≈ A, and the per-sweep history (distance, seconds). The last entry
     says why it stopped (`stopped`: converged, sweep budget or time budget). Progress is reported
     per update unit (an MLP, a layer's attention), so a real-size model shows life within seconds.
@@ -79,7 +79,9 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     `residual_mixing`: Anderson mixing of the residual rotation over this many sweeps (symalign.match.anderson;
     0: off, the default: measured and not kept, docs/benchmarks.md).
     `inner_passes`: after each sweep, up to this many passes over the residual and attention with the MLPs
-    held (`_inner_passes`; 0: off; None: by size, `default_inner_passes`)."""
+    held (`_inner_passes`; 0: off; None: by size, `default_inner_passes`).
+    `lazy_residual`: each MLP's tensors rotated by the residual only when their MLP next reads them
+    (symalign.match.lazy_residual: the same steps, fewer products; False only to measure against)."""
     handed = b if consume_b else None
     if device is not None or consume_b:
         b = {k: (b.pop(k) if consume_b else b[k]).to(device or "cpu") for k in list(b)}
@@ -91,7 +93,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     parameters = sum(t.numel() for t in a.values())
     compute = compute_dtype(precision, parameters)
     inner_passes = default_inner_passes(parameters) if inner_passes is None else inner_passes
-    mapped = MappedModel(a, b, spec, classes, consume_b=consume_b, compute=compute)
+    mapped = MappedModel(a, b, spec, classes, consume_b=consume_b, compute=compute, lazy_residual=lazy_residual)
     del b  # consumed: the working copy holds what is left of B
     if transform:
         mapped.act(dict(transform))
@@ -114,8 +116,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
         c = mapped.correlation("residual", None, names=boundary, dtype=torch.float64)
         transform["residual"] = solve(res_cls, mapped.a, mapped.touching("residual"), mapped.spec, "residual", c)
         mapped.act({"residual": transform["residual"]})
-        if on_unit is not None:
-            on_unit(mapped, transform)
+        _tell_unit(on_unit, mapped, transform)
         history.append({"sweep": 0, "distance": mapped.distance(transform),
                         "seconds": time.perf_counter() - start, "step": "residual from boundary tensors"})
     measured(history[-1])
@@ -175,7 +176,7 @@ def _sweeps(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, class
             _update_unit(unit, mapped, transform, spec, classes, deferred, head_cost_kind)
             if on_unit is not None:
                 deferred.settle()
-                on_unit(mapped, transform)
+                _tell_unit(on_unit, mapped, transform)
             if progress:
                 progress((sweep - 1) * len(units) + k + 1, max_sweeps * len(units), note)
         deferred.settle()
@@ -183,8 +184,8 @@ def _sweeps(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, class
         passed = partial(_tell_inner, progress, sweep * len(units), max_sweeps * len(units), note) if progress else None
         inner = _inner_passes(mapped, transform, spec, classes, units, deferred, head_cost_kind, inner_passes, tol,
                               passed)
-        if inner and on_unit is not None:
-            on_unit(mapped, transform)
+        if inner:
+            _tell_unit(on_unit, mapped, transform)
         current = mapped.distance(transform)
         improvement = (best - current) / best if best > 0 else 0.0
         history.append(measured({"sweep": sweep, "distance": current, "seconds": elapsed(),
@@ -203,6 +204,13 @@ def _sweeps(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, class
             stopped = f"time budget ({max_seconds:g} s) after {sweep} sweeps"
             break
     return stopped
+
+
+def _tell_unit(on_unit, mapped: MappedModel, transform: Transform) -> None:
+    """`on_unit(mapped, transform)` with every lagging MLP brought up to date: it reads B as T(B)."""
+    if on_unit is not None:
+        mapped.bring_up_to_date()
+        on_unit(mapped, transform)
 
 
 def _tell_inner(progress: Progress, at: int, total: int, note: str, done: int) -> None:

@@ -1,0 +1,113 @@
+"""Where GPT-2-small weight matching's main-thread time goes, by function (issue #73).
+
+    python benchmarks/weight_time_split.py [--work DIR] [--threads 2] [--option KEY=VALUE ...]
+
+Aligns the two random GPT-2-small checkpoints of benchmarks/memory.py (built there once, cached) in this
+process, `--classes all` at the defaults, with a timer around each hot function: the correlation products,
+applying maps to B, Procrustes, holds, the distance, waiting for the assignment solves. It prints seconds,
+calls and (for the products) GFLOP per function, then the run's sweeps, inner passes, distance and
+matching seconds. Timers count the main thread only: the solves run in the assignment pool beside it.
+Run it on an idle machine; compare two versions in paired runs minutes apart (docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from collections import defaultdict
+from functools import partial
+from pathlib import Path
+
+from memory import ORG, build  # benchmarks/memory.py: the same checkpoints
+
+SECONDS: dict[str, float] = defaultdict(float)
+CALLS: dict[str, int] = defaultdict(int)
+FLOP: dict[str, float] = defaultdict(float)
+MAIN = threading.main_thread()
+
+
+def timed(owner, attr: str, label: str, flop=None) -> None:
+    """Wrap owner.attr so its main-thread calls add to SECONDS[label] (outermost call only)."""
+    original = getattr(owner, attr)
+    depth = {"n": 0}
+
+    def wrapper(*args, **kwargs):
+        if threading.current_thread() is not MAIN or depth["n"]:
+            return original(*args, **kwargs)
+        depth["n"] += 1
+        began = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            depth["n"] -= 1
+            SECONDS[label] += time.perf_counter() - began
+            CALLS[label] += 1
+            if flop is not None:
+                FLOP[label] += flop(*args, **kwargs)
+
+    setattr(owner, attr, wrapper)
+
+
+def cross_flop(ua, ub, into=None) -> float:
+    count = ua.shape[0] if ua.dim() == 3 else 1
+    return 2.0 * count * ua.shape[-2] * ua.shape[-1] * ub.shape[-2]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", default="/tmp/symalign-memory")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--option", action="append", default=[], help="a matcher option, KEY=VALUE")
+    parser.add_argument("--eager-residual", action="store_true",
+                        help="every MLP tensor rotated at each residual step (lazy_residual=False, as before)")
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    hf, params = build(Path(args.work), "gpt2-small", [f"gpt2-small-{i}" for i in range(2)], None)
+    os.environ["HF_HOME"] = str(hf)
+
+    import torch
+
+    torch.set_num_threads(args.threads)
+    from symalign.match import deferred, mapped, solvers, weight
+    from symalign.match.align import align
+    from symalign.match.config import AlignConfig
+    from symalign.models import load_model
+
+    for module in (solvers, mapped):
+        timed(module, "cross", "correlation products", cross_flop)
+    timed(mapped.MappedModel, "_move", "applying maps")
+    timed(mapped.MappedModel, "hold", "holds")
+    timed(mapped.MappedModel, "distance", "distance")
+    timed(deferred.DeferredPermutations, "settle", "waiting for solves")
+    for module in (solvers,):
+        timed(module, "procrustes", "Procrustes")
+        timed(module, "procrustes_fixing_ones", "Procrustes")
+    if args.eager_residual:
+        weight.weight_match = partial(weight.weight_match, lazy_residual=False)
+    options = {k: json.loads(v) for k, v in (kv.split("=", 1) for kv in args.option)}
+    a, b = load_model(f"{ORG}/gpt2-small-0"), load_model(f"{ORG}/gpt2-small-1")
+    began = time.perf_counter()
+    result = align(a, b, AlignConfig.from_options(options, method="weight", preset="all"))
+    wall = time.perf_counter() - began
+    sweeps = [s for s in result.report.sweeps if s.step is None]
+    print(f"GPT-2-small ({params / 1e6:.0f}M parameters), {args.threads} threads, options {options or 'defaults'}"
+          f"{', eager residual' if args.eager_residual else ''}")
+    print("\n| where (main thread) | seconds | calls | GFLOP |")
+    print("|---|---|---|---|")
+    for label in sorted(SECONDS, key=SECONDS.get, reverse=True):
+        gflop = f"{FLOP[label] / 1e9:,.0f}" if label in FLOP else ""
+        print(f"| {label} | {SECONDS[label]:.1f} | {CALLS[label]} | {gflop} |")
+    print(f"\nalign(): {wall:.1f} s; matching {result.report.sweeps[-1].seconds:.1f} s; "
+          f"{len(sweeps) - 1} sweeps, {sum(s.inner_passes or 0 for s in result.report.sweeps)} inner passes; "
+          f"distance {result.report.distance_after:.13f}")
+    for s in result.report.sweeps:
+        print(f"  sweep {s.sweep}: distance {s.distance:.10f} at {s.seconds:.1f} s"
+              + (f", {s.inner_passes} inner passes" if s.inner_passes else ""))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
