@@ -1,12 +1,13 @@
 """Where GPT-2-small weight matching's main-thread time goes, by function (issue #73).
 
-    python benchmarks/weight_time_split.py [--work DIR] [--threads 2] [--option KEY=VALUE ...]
+    python benchmarks/weight_time_split.py [--work DIR] [--threads 2] [--option KEY=VALUE ...] [--eager-residual]
 
 Aligns the two random GPT-2-small checkpoints of benchmarks/memory.py (built there once, cached) in this
 process, `--classes all` at the defaults, with a timer around each hot function: the correlation products,
 applying maps to B, Procrustes, holds, the distance, waiting for the assignment solves. It prints seconds,
 calls and (for the products) GFLOP per function, then the run's sweeps, inner passes, distance and
-matching seconds. Timers count the main thread only: the solves run in the assignment pool beside it.
+matching seconds, and every product's GFLOP (torch's FlopCounterMode). Timers count the main thread
+only: the solves run in the assignment pool beside it.
 Run it on an idle machine; compare two versions in paired runs minutes apart (docs/benchmarks.md)."""
 
 from __future__ import annotations
@@ -89,8 +90,12 @@ def main() -> None:
         weight.weight_match = partial(weight.weight_match, lazy_residual=False)
     options = {k: json.loads(v) for k, v in (kv.split("=", 1) for kv in args.option)}
     a, b = load_model(f"{ORG}/gpt2-small-0"), load_model(f"{ORG}/gpt2-small-1")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    flops = FlopCounterMode(display=False)  # every product of the main thread: costs, steps applied, lag
     began = time.perf_counter()
-    result = align(a, b, AlignConfig.from_options(options, method="weight", preset="all"))
+    with flops:
+        result = align(a, b, AlignConfig.from_options(options, method="weight", preset="all"))
     wall = time.perf_counter() - began
     sweeps = [s for s in result.report.sweeps if s.step is None]
     print(f"GPT-2-small ({params / 1e6:.0f}M parameters), {args.threads} threads, options {options or 'defaults'}"
@@ -102,7 +107,8 @@ def main() -> None:
         print(f"| {label} | {SECONDS[label]:.1f} | {CALLS[label]} | {gflop} |")
     print(f"\nalign(): {wall:.1f} s; matching {result.report.sweeps[-1].seconds:.1f} s; "
           f"{len(sweeps) - 1} sweeps, {sum(s.inner_passes or 0 for s in result.report.sweeps)} inner passes; "
-          f"distance {result.report.distance_after:.13f}")
+          f"distance {result.report.distance_after:.13f}; "
+          f"{flops.get_total_flops() / 1e9:,.0f} GFLOP of products in all")
     for s in result.report.sweeps:
         print(f"  sweep {s.sweep}: distance {s.distance:.10f} at {s.seconds:.1f} s"
               + (f", {s.inner_passes} inner passes" if s.inner_passes else ""))
