@@ -1,12 +1,13 @@
 """Where GPT-2-small weight matching's main-thread time goes, by function (issue #73).
 
-    python benchmarks/weight_time_split.py [--work DIR] [--threads 2] [--option KEY=VALUE ...] [--eager-residual]
+    python benchmarks/weight_time_split.py [--work DIR] [--threads 2] [--option KEY=VALUE ...]
+        [--eager-residual] [--count-flops]
 
 Aligns the two random GPT-2-small checkpoints of benchmarks/memory.py (built there once, cached) in this
 process, `--classes all` at the defaults, with a timer around each hot function: the correlation products,
 applying maps to B, Procrustes, holds, the distance, waiting for the assignment solves. It prints seconds,
 calls and (for the products) GFLOP per function, then the run's sweeps, inner passes, distance and
-matching seconds, and every product's GFLOP (torch's FlopCounterMode). Timers count the main thread
+matching seconds, and with `--count-flops` every product's GFLOP (torch's FlopCounterMode). Timers count the main thread
 only: the solves run in the assignment pool beside it.
 Run it on an idle machine; compare two versions in paired runs minutes apart (docs/benchmarks.md)."""
 
@@ -62,6 +63,8 @@ def main() -> None:
     parser.add_argument("--work", default="/tmp/symalign-memory")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--option", action="append", default=[], help="a matcher option, KEY=VALUE")
+    parser.add_argument("--count-flops", action="store_true",
+                        help="also every product's GFLOP (torch's FlopCounterMode; the run is then about 10%% slower)")
     parser.add_argument("--eager-residual", action="store_true",
                         help="every MLP tensor rotated at each residual step (lazy_residual=False, as before)")
     args = parser.parse_args()
@@ -90,11 +93,14 @@ def main() -> None:
         weight.weight_match = partial(weight.weight_match, lazy_residual=False)
     options = {k: json.loads(v) for k, v in (kv.split("=", 1) for kv in args.option)}
     a, b = load_model(f"{ORG}/gpt2-small-0"), load_model(f"{ORG}/gpt2-small-1")
+    from contextlib import nullcontext
+
     from torch.utils.flop_counter import FlopCounterMode
 
-    flops = FlopCounterMode(display=False)  # every product of the main thread: costs, steps applied, lag
+    # every product of the main thread (costs, steps applied, lag); its dispatch slows the run by about 10%
+    flops = FlopCounterMode(display=False) if args.count_flops else None
     began = time.perf_counter()
-    with flops:
+    with flops or nullcontext():
         result = align(a, b, AlignConfig.from_options(options, method="weight", preset="all"))
     wall = time.perf_counter() - began
     sweeps = [s for s in result.report.sweeps if s.step is None]
@@ -107,8 +113,8 @@ def main() -> None:
         print(f"| {label} | {SECONDS[label]:.1f} | {CALLS[label]} | {gflop} |")
     print(f"\nalign(): {wall:.1f} s; matching {result.report.sweeps[-1].seconds:.1f} s; "
           f"{len(sweeps) - 1} sweeps, {sum(s.inner_passes or 0 for s in result.report.sweeps)} inner passes; "
-          f"distance {result.report.distance_after:.13f}; "
-          f"{flops.get_total_flops() / 1e9:,.0f} GFLOP of products in all")
+          f"distance {result.report.distance_after:.13f}"
+          + (f"; {flops.get_total_flops() / 1e9:,.0f} GFLOP of products in all" if flops else ""))
     for s in result.report.sweeps:
         print(f"  sweep {s.sweep}: distance {s.distance:.10f} at {s.seconds:.1f} s"
               + (f", {s.inner_passes} inner passes" if s.inner_passes else ""))
