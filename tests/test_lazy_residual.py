@@ -14,6 +14,7 @@ from symalign.match.mapped import MappedModel
 from symalign.match.weight import weight_match
 from symalign.models import canonicalize, spec_of
 from symalign.models.tiny import random_model, tiny_config
+from symalign.symmetry.groups import Permutation
 from symalign.symmetry.random import random_transform
 from symalign.symmetry.transform import Transform
 
@@ -48,6 +49,10 @@ def test_lagging_groups_give_what_moving_every_tensor_gives(family):
         mlp = mlps[seed % len(mlps)]
         assert torch.allclose(lagging.correlation(mlp, None), moving.correlation(mlp, None), atol=1e-10, rtol=0)
         perm = random_transform(spec, {"mlp": "perm"}, seed=10 + seed)[mlp]
+        if seed % 2:  # two units swapped: ΔK from the moved columns only (a random perm moves most: all columns)
+            swap = torch.arange(spec.spaces[mlp].size)
+            swap[[0, 1]] = swap[[1, 0]]
+            perm = Permutation(swap)
         for m in (moving, lagging):
             m.act({mlp: perm})
         transform[mlp] = perm if mlp not in transform else perm.compose(transform[mlp])
