@@ -115,3 +115,20 @@ def test_weight_matching_finds_the_same_permutations_with_and_without_warm_start
     for space in ("layer.0.mlp", "layer.1.mlp"):
         assert torch.equal(fast[space].perm, dense[space].perm), space
     assert fast_history[-1].distance == pytest.approx(dense_history[-1].distance, rel=1e-9)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_dense_solver_is_scipys_maximum_and_leaves_its_cost_alone(dtype):
+    """symalign's assignment minimises −cost from its own float64 copy (one copy, not two): the same perm as
+    scipy's `maximize=True`, ties included, and the caller's cost untouched."""
+    from scipy.optimize import linear_sum_assignment
+
+    from symalign.match.solvers import assignment
+
+    g = torch.Generator().manual_seed(0)
+    ties = torch.randint(0, 3, (300, 300), generator=g).to(dtype)
+    for cost in (torch.randn(300, 300, generator=g, dtype=dtype), ties):
+        before = cost.clone()
+        rows, cols = linear_sum_assignment(cost.numpy(), maximize=True)
+        assert torch.equal(assignment(cost), torch.as_tensor(cols[np.argsort(rows)]))
+        assert torch.equal(cost, before)

@@ -49,7 +49,8 @@ class Hint:
 
 
 def dense_assignment(cost: torch.Tensor) -> np.ndarray:
-    """perm maximising Σ_i cost[i, perm[i]] (scipy's dense solver, symalign.match.solvers.assignment)."""
+    """perm maximising Σ_i cost[i, perm[i]] (scipy's dense solver, symalign.match.solvers.assignment, which
+    widens a float32 cost itself: one float64 copy)."""
     return assignment(cost).numpy()
 
 
@@ -67,7 +68,7 @@ def certified_assignment(cost: torch.Tensor, guess: np.ndarray | None = None,
     scale = max(float(cost.max()), -float(cost.min())) or 1.0
     if hint is None:
         STATS["dense"] += 1
-        sigma = dense_assignment(cost.to(torch.float64))
+        sigma = dense_assignment(cost)
         rows, cols = _candidates(cost, np.zeros(n), sigma)
         v = _potentials(n, rows, cols, _weights(cost, rows, cols), sigma, np.zeros(n), scale)
         return sigma, None if v is None else Hint(v)
@@ -90,7 +91,7 @@ def certified_assignment(cost: torch.Tensor, guess: np.ndarray | None = None,
             return sigma, Hint(v)
         rows, cols = np.concatenate([rows, bad_rows]), np.concatenate([cols, bad_cols])
     STATS["dense"] += 1
-    return dense_assignment(cost.to(torch.float64)), Hint(v)
+    return dense_assignment(cost), Hint(v)
 
 
 def _row_blocks(cost: torch.Tensor) -> Iterator[tuple[int, torch.Tensor]]:
