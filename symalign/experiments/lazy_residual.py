@@ -3,7 +3,7 @@ until it next reads its tensors (lazy, symalign.match.lazy_residual; the default
 pair and update-order seed, the sweeps, the floating-point work of the whole run, the final distance and
 barrier, and the work to a barrier within 1% of where the run ends.
 
-    python -m symalign.experiments.lazy_residual [--seeds 0 1 2] [--points 7] [--inner-passes N]
+    python -m symalign.experiments.lazy_residual [--seeds 0 1 2] [--points 7] [--inner-passes N] [--pairs R:I:J ...]
 
 Work is every matrix product the run makes (torch's FlopCounterMode: the cost products, applying steps to
 B, the lagging groups' updates), in units of one eager sweep of the same pair (eager total / its sweeps).
@@ -66,10 +66,13 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--points", type=int, default=7)
     parser.add_argument("--inner-passes", type=int, default=None, help="default: by size (none at zoo scale)")
+    parser.add_argument("--pairs", nargs="+", default=None, help="only these, as RECIPE:I:J (gpt-shakespeare:0:2)")
     args = parser.parse_args()
     print("| pair | sweeps (inner passes) | work: eager → lazy, eager sweeps | to 1%: eager → lazy | "
           "distance, eager | distance, lazy | barrier, eager | barrier, lazy |\n|---|---|---|---|---|---|---|---|")
-    for family, i, j in PAIRS:
+    pairs = PAIRS if args.pairs is None else [(p.split(":")[0], int(p.split(":")[1]), int(p.split(":")[2]))
+                                              for p in args.pairs]
+    for family, i, j in pairs:
         a, b = canonicalize(load_model(f"zoo:{family}/{i}")), canonicalize(load_model(f"zoo:{family}/{j}"))
         data_spec = default_data_spec(a)
         rows = {(lazy, s): run(a, b, data_spec, lazy, s, args.points, args.inner_passes)

@@ -37,6 +37,7 @@ class LazyResidual:
     def __init__(self, space: str, groups: dict[str, frozenset[str]], cross: torch.Tensor, norms: float):
         self.space, self.groups = space, groups
         self.member = {name: group for group, names in groups.items() for name in names}
+        self.names = frozenset(self.member)
         self.shares = cross.to(torch.float64)  # S [n, n]
         self.norms = norms
         self.turn = torch.eye(cross.shape[-1], dtype=torch.float64, device=cross.device)  # D

@@ -184,7 +184,7 @@ class MappedModel:
         self.lazy = LazyResidual(space, groups, cross, norms)
 
     def _lagging(self) -> frozenset[str]:
-        return frozenset(self.lazy.member) if self.lazy is not None else frozenset()
+        return self.lazy.names if self.lazy is not None else frozenset()
 
     def bring_up_to_date(self, names=None) -> None:
         """Rotate the lagging groups that hold any of `names` (all when None) into the residual's current frame:
