@@ -7,8 +7,8 @@ Aligns the two random GPT-2-small checkpoints of benchmarks/memory.py (built the
 process, `--classes all` at the defaults, with a timer around each hot function: the correlation products,
 applying maps to B, Procrustes, holds, the distance, waiting for the assignment solves. It prints seconds,
 calls and (for the products) GFLOP per function, then the run's sweeps, inner passes, distance and
-matching seconds, and with `--count-flops` every product's GFLOP (torch's FlopCounterMode). Timers count the main thread
-only: the solves run in the assignment pool beside it.
+matching seconds, and with `--count-flops` every product's GFLOP (torch's FlopCounterMode). Timers count
+the main thread only: the solves run in the assignment pool beside it.
 Run it on an idle machine; compare two versions in paired runs minutes apart (docs/benchmarks.md)."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from collections import defaultdict
+from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
 
@@ -86,15 +87,12 @@ def main() -> None:
     timed(mapped.MappedModel, "hold", "holds")
     timed(mapped.MappedModel, "distance", "distance")
     timed(deferred.DeferredPermutations, "settle", "waiting for solves")
-    for module in (solvers,):
-        timed(module, "procrustes", "Procrustes")
-        timed(module, "procrustes_fixing_ones", "Procrustes")
+    timed(solvers, "procrustes", "Procrustes")
+    timed(solvers, "procrustes_fixing_ones", "Procrustes")
     if args.eager_residual:
         weight.weight_match = partial(weight.weight_match, lazy_residual=False)
     options = {k: json.loads(v) for k, v in (kv.split("=", 1) for kv in args.option)}
     a, b = load_model(f"{ORG}/gpt2-small-0"), load_model(f"{ORG}/gpt2-small-1")
-    from contextlib import nullcontext
-
     from torch.utils.flop_counter import FlopCounterMode
 
     # every product of the main thread (costs, steps applied, lag); its dispatch slows the run by about 10%

@@ -85,3 +85,19 @@ def test_weight_matching_takes_the_same_steps_with_lagging_groups(inner_passes):
     assert [h.inner_passes for h in lazy_history] == [h.inner_passes for h in plain_history]
     for name, element in plain.items():
         assert (lazy[name].dense() - element.dense()).abs().max() < 1e-8, name
+
+
+def test_a_whole_transform_at_once_reaches_lagging_groups_as_it_reaches_moved_ones():
+    """act() with the residual beside other spaces (a run's `init`): the others first, then the residual."""
+    a, b = pair()
+    spec, classes = spec_of(a), preset_classes("all")
+    moving = MappedModel(a.tensors, b.tensors, spec, classes)
+    lagging = MappedModel(a.tensors, b.tensors, spec, classes, lazy_residual=True)
+    transform = random_transform(spec, {"mlp": "perm", "heads": "perm", "residual": "orthogonal"}, seed=5)
+    for m in (moving, lagging):
+        m.act(dict(transform))
+    assert lagging.distance(transform) == pytest.approx(moving.distance(transform), abs=1e-12)
+    assert torch.allclose(lagging.correlation("residual", transform["residual"]),
+                          moving.correlation("residual", transform["residual"]), atol=1e-10, rtol=0)
+    lagging.bring_up_to_date()
+    assert max(float((lagging.b[n] - moving.b[n]).abs().max()) for n in moving.b) < 1e-12

@@ -70,8 +70,7 @@ def main() -> None:
     args = parser.parse_args()
     print("| pair | sweeps (inner passes) | work: eager → lazy, eager sweeps | to 1%: eager → lazy | "
           "distance, eager | distance, lazy | barrier, eager | barrier, lazy |\n|---|---|---|---|---|---|---|---|")
-    pairs = PAIRS if args.pairs is None else [(p.split(":")[0], int(p.split(":")[1]), int(p.split(":")[2]))
-                                              for p in args.pairs]
+    pairs = PAIRS if args.pairs is None else [(r, int(i), int(j)) for r, i, j in (p.split(":") for p in args.pairs)]
     for family, i, j in pairs:
         a, b = canonicalize(load_model(f"zoo:{family}/{i}")), canonicalize(load_model(f"zoo:{family}/{j}"))
         data_spec = default_data_spec(a)

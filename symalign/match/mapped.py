@@ -250,18 +250,17 @@ class MappedModel:
     def act(self, elements: dict[str, GroupElement], tensors: Tensors | None = None) -> Mapping[str, torch.Tensor]:
         """Apply `elements` (each in the current head order) to `tensors` (default: those the
         elements' spaces touch, as they are now) and keep the result as the current B."""
-        lazy = self.lazy
-        if lazy is not None and lazy.space in elements and len(elements) > 1:  # the others first: they commute
+        lazy = self.lazy if self.lazy is not None and self.lazy.space in elements else None
+        if lazy is not None:
             if tensors is not None:
                 raise ValueError("MappedModel.act: a lagging space's element with explicit tensors")
-            rest = dict(self.act({k: v for k, v in elements.items() if k != lazy.space}))
-            return PrecisionView({**rest, **self.act({lazy.space: elements[lazy.space]})}, self.compute)
+            if len(elements) > 1:  # the others first: they commute with the lagging space's element
+                rest = dict(self.act({k: v for k, v in elements.items() if k != lazy.space}))
+                return PrecisionView({**rest, **self.act({lazy.space: elements[lazy.space]})}, self.compute)
         transform = Transform({k: working(v, self.compute) for k, v in elements.items()})
         if self.held is not None and self.held.space in elements:
             self.held.moved(elements[self.held.space])  # pending for the held tensors
-        if lazy is not None and lazy.space in elements:
-            if tensors is not None:
-                raise ValueError("MappedModel.act: a lagging space's element with explicit tensors")
+        if lazy is not None:
             lazy.moved(elements[lazy.space])  # the groups lag by one more step
             names = sorted(set(self._touching[lazy.space]) - self._held_names() - self._lagging())
             self._move(names, transform)
