@@ -51,6 +51,39 @@ def test_warm_solves_agree_with_scipy_and_are_certified(kind):
     assert certified.STATS["certified"] >= 2, dict(certified.STATS)  # the fast path did the work
 
 
+@pytest.mark.parametrize("kind", ["random", "low rank", "planted"])
+def test_a_first_solve_is_certified_from_zero_potentials(kind):
+    """No hint (a first sweep, a one-pass run): the rounds start from zero potentials and prove scipy's
+    answer optimal without the dense solver, on costs shaped like an MLP's (rank below n, as
+    A_in·B_inᵀ + A_outᵀ·B_out is), in float32 as weight matching hands them over."""
+    rng = np.random.default_rng(5)
+    n = 512
+    cost = torch.as_tensor(rng.standard_normal((n, n)), dtype=torch.float32)
+    if kind == "low rank":
+        cost = torch.as_tensor(rng.standard_normal((n, 128)) @ rng.standard_normal((128, n)), dtype=torch.float32)
+    if kind == "planted":
+        cost += 3 * torch.eye(n)[torch.as_tensor(rng.permutation(n))]
+    certified.STATS.clear()
+    perm, hint = certified_assignment(cost)
+    assert np.array_equal(perm, dense_assignment(cost))
+    assert certified.STATS["dense"] == 0 and certified.STATS["certified"] == 1, dict(certified.STATS)
+    again, _ = certified_assignment(cost, None, hint)  # its potentials are a hint for the next solve
+    assert np.array_equal(again, perm)
+
+
+def test_a_first_solve_the_candidates_miss_goes_dense(monkeypatch):
+    """Zero potentials, one candidate a row and one round cannot prove a random cost's optimum: the dense
+    solver decides, and its answer is scipy's."""
+    rng = np.random.default_rng(6)
+    cost = torch.as_tensor(rng.standard_normal((300, 300)))
+    monkeypatch.setattr(certified, "CANDIDATES", 1)
+    monkeypatch.setattr(certified, "ROUNDS", 1)
+    certified.STATS.clear()
+    perm, _ = certified_assignment(cost)
+    assert np.array_equal(perm, dense_assignment(cost))
+    assert certified.STATS["dense"] == 1
+
+
 def test_a_wrong_hint_costs_time_not_the_answer():
     rng = np.random.default_rng(1)
     n = 300

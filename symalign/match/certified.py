@@ -6,7 +6,8 @@ usually still optimal or nearly so. scipy's dense solver cannot use that and spe
 3072×3072 solve. Here a solve is
 
 1. a *sparse* problem over the guess's edges and each row's k best candidates by reduced cost
-   under the previous column potentials (scipy's LAPJVsp, skipped when the guess already passes);
+   under the previous column potentials (zero for a first solve: each row's largest costs; scipy's
+   LAPJVsp, skipped when the guess already passes);
 2. a *certificate*: column potentials v from Bellman-Ford on the sparse problem's difference
    constraints (v_j − v_σ(i) ≤ w_ij − w_iσ(i)), row potentials u_i = w_iσ(i) − v_σ(i), and a check on
    the *dense* cost that u_i + v_j ≤ w_ij everywhere (minimising w = −cost). LP duality then proves
@@ -58,7 +59,7 @@ def certified_assignment(cost: torch.Tensor, guess: np.ndarray | None = None,
                          hint: Hint | None = None) -> tuple[np.ndarray, Hint | None]:
     """An optimal perm for `cost` (maximised) and the hint for the next solve. `guess`: a perm
     expected to be (nearly) optimal, e.g. the previous solve's; `hint`: its column potentials.
-    Without a hint the dense solver decides and the hint is read off its answer."""
+    Without a hint the potentials start at zero: the candidates are then each row's largest costs."""
     n = cost.shape[0]
     STATS["solves"] += 1
     if n < SMALL or cost.shape[0] != cost.shape[1]:
@@ -66,13 +67,10 @@ def certified_assignment(cost: torch.Tensor, guess: np.ndarray | None = None,
         return dense_assignment(cost), None
     cost = cost.detach()  # float32 stays float32: the float64 work widens it a block at a time (exact)
     scale = max(float(cost.max()), -float(cost.min())) or 1.0
-    if hint is None:
-        STATS["dense"] += 1
-        sigma = dense_assignment(cost)
-        rows, cols = _candidates(cost, np.zeros(n), sigma)
-        v = _potentials(n, rows, cols, _weights(cost, rows, cols), sigma, np.zeros(n), scale)
-        return sigma, None if v is None else Hint(v)
-    v = hint.potentials.copy()
+    # no hint (a first sweep, a one-pass run): the same rounds from zero potentials, so the candidates are
+    # each row's largest costs; a 3072² MLP cost of GPT-2-small is certified in 3 rounds, 0.34 s against
+    # the dense solver's 1.2 s (docs/benchmarks.md), and a cost the candidates miss still goes dense
+    v = np.zeros(n) if hint is None else hint.potentials.copy()
     sigma = np.arange(n) if guess is None else np.asarray(guess)
     rows, cols = _candidates(cost, v, sigma)
     for _ in range(ROUNDS):
