@@ -30,7 +30,9 @@ import torch
 
 import symalign.match.certified as certified
 import symalign.match.deferred as deferred
+import symalign.match.heads as heads
 import symalign.match.mapped as mapped
+import symalign.match.reorder as reorder
 import symalign.match.solvers as solvers
 import symalign.match.weight as weight
 from symalign.models import canonicalize, spec_of, transformed
@@ -63,8 +65,10 @@ def timed(label, fn):
 
 @contextmanager
 def instrumented():
-    patches = [(solvers, "assignment", "assignment (scipy)"), (weight, "assignment", "assignment (scipy)"),
-               (deferred, "certified_assignment", "assignment (scipy)"),
+    # every module that calls the solvers by its own imported name (the head orders' assignments, the MLPs' in
+    # the deferred pool: the certified solve with any dense fallback inside it)
+    patches = [(solvers, "assignment", "assignment (scipy)"), (reorder, "assignment", "assignment (scipy)"),
+               (heads, "assignment", "assignment (scipy)"), (deferred, "certified_assignment", "assignment (scipy)"),
                (torch.linalg, "svd", "SVD"), (solvers, "cross", "cost matmuls"),
                (mapped, "cross", "cost matmuls"), (weight, "head_cost", "cost matmuls"),
                (mapped, "apply_unchecked", "apply transforms")]

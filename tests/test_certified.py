@@ -84,6 +84,21 @@ def test_a_first_solve_the_candidates_miss_goes_dense(monkeypatch):
     assert certified.STATS["dense"] == 1
 
 
+def test_a_round_that_leaves_most_rows_violating_goes_dense_at_once(monkeypatch):
+    """The candidates far from the optimum (here: any violating row counts as too many) end the rounds after
+    the first: scipy decides, with nothing spent on rounds that would cost more than it."""
+    rng = np.random.default_rng(7)
+    cost = torch.as_tensor(rng.standard_normal((300, 300)))
+    certified.STATS.clear()
+    certified_assignment(cost)
+    assert certified.STATS["rounds"] > 1, dict(certified.STATS)  # by default this cost takes more than one round
+    monkeypatch.setattr(certified, "FAR", 0.0)
+    certified.STATS.clear()
+    perm, _ = certified_assignment(cost)
+    assert np.array_equal(perm, dense_assignment(cost))
+    assert certified.STATS["rounds"] == 1 and certified.STATS["dense"] == 1, dict(certified.STATS)
+
+
 def test_a_wrong_hint_costs_time_not_the_answer():
     rng = np.random.default_rng(1)
     n = 300
