@@ -102,7 +102,9 @@ def test_a_run_link_opens_that_run_and_an_unknown_path_gives_home(tmp_path):
         link.first.wait_for(timeout=30_000)
         # the run's figure downloads as SVG and PDF files (issue #43), drawn when clicked
         for fmt, start in (("SVG", b"<svg"), ("PDF", b"%PDF")):
-            with page.expect_download(timeout=60_000) as download:
+            # kaleido starts a headless chromium for each file: a minute was once not enough beside a loaded CI's
+            # other worker (a full-suite run here, 2026-12-01), where alone it takes 3 s
+            with page.expect_download(timeout=180_000) as download:
                 page.get_by_role("button", name=fmt, exact=True).first.click()
             path = download.value.path()
             assert Path(path).read_bytes().startswith(start), fmt

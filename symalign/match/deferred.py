@@ -10,9 +10,10 @@ The result is exactly the sequential one: each solve is a pure function of its c
 pending permutation is applied (in submission order) before any step reads a tensor it moves.
 
 At most `depth` solves wait at a time (by default one more than the threads): a GPT-2-small cost is
-38 MB, and in a first sweep, where every solve is cold (0.4-1 s against the 0.2 s a cost product
-takes), the queue grew to all twelve: 0.45 GB, the run's peak memory (docs/benchmarks.md). A full
-queue lands its oldest solve before taking another; landing earlier changes nothing but when."""
+38 MB, and in a first sweep, where every solve was cold (scipy's dense solver, 0.4-1 s against the 0.2 s
+a cost product takes; now certified from zero potentials in about 0.3 s, symalign.match.certified), the
+queue grew to all twelve: 0.45 GB, the run's peak memory (docs/benchmarks.md). A full queue lands its
+oldest solve before taking another; landing earlier changes nothing but when."""
 
 from __future__ import annotations
 
