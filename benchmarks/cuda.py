@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -100,15 +99,14 @@ def check() -> None:
 
 
 def timings(work: Path, device: str, points: int, steps: int, device_batches_only: bool = False) -> None:
-    from memory import ORG, build  # benchmarks/memory.py: the same checkpoints
+    from memory import ORG, use_gpt2_pair  # benchmarks/memory.py: the same checkpoints
 
     from symalign.match.align import align
     from symalign.match.config import AlignConfig
     from symalign.models import load_model
     from symalign.workflows.execute import barrier_run
 
-    hf, params = build(work, "gpt2-small", ["gpt2-small-0", "gpt2-small-1"], None)
-    os.environ.update(HF_HOME=str(hf), HF_HUB_OFFLINE="1")
+    params = use_gpt2_pair(work)
     name = torch.cuda.get_device_name(0) if device == "cuda" else f"cpu ({torch.get_num_threads()} threads)"
     print(f"GPT-2-small shapes ({params / 1e6:.1f}M parameters, bf16 on disk) on {name}, torch {torch.__version__}")
 

@@ -12,12 +12,11 @@ Run it on an idle machine; compare two versions with PYTHONPATH pointing at each
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
-from memory import ORG, build  # benchmarks/memory.py: the same checkpoints
+from memory import ORG, use_gpt2_pair  # benchmarks/memory.py: the same checkpoints
 
 
 class Enough(Exception):
@@ -26,9 +25,7 @@ class Enough(Exception):
 
 def captured_costs(work: Path, count: int) -> list:
     """The first `count` MLP costs (float32, 3072²) the GPT-2-small run submits, with their hints."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    hf, _ = build(work, "gpt2-small", [f"gpt2-small-{i}" for i in range(2)], None)
-    os.environ["HF_HOME"] = str(hf)
+    use_gpt2_pair(work)
     from symalign.match import deferred
     from symalign.match.align import align
     from symalign.match.config import AlignConfig

@@ -80,6 +80,14 @@ def build(work: Path, shape: str, names: list[str], vocab: int | None) -> tuple[
     return hf, params
 
 
+def use_gpt2_pair(work: Path) -> int:
+    """Build (once) the two GPT-2-small checkpoints gpt2-small-0 and -1, and point this process's hub at them,
+    offline, before it loads them by hub id; returns their parameter count. For benchmarks that align in-process."""
+    hf, params = build(work, "gpt2-small", ["gpt2-small-0", "gpt2-small-1"], None)
+    os.environ.update(HF_HOME=str(hf), HF_HUB_OFFLINE="1")
+    return params
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", default="/tmp/symalign-memory", help="where the checkpoints are built and cached")

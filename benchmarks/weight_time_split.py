@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import threading
 import time
@@ -24,7 +23,7 @@ from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
 
-from memory import ORG, build  # benchmarks/memory.py: the same checkpoints
+from memory import ORG, use_gpt2_pair  # benchmarks/memory.py: the same checkpoints
 
 SECONDS: dict[str, float] = defaultdict(float)
 CALLS: dict[str, int] = defaultdict(int)
@@ -69,9 +68,7 @@ def main() -> None:
     parser.add_argument("--eager-residual", action="store_true",
                         help="every MLP tensor rotated at each residual step (lazy_residual=False, as before)")
     args = parser.parse_args()
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    hf, params = build(Path(args.work), "gpt2-small", [f"gpt2-small-{i}" for i in range(2)], None)
-    os.environ["HF_HOME"] = str(hf)
+    params = use_gpt2_pair(Path(args.work))
 
     import torch
 
