@@ -66,3 +66,23 @@ LONGEST_FIRST = ("test_sweep.py", "test_browser_links.py", "test_zoo_ordering.py
 def pytest_collection_modifyitems(session, config, items) -> None:
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
+
+
+# SYMALIGN_TEST_TIMELINE=FILE appends one line per test (worker, start, end, id; seconds since the epoch) from
+# every worker: where each worker's time went and how long one sat idle at the end (benchmarks/suite_timeline.py).
+TIMELINE = os.environ.get("SYMALIGN_TEST_TIMELINE")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not TIMELINE:
+        return (yield)
+    import time
+
+    start = time.time()
+    try:
+        return (yield)
+    finally:
+        with open(TIMELINE, "a") as log:
+            worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+            log.write(f"{worker}\t{start:.3f}\t{time.time():.3f}\t{item.nodeid}\n")

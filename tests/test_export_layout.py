@@ -17,7 +17,8 @@ from symalign.plots import barrier_bars, curves_figure, spectrum_figure
 from symalign.plots.curves import bands_figure
 from symalign.plots.figure_boxes import layout_problems, read_boxes
 from symalign.plots.plane import paths_figure
-from symalign.plots.presentation import projector, static_export_missing
+from symalign.plots.presentation import projector
+from symalign.plots.static_files import figure_file, one_browser, static_export_missing
 from symalign.plots.width import width_figure
 
 pytestmark = pytest.mark.slow
@@ -73,29 +74,21 @@ def exported(request) -> dict:
     missing = static_export_missing()
     if missing:
         raise AssertionError(missing)  # chromium is here (require_chromium), so kaleido must draw with it
-    import warnings
-
-    import kaleido
     import plotly.io as pio
     import streamlit  # noqa: F401  (registers its template; the app draws and exports with it)
 
     before, pio.templates.default = pio.templates.default, request.param  # the CI found the streamlit case
     out = {}
-    # one kaleido browser for all 25 exports (0.3 s an export instead of 2.3 s: each call would start its own)
-    kaleido.start_sync_server(silence_warnings=True)
     try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="The kopts argument is ignored")  # plotly's, for a server
+        with one_browser():  # one kaleido browser for all 25 exports (0.3 s an export instead of 2.3 s)
             for name, fig in figures().items():
                 for view in ("page", "projector"):
                     shown = projector(fig) if view == "projector" else fig
-                    out[name, view] = (shown.to_image(format="svg").decode(),
-                                       png_size(shown.to_image(format="png", scale=2)))
+                    out[name, view] = (figure_file(shown, "svg").decode(), png_size(figure_file(shown, "png", scale=2)))
             broken = figures()["curves"]  # the layout the issue found: a legend anchored inside the plot's bottom
             broken.update_layout(legend=dict(orientation="h", yref="paper", yanchor="bottom", y=-0.35), height=420)
-            out["broken", "page"] = (broken.to_image(format="svg").decode(), None)
+            out["broken", "page"] = (figure_file(broken, "svg").decode(), None)
     finally:
-        kaleido.stop_sync_server(silence_warnings=True)
         pio.templates.default = before
     return out
 

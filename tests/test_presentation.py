@@ -8,7 +8,8 @@ import os
 import pytest
 
 from symalign.plots import curves_figure
-from symalign.plots.presentation import export_config, projector, static_export_missing
+from symalign.plots.presentation import export_config, projector
+from symalign.plots.static_files import figure_file, static_export_missing
 
 
 def curve(barrier: float) -> dict:
@@ -62,10 +63,43 @@ def test_a_figure_is_written_as_svg_and_pdf_files_with_its_data():
             raise AssertionError(missing)
         pytest.skip(missing)
     fig = curves_figure([("no alignment", curve(1.2)), ("weight matching", curve(0.1))], methods=["none", "weight"])
-    svg = fig.to_image(format="svg").decode()
+    svg = figure_file(fig, "svg").decode()
     assert svg.startswith("<svg") and "weight matching" in svg and "nats" in svg
-    pdf = fig.to_image(format="pdf")
+    pdf = figure_file(fig, "pdf")
     assert pdf.startswith(b"%PDF") and len(pdf) > 2000
+
+
+class FlakyFigure:
+    """A figure whose first `fails` draws fail as kaleido's do under load (its page's scripts not yet run)."""
+
+    def __init__(self, fails: int):
+        self.fails, self.calls = fails, []
+
+    def to_image(self, format: str, scale=None) -> bytes:
+        self.calls.append((format, scale))
+        if len(self.calls) <= self.fails:
+            raise RuntimeError("ReferenceError: kaleido_scopes is not defined")
+        return b"<svg/>"
+
+
+def test_a_failed_draw_is_tried_again_and_the_last_error_is_raised(monkeypatch):
+    import kaleido
+
+    from symalign.plots import static_files
+
+    restarts = []
+    monkeypatch.setattr(kaleido, "start_sync_server", lambda **_: restarts.append("start"))
+    monkeypatch.setattr(kaleido, "stop_sync_server", lambda **_: restarts.append("stop"))
+    flaky = FlakyFigure(fails=static_files.TRIES - 1)
+    assert figure_file(flaky, "svg", scale=2) == b"<svg/>"
+    assert flaky.calls == [("svg", 2)] * static_files.TRIES and restarts == []  # a fresh browser each try
+    with pytest.raises(RuntimeError, match="kaleido_scopes"):
+        figure_file(FlakyFigure(fails=static_files.TRIES), "pdf")
+    with static_files.one_browser():  # a held browser is started again after a failed draw
+        assert restarts == ["start"]
+        assert figure_file(FlakyFigure(fails=1), "svg") == b"<svg/>"
+        assert restarts == ["start", "stop", "start"]
+    assert restarts[-1] == "stop" and not static_files._held["browser"]
 
 
 def test_static_export_says_what_is_missing(monkeypatch):

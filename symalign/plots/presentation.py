@@ -46,21 +46,3 @@ def export_config(fmt: str, name: str) -> dict:
     """Plotly's camera button saving `fmt` (png at twice the size, or svg for a paper) as `name`."""
     return {"toImageButtonOptions": {"format": fmt, "filename": name, "scale": 2 if fmt == "png" else 1},
             "displaylogo": False}
-
-
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
-
-
-def static_export_missing() -> str | None:
-    """Why figures cannot be written as SVG or PDF files here, or None when they can: kaleido draws
-    them with plotly.js inside a headless Chrome or Chromium, which it finds installed (it cannot
-    download one on a machine without internet)."""
-    import importlib.util
-    import os
-    import shutil
-
-    if importlib.util.find_spec("kaleido") is None:
-        return "SVG and PDF files need kaleido (pip install kaleido)"
-    if not (os.environ.get("BROWSER_PATH") or any(shutil.which(b) for b in BROWSERS)):
-        return "SVG and PDF files need Chrome or Chromium installed (e.g. apt-get install chromium)"
-    return None

@@ -39,7 +39,8 @@ def view_settings() -> None:
 def show_figure(fig, key: str) -> None:
     """Draw a figure as the view settings ask, with downloads under it: HTML (interactive), SVG and PDF
     (vector, for a paper; drawn by kaleido through an installed Chrome or Chromium, when clicked)."""
-    from symalign.plots.presentation import export_config, projector, static_export_missing
+    from symalign.plots.presentation import export_config, projector
+    from symalign.plots.static_files import figure_file, static_export_missing
 
     if projector_on():
         fig = projector(fig)
@@ -50,7 +51,7 @@ def show_figure(fig, key: str) -> None:
                          on_click="ignore", help="the figure as one self-contained, interactive HTML file")
     missing = static_export_missing()
     for column, fmt, mime in ((svg, "svg", "image/svg+xml"), (pdf, "pdf", "application/pdf")):
-        column.download_button(fmt.upper(), lambda f=fmt: fig.to_image(format=f),
+        column.download_button(fmt.upper(), lambda f=fmt: figure_file(fig, f),
                                file_name=f"symalign-{key}.{fmt}", mime=mime, key=f"{key}-{fmt}", type="tertiary",
                                on_click="ignore", disabled=missing is not None,
                                help=missing or f"the figure as a vector {fmt.upper()} file (made when clicked)")

@@ -1,0 +1,58 @@
+"""Where a test suite run's wall time went, per pytest-xdist worker: read the timeline that
+`SYMALIGN_TEST_TIMELINE=FILE python -m pytest` writes (tests/conftest.py) and print each worker's busy
+seconds, when it ran out of work, the modules it ran in order, and the work per module. With
+`--dist loadscope` a module runs whole on one worker, so the suite's wall time is the busiest worker's,
+not the work divided by the workers; this shows by how much they differ."""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+from pathlib import Path
+
+
+def read(path: Path) -> list[tuple[str, float, float, str]]:
+    rows = []
+    for line in path.read_text().splitlines():
+        worker, start, end, nodeid = line.split("\t", 3)
+        rows.append((worker, float(start), float(end), nodeid))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("timeline", type=Path)
+    parser.add_argument("--top", type=int, default=15, help="modules to list by work")
+    args = parser.parse_args(argv)
+    rows = read(args.timeline)
+    t0, t1 = min(r[1] for r in rows), max(r[2] for r in rows)
+    work = sum(r[2] - r[1] for r in rows)
+    print(f"{len(rows)} tests, wall {t1 - t0:.0f} s (first start to last end), work {work:.0f} s")
+    by_worker: dict[str, list] = defaultdict(list)
+    for r in rows:
+        by_worker[r[0]].append(r)
+    for worker, mine in sorted(by_worker.items()):
+        mine.sort(key=lambda r: r[1])
+        busy = sum(r[2] - r[1] for r in mine)
+        done = mine[-1][2]
+        print(f"\n{worker}: busy {busy:.0f} s, done at {done - t0:.0f} s (idle for the last {t1 - done:.0f} s)")
+        spans: list[list] = []  # consecutive tests of one module: [module, start, end, work]
+        for _, start, end, nodeid in mine:
+            module = nodeid.split("::")[0]
+            if spans and spans[-1][0] == module:
+                spans[-1][2], spans[-1][3] = end, spans[-1][3] + end - start
+            else:
+                spans.append([module, start, end, end - start])
+        for module, start, end, work in spans:
+            if work >= 10:
+                print(f"  {start - t0:6.0f}–{end - t0:6.0f} s  {work:6.0f} s  {module}")
+    per_module: dict[str, float] = defaultdict(float)
+    for _, start, end, nodeid in rows:
+        per_module[nodeid.split("::")[0]] += end - start
+    print("\nwork per module:")
+    for module, seconds in sorted(per_module.items(), key=lambda kv: -kv[1])[:args.top]:
+        print(f"  {seconds:6.0f} s  {module}")
+
+
+if __name__ == "__main__":
+    main()
