@@ -12,11 +12,13 @@ from pathlib import Path
 
 
 def read(path: Path) -> list[tuple[str, float, float, str]]:
-    rows = []
+    """(worker, start, end, test id) per test, and each test's CPU seconds by test id."""
+    rows, cpu = [], {}
     for line in path.read_text().splitlines():
-        worker, start, end, nodeid = line.split("\t", 3)
+        worker, start, end, used, nodeid = line.split("\t", 4)
         rows.append((worker, float(start), float(end), nodeid))
-    return rows
+        cpu[nodeid] = float(used)
+    return rows, cpu
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -24,7 +26,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("timeline", type=Path)
     parser.add_argument("--top", type=int, default=15, help="modules to list by work")
     args = parser.parse_args(argv)
-    rows = read(args.timeline)
+    rows, cpu = read(args.timeline)
     t0, t1 = min(r[1] for r in rows), max(r[2] for r in rows)
     work = sum(r[2] - r[1] for r in rows)
     print(f"{len(rows)} tests, wall {t1 - t0:.0f} s (first start to last end), work {work:.0f} s")
@@ -49,9 +51,15 @@ def main(argv: list[str] | None = None) -> None:
     per_module: dict[str, float] = defaultdict(float)
     for _, start, end, nodeid in rows:
         per_module[nodeid.split("::")[0]] += end - start
-    print("\nwork per module:")
+    cpu_module: dict[str, float] = defaultdict(float)
+    for nodeid, used in cpu.items():
+        cpu_module[nodeid.split("::")[0]] += used
+    print(f"\nwork per module (wall s, CPU s; CPU in all: {sum(cpu.values()):.0f} s):")
     for module, seconds in sorted(per_module.items(), key=lambda kv: -kv[1])[:args.top]:
-        print(f"  {seconds:6.0f} s  {module}")
+        print(f"  {seconds:6.0f} {cpu_module[module]:6.0f}  {module}")
+    print("\nthe tests that use most CPU:")
+    for nodeid, used in sorted(cpu.items(), key=lambda kv: -kv[1])[:args.top]:
+        print(f"  {used:6.0f} s  {nodeid}")
 
 
 if __name__ == "__main__":

@@ -68,9 +68,18 @@ def pytest_collection_modifyitems(session, config, items) -> None:
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
 
 
-# SYMALIGN_TEST_TIMELINE=FILE appends one line per test (worker, start, end, id; seconds since the epoch) from
-# every worker: where each worker's time went and how long one sat idle at the end (benchmarks/suite_timeline.py).
+# SYMALIGN_TEST_TIMELINE=FILE appends one line per test from every worker: worker, start, end (seconds since the
+# epoch), CPU seconds (the worker's and its waited-for children's: the app servers, the CLI runs; not a job worker,
+# which outlives its test) and the test's id. Where each worker's time went, and what a test costs the other worker
+# when the cores are saturated (benchmarks/suite_timeline.py).
 TIMELINE = os.environ.get("SYMALIGN_TEST_TIMELINE")
+
+
+def cpu_seconds() -> float:
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 @pytest.hookimpl(wrapper=True)
@@ -79,10 +88,10 @@ def pytest_runtest_protocol(item, nextitem):
         return (yield)
     import time
 
-    start = time.time()
+    start, cpu = time.time(), cpu_seconds()
     try:
         return (yield)
     finally:
         with open(TIMELINE, "a") as log:
             worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-            log.write(f"{worker}\t{start:.3f}\t{time.time():.3f}\t{item.nodeid}\n")
+            log.write(f"{worker}\t{start:.3f}\t{time.time():.3f}\t{cpu_seconds() - cpu:.2f}\t{item.nodeid}\n")

@@ -102,8 +102,9 @@ def test_a_run_link_opens_that_run_and_an_unknown_path_gives_home(tmp_path):
         link.first.wait_for(timeout=30_000)
         # the run's figure downloads as SVG and PDF files (issue #43), drawn when clicked
         for fmt, start in (("SVG", b"<svg"), ("PDF", b"%PDF")):
-            # kaleido starts a headless chromium for each file: a minute was once not enough beside a loaded CI's
-            # other worker (a full-suite run here, 2026-12-01), where alone it takes 3 s
+            # kaleido starts a headless chromium for each file (3 s alone). Two full-suite runs here waited in vain
+            # (60 s on 2026-12-01, 180 s on 12-02): the server's log showed kaleido failing before its page was
+            # ready ("kaleido_scopes is not defined"); the app now tries such a draw again (plots.static_files)
             with page.expect_download(timeout=180_000) as download:
                 page.get_by_role("button", name=fmt, exact=True).first.click()
             path = download.value.path()
