@@ -34,21 +34,6 @@ PAGES = {"models": "The shipped zoo", "symmetries": "What a symmetry does to the
          "paths": "Beyond the straight line"}
 
 
-@pytest.fixture(scope="module")
-def shared_browser():
-    """One chromium for the module's tests (each launch cost about 3 s of CPU, 19 of them); every test still
-    opens its own browser contexts (separate cookies and storage: new visitors) against its own fresh server."""
-    with chromium() as browser:
-        yield browser
-
-
-@pytest.fixture
-def browser(shared_browser):
-    yield shared_browser
-    for context in shared_browser.contexts:  # its pages would keep calling a server that is gone
-        context.close()
-
-
 def reload_until(page, shown: re.Pattern, timeout: int, screenshot: Path | None = None) -> None:
     """Reload the tab and wait for `shown`. In two full-suite runs on two loaded cores a reloaded page
     once showed neither job nor result within minutes, though the job was done in 13 s; it never did
@@ -87,8 +72,8 @@ def assert_app_navigation(page) -> None:
 
 
 @pytest.mark.parametrize("name", list(PAGES))
-def test_a_page_opened_first_by_its_link_renders_inside_the_apps_navigation(tmp_path, name, browser):
-    with served_app(tmp_path) as (url, _, _):
+def test_a_page_opened_first_by_its_link_renders_inside_the_apps_navigation(tmp_path, name):
+    with served_app(tmp_path) as (url, _, _), chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
         page.goto(f"{url}/{name}")
         page.locator('[data-testid="stSidebarNavLink"]').first.wait_for(timeout=60_000)
@@ -102,8 +87,8 @@ def test_a_page_opened_first_by_its_link_renders_inside_the_apps_navigation(tmp_
         assert_app_navigation(other)
 
 
-def test_a_run_link_opens_that_run_and_an_unknown_path_gives_home(tmp_path, browser):
-    with served_app(tmp_path) as (url, _, home):
+def test_a_run_link_opens_that_run_and_an_unknown_path_gives_home(tmp_path):
+    with served_app(tmp_path) as (url, _, home), chromium() as browser:
         ids = [recorded(home, "barrier", "zoo:vit-digits/0", b, "--points", "3", "--max-examples", "32")["run"]
                for b in ("zoo:vit-digits/1", "zoo:vit-digits/2")]
         older = ids[0]  # not the newest, so the page must have followed the link to show it
@@ -156,7 +141,7 @@ def test_a_run_link_opens_that_run_and_an_unknown_path_gives_home(tmp_path, brow
         assert_app_navigation(lost)
 
 
-def test_dragging_the_lambda_slider_moves_the_marker_and_the_model_at_work(tmp_path, browser):
+def test_dragging_the_lambda_slider_moves_the_marker_and_the_model_at_work(tmp_path):
     """Issue #43, in a real browser: the λ slider on Interpolation moves the dashed marker on the
     curves and changes the model-at-λ panel; at λ = 0 both paths are model A, and the panel shows
     model A's own continuation of the prompt (computed here by the package)."""
@@ -164,7 +149,7 @@ def test_dragging_the_lambda_slider_moves_the_marker_and_the_model_at_work(tmp_p
     from symalign.models import canonicalize, load_model
     from symalign.ui.at_lambda import PROMPTS
 
-    with served_app(tmp_path) as (url, _, home):
+    with served_app(tmp_path) as (url, _, home), chromium() as browser:
         # 5 points (λ = 0.5, where the marker starts, among them): the page is tested, not the curve (26 -> 12 s)
         recorded(home, "align", "zoo:gpt-shakespeare/0", "zoo:gpt-shakespeare/1", "--classes", "all", "--barrier",
                  "--points", "5", "--out", str(tmp_path / "aligned"))
@@ -198,13 +183,13 @@ def test_dragging_the_lambda_slider_moves_the_marker_and_the_model_at_work(tmp_p
         assert at_zero[0] == at_zero[1] == own.strip()
 
 
-def test_the_page_bugs_a_browser_found_stay_fixed(tmp_path, browser):
+def test_the_page_bugs_a_browser_found_stay_fixed(tmp_path):
     """Issue #43's list, in chromium at 1600×1000: Compare draws one bar per run even when two runs
     share a label (and the value is the run's, not a sum); Align opens on the demo's pair, keeps its
     form on a mismatched pair with the error beside the pickers and Align disabled, and draws a
     refused class as a disabled box; Models' picker offers only what it accepts; Run history shows
     the barrier columns in view."""
-    with served_app(tmp_path) as (url, _, home):
+    with served_app(tmp_path) as (url, _, home), chromium() as browser:
         for _ in range(2):  # two identical runs with one label ("vanilla"), as two demos made
             recorded(home, "barrier", "zoo:vit-digits/0", "zoo:vit-digits/1", "--points", "3", "--max-examples", "32")
         from symalign.runs import RunStore
@@ -250,13 +235,13 @@ def test_the_page_bugs_a_browser_found_stay_fixed(tmp_path, browser):
         page.get_by_text("barrier").first.wait_for(timeout=30_000)
 
 
-def test_an_align_run_is_a_job_its_progress_shows_in_view_and_a_reload_picks_it_up(tmp_path, browser):
+def test_an_align_run_is_a_job_its_progress_shows_in_view_and_a_reload_picks_it_up(tmp_path):
     """Issue #43: Align runs as a background job by default; the job's progress appears right under the
     button the user just clicked (inside the 1600×1000 viewport); issue #56: a reload of the same tab picks
     the job up again and shows its result when it ends, and a tab opened after it ended shows the result."""
     from symalign.runs import RunStore
 
-    with served_app(tmp_path) as (url, _, home):
+    with served_app(tmp_path) as (url, _, home), chromium() as browser:
         context = browser.new_context(viewport={"width": 1600, "height": 1000})
         page = context.new_page()
         page.goto(f"{url}/align")
@@ -290,14 +275,14 @@ def test_an_align_run_is_a_job_its_progress_shows_in_view_and_a_reload_picks_it_
         again.get_by_text(f"Saved as run {done[0].id}").first.wait_for(timeout=60_000)
 
 
-def test_beyond_the_straight_line_fits_as_a_job_that_survives_a_reload_and_a_closed_tab(tmp_path, browser):
+def test_beyond_the_straight_line_fits_as_a_job_that_survives_a_reload_and_a_closed_tab(tmp_path):
     """Issue #57's page in chromium at 1600×1000: the two fits run as one background job; a reload of the
     same tab picks the job up again; once done, a closed-then-reopened tab shows the paths from the run
     history, and the plane draws with the paths on it."""
     from symalign.runs import RunStore
 
     shots = Path(os.environ.get("SYMALIGN_SCREENSHOTS", tmp_path))  # docs/screenshots when asked
-    with served_app(tmp_path) as (url, _, home):
+    with served_app(tmp_path) as (url, _, home), chromium() as browser:
         context = browser.new_context(viewport={"width": 1600, "height": 1000})
         page = context.new_page()
         page.goto(f"{url}/paths")
@@ -333,10 +318,10 @@ def test_beyond_the_straight_line_fits_as_a_job_that_survives_a_reload_and_a_clo
         again.screenshot(path=str(shots / "paths-plane.png"))
 
 
-def test_a_permalink_opens_align_and_simplex_results_in_another_browser(tmp_path, browser):
+def test_a_permalink_opens_align_and_simplex_results_in_another_browser(tmp_path):
     """Issue #56: Align and Simplex results are addressable. A link names the run(s); a browser that never
     ran them (a new context: no session, no jobs of its own) opens exactly those, not the newest."""
-    with served_app(tmp_path) as (url, _, home):
+    with served_app(tmp_path) as (url, _, home), chromium() as browser:
         aligned = [recorded(home, "align", "zoo:vit-digits/0", f"zoo:vit-digits/{b}", "--classes", "permutations",
                             "--barrier", "--max-examples", "64", "--out", str(tmp_path / f"aligned{b}"))["run"]
                    for b in (1, 2)]
