@@ -11,7 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 
-def read(path: Path) -> list[tuple[str, float, float, str]]:
+def read(path: Path) -> tuple[list[tuple[str, float, float, str]], dict[str, float]]:
     """(worker, start, end, test id) per test, and each test's CPU seconds by test id."""
     rows, cpu = [], {}
     for line in path.read_text().splitlines():
@@ -24,7 +24,7 @@ def read(path: Path) -> list[tuple[str, float, float, str]]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("timeline", type=Path)
-    parser.add_argument("--top", type=int, default=15, help="modules to list by work")
+    parser.add_argument("--top", type=int, default=15, help="modules and tests to list")
     args = parser.parse_args(argv)
     rows, cpu = read(args.timeline)
     t0, t1 = min(r[1] for r in rows), max(r[2] for r in rows)
@@ -38,16 +38,16 @@ def main(argv: list[str] | None = None) -> None:
         busy = sum(r[2] - r[1] for r in mine)
         done = mine[-1][2]
         print(f"\n{worker}: busy {busy:.0f} s, done at {done - t0:.0f} s (idle for the last {t1 - done:.0f} s)")
-        spans: list[list] = []  # consecutive tests of one module: [module, start, end, work]
+        spans: list[list] = []  # consecutive tests of one module: [module, start, end, seconds]
         for _, start, end, nodeid in mine:
             module = nodeid.split("::")[0]
             if spans and spans[-1][0] == module:
                 spans[-1][2], spans[-1][3] = end, spans[-1][3] + end - start
             else:
                 spans.append([module, start, end, end - start])
-        for module, start, end, work in spans:
-            if work >= 10:
-                print(f"  {start - t0:6.0f}–{end - t0:6.0f} s  {work:6.0f} s  {module}")
+        for module, start, end, seconds in spans:
+            if seconds >= 10:
+                print(f"  {start - t0:6.0f}–{end - t0:6.0f} s  {seconds:6.0f} s  {module}")
     per_module: dict[str, float] = defaultdict(float)
     for _, start, end, nodeid in rows:
         per_module[nodeid.split("::")[0]] += end - start

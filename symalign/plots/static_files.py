@@ -36,18 +36,20 @@ def figure_file(fig, fmt: str, *, scale: float | None = None, tries: int = TRIES
     module's docstring); the last try's error when every try failed."""
     import kaleido
 
-    for attempt in range(tries):
+    for _ in range(tries - 1):
         try:
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message="The kopts argument is ignored")  # plotly's, for one_browser
-                return fig.to_image(format=fmt, scale=scale)
+            return _drawn(fig, fmt, scale)
         except Exception:  # kaleido's JavascriptError is private (kaleido._kaleido_tab); any failure is retried
-            if attempt == tries - 1:
-                raise
             if _held["browser"]:  # the held browser's page is the stale one: start it again
                 kaleido.stop_sync_server(silence_warnings=True)
                 kaleido.start_sync_server(silence_warnings=True)
-    raise AssertionError("unreachable")
+    return _drawn(fig, fmt, scale)
+
+
+def _drawn(fig, fmt: str, scale: float | None) -> bytes:
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The kopts argument is ignored")  # plotly's, for one_browser
+        return fig.to_image(format=fmt, scale=scale)
 
 
 @contextmanager
