@@ -142,10 +142,15 @@ class MappedModel:
         dynamic = [n for n in spec.tensors if n not in self.static]
         self.spec = SymmetrySpec(spec.family, spec.spaces, {n: spec.tensors[n] for n in dynamic}, spec.canonical)
         self.spec_all = spec
-        self.a = PrecisionView({n: a[n] for n in dynamic}, compute)
+        size = sum(t.numel() for t in a.values())
+        # A is read in the compute precision at every step. Below LARGE_MODEL_PARAMETERS it is converted once
+        # (the zoo: a float64 copy costs kilobytes, while converting on every read was a quarter of a million
+        # copies in the report's quick check); a real-size A is converted on each read (module docstring).
+        # Widening float32 is exact, so both give the same bits.
+        self.a = ({n: a[n].to(compute) for n in dynamic} if size <= LARGE_MODEL_PARAMETERS
+                  else PrecisionView({n: a[n] for n in dynamic}, compute))
         # B is kept in float64 while that is cheap; a real-size model keeps it in float32 between
         # steps (4 bytes per parameter less), as does a float32 computation.
-        size = sum(t.numel() for t in a.values())
         self.store = torch.float64 if size <= LARGE_MODEL_PARAMETERS and compute == torch.float64 else torch.float32
         # consume_b: B's dict is handed over; its tensors live on here only (see take_aligned)
         self.b = {n: (b.pop(n) if consume_b else b[n]).to(self.store) for n in dynamic}
