@@ -218,15 +218,27 @@ def _tell_inner(progress: Progress, at: int, total: int, note: str, done: int) -
 
 
 HELD_KINDS = ("mlp", "experts")  # spaces the inner passes leave alone: their solves are the sweep's costly part
+PAIRING_KINDS = ("heads",)  # whole-unit pairings the inner passes leave as the sweep set them
+
+
+def inner_units(units: list[tuple[str, ...]], spec: SymmetrySpec) -> list[tuple[str, ...]]:
+    """What an inner pass updates: the units with no MLP or expert space, less their whole-head pairings.
+    The pairings are discrete, like the MLPs' permutations, and the sweep re-solves them; re-pairing in every
+    pass cost a third of a GPT-2-small pass (the circuit products of every head pair) and reached a slightly
+    higher distance than refining the rotations alone (docs/benchmarks.md, 2026-12-02)."""
+    kept = [tuple(s for s in u if spec.spaces[s].kind not in PAIRING_KINDS) for u in units
+            if not any(spec.spaces[s].kind in HELD_KINDS for s in u)]
+    return [u for u in kept if u]
 
 
 def _inner_passes(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, classes: dict[str, str],
                   units: list[tuple[str, ...]], deferred: DeferredPermutations, head_cost_kind: str, passes: int,
                   tol: float, passed: Callable[[int], None] | None = None) -> int:
-    """Up to `passes` passes over the residual and the attention units with the MLPs held (their tensors
-    not read or moved: symalign.match.held), until a pass improves the distance by less than `tol`.
-    Returns the passes run. Only for an orthogonal residual that is being solved beside other units."""
-    inner = [u for u in units if not any(spec.spaces[s].kind in HELD_KINDS for s in u)]
+    """Up to `passes` passes over the residual and the maps inside attention heads, with the MLPs held (their
+    tensors not read or moved: symalign.match.held) and the head pairings kept, until a pass improves the
+    distance by less than `tol`. Returns the passes run. Only for an orthogonal residual that is being solved
+    beside other continuous maps (alone, its re-solve with all else held would give the same element)."""
+    inner = inner_units(units, spec)
     if not passes or classes.get("residual") != "orthogonal" or ("residual",) not in inner or len(inner) < 2:
         return 0
     read = set().union(*(_reads(mapped, s) for u in inner for s in u if s != "residual"))

@@ -19,10 +19,11 @@ WEIGHT_OPTIONS: tuple[Option, ...] = (
     Option("min_improvement", float, 1e-5, "weight: stop when a sweep shrinks the distance ‖A − T(B)‖/‖A‖ by less "
            "than this fraction of it", ("weight",), minimum=0),
     Option("inner_passes", int, None, "weight: after each sweep, up to this many passes over the residual and the "
-           "attention maps with the MLPs held (their tensors neither read nor moved), until one improves the "
-           "distance by less than --min-improvement: the residual's coupling to the heads converges between the "
-           "MLP permutations' costly solves (0: off); default: 10 above 50M parameters, where it takes a GPT-2-small "
-           "run from 15 sweeps to 6 and a sixth of its time off, 0 below (the zoo's published numbers)",
+           "maps inside heads, with the MLPs held (their tensors neither read nor moved) and the head pairings "
+           "kept, until one improves the distance by less than --min-improvement: the residual's coupling to the "
+           "heads converges between the MLP permutations' costly solves (0: off); default: 10 above 50M "
+           "parameters, where it takes a GPT-2-small run from 15 sweeps to 6 and a sixth of its time off, 0 below "
+           "(the zoo's published numbers)",
            ("weight",), minimum=0, auto=True),
     Option("precision", str, None, "weight: float32 or float64 for the cost matmuls and the steps (correlations "
            "are summed and solved in float64 either way); default: float32 above 50M parameters, where it halves "

@@ -57,6 +57,21 @@ def _along(t: torch.Tensor, axis: int, matrix: torch.Tensor, batch_axis: int | N
     return out.movedim((0, -1), (batch_axis, axis)).to(dtype)
 
 
+def gather(t: torch.Tensor, axis: int, index: torch.Tensor) -> torch.Tensor:
+    """t.index_select(axis, index) in t's own memory order. A tensor a matcher has rotated is often a
+    transposed view (an MLP's output weight after a residual step is column-major), and index_select
+    along a strided axis is seven times slower than along the outermost one (8.7 against 1.2 ms for a
+    GPT-2 MLP weight); gathering in memory order also keeps the layout, so the next step reads it alike."""
+    if t.dim() < 2 or t.is_contiguous():
+        return t.index_select(axis, index)
+    order = sorted(range(t.dim()), key=lambda d: -t.stride(d))  # outermost in memory first
+    view = t.permute(order)
+    if not view.is_contiguous():  # overlapping or gappy strides: no memory order to keep
+        return t.index_select(axis, index)
+    back = sorted(range(t.dim()), key=order.__getitem__)
+    return view.index_select(order.index(axis), index).permute(back)
+
+
 class GroupElement:
     """One element of a symmetry group acting on a hidden space of `size` dimensions."""
 
@@ -155,7 +170,7 @@ class Permutation(GroupElement):
         return torch.eye(self.size, dtype=torch.float64)[self.perm]
 
     def act(self, t, axis, variance, batch_axis=None):
-        return t.index_select(axis, self.perm.to(t.device))
+        return gather(t, axis, self.perm.to(t.device))
 
     def inverse(self):
         return Permutation(torch.argsort(self.perm))
@@ -189,7 +204,7 @@ class ScaledPermutation(GroupElement):
     def act(self, t, axis, variance, batch_axis=None):
         if variance == DIAG:
             raise InadmissibleError("a scaled permutation cannot act on an elementwise gain")
-        gathered = t.index_select(axis, self.perm.to(t.device))
+        gathered = gather(t, axis, self.perm.to(t.device))
         shape = [1] * t.dim()
         shape[axis] = self.size
         s = self.scale.to(device=t.device, dtype=torch.float64).reshape(shape)
