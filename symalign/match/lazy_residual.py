@@ -69,16 +69,30 @@ class LazyResidual:
         date): S gains ΔK_g·D_g and N `norm_change` (of Σ ‖B‖²). `a`: A's tensors; `axes`: each one's residual
         axis; `columns`: the columns of their residual unfolding that can have changed, when the caller knows
         (a permutation's moved units), else found by comparing."""
-        delta = torch.zeros_like(self.shares)
+        dense, low = None, []  # ΔK from whole tensors; ΔK's factors (A's and the difference's changed columns)
         for name in old:
             ua = unfold(a[name], axes[name], None, new[name].dtype)
             un = unfold(new[name], axes[name], None, new[name].dtype)
             uo = unfold(old[name], axes[name], None, new[name].dtype)
             changed = columns if columns is not None else (un != uo).any(0).nonzero().squeeze(1)
             if changed.numel() > DENSE_UPDATE * un.shape[1]:
-                delta += (ua @ (un - uo).T).to(torch.float64)
+                product = (ua @ (un - uo).T).to(torch.float64)
+                dense = product if dense is None else dense + product
             elif changed.numel():
                 diff = un.index_select(1, changed) - uo.index_select(1, changed)
-                delta += (ua.index_select(1, changed) @ diff.T).to(torch.float64)
+                ua_k = ua.index_select(1, changed)
+                if 2 * changed.numel() <= ua.shape[0]:
+                    low.append((ua_k.to(torch.float64), diff.to(torch.float64)))
+                else:
+                    product = (ua_k @ diff.T).to(torch.float64)
+                    dense = product if dense is None else dense + product
         self.norms += norm_change
-        self.shares = self.shares + delta @ self.at[group]
+        # S gains ΔK·D_g. When k units changed, k under half of n, ΔK is low-rank (A's k columns times the
+        # difference's) and is multiplied as A_k·(diff_kᵀ·D_g), O(k·n²) instead of a dense n³ product; when none
+        # did (most MLPs after the first sweeps) nothing is multiplied: that n³ product of a zero ΔK was 3–6% of a
+        # GPT-2-small run (docs/benchmarks.md, 2026-12-02)
+        at = self.at[group]
+        if dense is not None:
+            self.shares = self.shares + dense @ at
+        for ua_k, diff in low:
+            self.shares = self.shares + ua_k @ (diff.T @ at)
