@@ -31,20 +31,24 @@ FLOP: dict[str, float] = defaultdict(float)
 MAIN = threading.main_thread()
 
 
+DEPTH: dict[str, int] = defaultdict(int)  # per label: a call inside another of the same label counts once
+
+
 def timed(owner, attr: str, label: str, flop=None) -> None:
-    """Wrap owner.attr so its main-thread calls add to SECONDS[label] (outermost call only)."""
+    """Wrap owner.attr so its main-thread calls add to SECONDS[label] (outermost call of that label only:
+    the residual's constrained Procrustes calls plain Procrustes, and both are "Procrustes")."""
     original = getattr(owner, attr)
-    depth = {"n": 0}
+    depth = DEPTH
 
     def wrapper(*args, **kwargs):
-        if threading.current_thread() is not MAIN or depth["n"]:
+        if threading.current_thread() is not MAIN or depth[label]:
             return original(*args, **kwargs)
-        depth["n"] += 1
+        depth[label] += 1
         began = time.perf_counter()
         try:
             return original(*args, **kwargs)
         finally:
-            depth["n"] -= 1
+            depth[label] -= 1
             SECONDS[label] += time.perf_counter() - began
             CALLS[label] += 1
             if flop is not None:
