@@ -84,7 +84,7 @@ def test_inner_passes_are_on_by_default_at_real_scale_only():
 
 def test_inner_passes_refine_the_maps_inside_heads_and_keep_the_head_pairings(monkeypatch):
     """The passes update the residual and the rotations inside heads; the whole-head pairings, discrete like the
-    MLPs' permutations, are re-solved by the sweeps only (their circuit costs were a third of a GPT-2-small pass)."""
+    MLPs' permutations, are re-solved by the sweeps only (their circuit costs were a quarter of a GPT-2-small pass)."""
     from symalign.match import weight
 
     a = canonicalize(random_model(tiny_config("gpt2"), seed=0))

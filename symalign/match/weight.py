@@ -224,7 +224,7 @@ PAIRING_KINDS = ("heads",)  # whole-unit pairings the inner passes leave as the 
 def inner_units(units: list[tuple[str, ...]], spec: SymmetrySpec) -> list[tuple[str, ...]]:
     """What an inner pass updates: the units with no MLP or expert space, less their whole-head pairings.
     The pairings are discrete, like the MLPs' permutations, and the sweep re-solves them; re-pairing in every
-    pass cost a third of a GPT-2-small pass (the circuit products of every head pair) and reached a slightly
+    pass cost a quarter of a GPT-2-small pass (the circuit products of every head pair) and reached a slightly
     higher distance than refining the rotations alone (docs/benchmarks.md, 2026-12-02)."""
     kept = [tuple(s for s in u if spec.spaces[s].kind not in PAIRING_KINDS) for u in units
             if not any(spec.spaces[s].kind in HELD_KINDS for s in u)]
