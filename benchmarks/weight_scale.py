@@ -3,7 +3,7 @@
 cached by benchmarks/memory.py's builder), one process per run, 2 threads unless told.
 
     python benchmarks/weight_scale.py [--work DIR] [--settings before after ...] [--threads 2]
-        [--barrier] [--json FILE]
+        [--barrier] [--json FILE] [--device cuda]
 
 Settings: `before` is issue #58's starting point (float64 cost matmuls, stop below 1e-5 relative
 improvement), `float32` changes the precision, `after` is today's defaults (float32 at this size,
@@ -55,7 +55,10 @@ def main() -> None:
     parser.add_argument("--threads", nargs="+", type=int, default=[2])
     parser.add_argument("--barrier", action="store_true", help="also the 21-point barrier of each result")
     parser.add_argument("--json", default=None)
+    parser.add_argument("--device", default=None, help="where the matcher's work runs (`symalign align --device`; "
+                        "default: the command's own)")
     args = parser.parse_args()
+    device = ["--device", args.device] if args.device else []
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     hf, params = build(work, "gpt2-small", [f"gpt2-small-{i}" for i in range(2)], None)
@@ -65,7 +68,7 @@ def main() -> None:
         for name in args.settings:
             out = work / f"weight-{name}-{threads}t"
             wall, _ = symalign(["align", a, b, "--method", "weight", "--classes", "all", "--out", str(out),
-                                "--no-record", *SETTINGS[name]], hf, threads)
+                                "--no-record", *device, *SETTINGS[name]], hf, threads)
             report = json.loads((out / "alignment.json").read_text())
             sweeps = [s for s in report["sweeps"] if s.get("step") is None]
             row = {"setting": name, "threads": threads, "flags": " ".join(SETTINGS[name]) or "(defaults)",
@@ -74,12 +77,13 @@ def main() -> None:
                    "distance": report["distance_after"], "stopped": report["sweeps"][-1].get("stopped")}
             if args.barrier:
                 _, text = symalign(["barrier", a, str(out), "--data", "shakespeare", "--max-examples", "8",
-                                    "--points", "21", "--json"], hf, threads)
+                                    "--points", "21", *device, "--json"], hf, threads)
                 row["barrier"] = json.loads(text)["barrier"]
             rows.append(row)
             print(json.dumps(row), flush=True)
     base = {r["threads"]: r for r in rows if r["setting"] == "before"}
-    print(f"\nGPT-2-small ({params / 1e6:.0f}M parameters), weight matching, all classes, {os.cpu_count()} cores\n")
+    print(f"\nGPT-2-small ({params / 1e6:.0f}M parameters), weight matching, all classes, {os.cpu_count()} cores, "
+          f"device {args.device or 'default'}\n")
     print("| setting | flags | threads | wall s | matching s | sweeps (inner passes) | distance | barrier | "
           "barrier vs before |")
     print("|---|---|---|---|---|---|---|---|---|")
