@@ -38,17 +38,16 @@ def timed(owner, attr: str, label: str, flop=None) -> None:
     """Wrap owner.attr so its main-thread calls add to SECONDS[label] (outermost call of that label only:
     the residual's constrained Procrustes calls plain Procrustes, and both are "Procrustes")."""
     original = getattr(owner, attr)
-    depth = DEPTH
 
     def wrapper(*args, **kwargs):
-        if threading.current_thread() is not MAIN or depth[label]:
+        if threading.current_thread() is not MAIN or DEPTH[label]:
             return original(*args, **kwargs)
-        depth[label] += 1
+        DEPTH[label] += 1
         began = time.perf_counter()
         try:
             return original(*args, **kwargs)
         finally:
-            depth[label] -= 1
+            DEPTH[label] -= 1
             SECONDS[label] += time.perf_counter() - began
             CALLS[label] += 1
             if flop is not None:
