@@ -7,8 +7,9 @@ Aligns the two random GPT-2-small checkpoints of benchmarks/memory.py (built the
 process, `--classes all` at the defaults, with a timer around each hot function: the correlation products,
 applying maps to B, Procrustes, holds, the distance, waiting for the assignment solves. It prints seconds,
 calls and (for the products) GFLOP per function, then the run's sweeps, inner passes, distance and
-matching seconds, and with `--count-flops` every product's GFLOP (torch's FlopCounterMode). Timers count
-the main thread only: the solves run in the assignment pool beside it.
+matching seconds, the machine and the products' floor at its own matmul speed (benchmarks/machine.py), and
+with `--count-flops` every product's GFLOP (torch's FlopCounterMode). Timers count the main thread only: the
+solves run in the assignment pool beside it.
 Run it on an idle machine; compare two versions in paired runs minutes apart (docs/benchmarks.md)."""
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
 
+from machine import COST_SHAPE, cpu_model, matmul_gflops  # benchmarks/machine.py: this machine's matmul speed
 from memory import ORG, use_gpt2_pair  # benchmarks/memory.py: the same checkpoints
 
 SECONDS: dict[str, float] = defaultdict(float)
@@ -76,6 +78,7 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(args.threads)
+    gflops = matmul_gflops(args.threads)  # before the run, on an idle machine
     from symalign.match import deferred, mapped, solvers, weight
     from symalign.match.align import align
     from symalign.match.config import AlignConfig
@@ -113,6 +116,10 @@ def main() -> None:
           f"{len(sweeps) - 1} sweeps, {sum(s.inner_passes or 0 for s in result.report.sweeps)} inner passes; "
           f"distance {result.report.distance_after:.13f}"
           + (f"; {flops.get_total_flops() / 1e9:,.0f} GFLOP of products in all" if flops else ""))
+    products = FLOP["correlation products"] / 1e9
+    print(f"machine: {cpu_model()}; float32 {'×'.join(map(str, COST_SHAPE))} matmul {gflops:.0f} "
+          f"GFLOP/s before the run: the run's {products:,.0f} GFLOP of correlation products take "
+          f"{products / gflops:.1f} s at that speed (their floor here)")
     for s in result.report.sweeps:
         print(f"  sweep {s.sweep}: distance {s.distance:.10f} at {s.seconds:.1f} s"
               + (f", {s.inner_passes} inner passes" if s.inner_passes else ""))

@@ -1,0 +1,80 @@
+"""Which machine a benchmark ran on, and how fast it multiplies: the line that makes two machines' timings comparable.
+
+    python benchmarks/machine.py [--threads 2] [--device cpu]
+
+Why: the project's 2-core machines differ. On 2026-12-02 the same code took 48-60 s of GPT-2-small weight
+matching on a 2-core Intel Xeon and 97-117 s on a 2-core AMD EPYC, whose float32 matmul runs at about half the
+Xeon's speed (docs/benchmarks.md). A timing without the machine's own matmul speed beside it cannot say whether
+code or hardware moved. The speed is measured on the shape that dominates weight matching, an MLP's permutation
+cost product (3072×768 times 768×3072, float32), the median of several runs."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+
+COST_SHAPE = (3072, 768, 3072)  # GPT-2-small's MLP cost product: [d_ff, d] @ [d, d_ff]
+
+
+def cpu_model() -> str:
+    """The CPU's marketing name (Linux's /proc/cpuinfo), else what the platform module says."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def matmul_gflops(threads: int, device: str = "cpu", repeats: int = 7) -> float:
+    """GFLOP/s of the cost product's shape in float32 on `device` (CPU: on `threads` torch threads); median run."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        m, k, n = COST_SHAPE
+        a = torch.randn(m, k, device=device)
+        b = torch.randn(k, n, device=device)
+        out = torch.empty(m, n, device=device)
+        sync = torch.cuda.synchronize if torch.device(device).type == "cuda" else (lambda: None)
+        torch.mm(a, b, out=out)  # warm: the first call pays the library's set-up
+        sync()
+        seconds = []
+        for _ in range(repeats):
+            began = time.perf_counter()
+            torch.mm(a, b, out=out)
+            sync()
+            seconds.append(time.perf_counter() - began)
+        return 2 * m * k * n / statistics.median(seconds) / 1e9
+    finally:
+        torch.set_num_threads(previous)
+
+
+def describe(threads: int, device: str = "cpu") -> str:
+    """One line: the CPU (and GPU), its logical cores, and the cost product's float32 speed."""
+    where = cpu_model()
+    if device != "cpu":
+        import torch
+
+        where += f"; {torch.cuda.get_device_name(torch.device(device))}"
+    m, k, n = COST_SHAPE
+    return (f"machine: {where}, {os.cpu_count()} logical cores; float32 {m}×{k}×{n} matmul "
+            f"{matmul_gflops(threads, device):.0f} GFLOP/s on {device}"
+            + (f" ({threads} threads)" if device == "cpu" else ""))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args()
+    print(describe(args.threads, args.device))
+
+
+if __name__ == "__main__":
+    main()
