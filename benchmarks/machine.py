@@ -3,7 +3,7 @@
     python benchmarks/machine.py [--threads 2] [--device cpu]
 
 Why: the project's 2-core machines differ. On 2026-12-02 the same code took 48-60 s of GPT-2-small weight
-matching on a 2-core Intel Xeon and 97-117 s on a 2-core AMD EPYC, whose float32 matmul runs at about half the
+matching on a 2-core Intel Xeon and 97-122 s on a 2-core AMD EPYC, whose float32 matmul runs at about half the
 Xeon's speed (docs/benchmarks.md). A timing without the machine's own matmul speed beside it cannot say whether
 code or hardware moved. The speed is measured on the shape that dominates weight matching, an MLP's permutation
 cost product (3072×768 times 768×3072, float32), the median of several runs."""
@@ -55,8 +55,9 @@ def matmul_gflops(threads: int, device: str = "cpu", repeats: int = 7) -> float:
         torch.set_num_threads(previous)
 
 
-def describe(threads: int, device: str = "cpu") -> str:
-    """One line: the CPU (and GPU), its logical cores, and the cost product's float32 speed."""
+def describe(threads: int, device: str = "cpu", gflops: float | None = None) -> str:
+    """One line: the CPU (and GPU), its logical cores, and the cost product's float32 speed (`gflops`: already
+    measured by the caller, who needs the number itself; else measured now)."""
     where = cpu_model()
     if device != "cpu":
         import torch
@@ -64,7 +65,7 @@ def describe(threads: int, device: str = "cpu") -> str:
         where += f"; {torch.cuda.get_device_name(torch.device(device))}"
     m, k, n = COST_SHAPE
     return (f"machine: {where}, {os.cpu_count()} logical cores; float32 {m}×{k}×{n} matmul "
-            f"{matmul_gflops(threads, device):.0f} GFLOP/s on {device}"
+            f"{gflops if gflops is not None else matmul_gflops(threads, device):.0f} GFLOP/s on {device}"
             + (f" ({threads} threads)" if device == "cpu" else ""))
 
 

@@ -87,7 +87,7 @@ def main() -> None:
             rows.append(row)
             print(json.dumps(row), flush=True)
     base = {r["threads"]: r for r in rows if r["setting"] == "before"}
-    print(f"\nGPT-2-small ({params / 1e6:.0f}M parameters), weight matching, all classes, {os.cpu_count()} cores, "
+    print(f"\nGPT-2-small ({params / 1e6:.0f}M parameters), weight matching, all classes, "
           f"device {args.device or 'default'}; {machine}\n")
     print("| setting | flags | threads | wall s | matching s | sweeps (inner passes) | distance | barrier | "
           "barrier vs before |")

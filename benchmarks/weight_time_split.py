@@ -24,7 +24,7 @@ from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
 
-from machine import COST_SHAPE, cpu_model, matmul_gflops  # benchmarks/machine.py: this machine's matmul speed
+from machine import describe, matmul_gflops  # benchmarks/machine.py: this machine's matmul speed
 from memory import ORG, use_gpt2_pair  # benchmarks/memory.py: the same checkpoints
 
 SECONDS: dict[str, float] = defaultdict(float)
@@ -117,9 +117,8 @@ def main() -> None:
           f"distance {result.report.distance_after:.13f}"
           + (f"; {flops.get_total_flops() / 1e9:,.0f} GFLOP of products in all" if flops else ""))
     products = FLOP["correlation products"] / 1e9
-    print(f"machine: {cpu_model()}; float32 {'×'.join(map(str, COST_SHAPE))} matmul {gflops:.0f} "
-          f"GFLOP/s before the run: the run's {products:,.0f} GFLOP of correlation products take "
-          f"{products / gflops:.1f} s at that speed (their floor here)")
+    print(f"{describe(args.threads, gflops=gflops)} before the run: the run's {products:,.0f} GFLOP of correlation "
+          f"products take {products / gflops:.1f} s at that speed (their floor here)")
     for s in result.report.sweeps:
         print(f"  sweep {s.sweep}: distance {s.distance:.10f} at {s.seconds:.1f} s"
               + (f", {s.inner_passes} inner passes" if s.inner_passes else ""))
