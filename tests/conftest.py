@@ -56,29 +56,13 @@ def isolated_home(tmp_path_factory):
         os.environ["SYMALIGN_HOME"] = previous
 
 
-# Modules by their measured wall on 2 cores, longest first (benchmarks/suite_timeline.py on a full run, 2026-12-02):
-# with `--no-loadscope-reorder` (pyproject's addopts) pytest-xdist hands out modules in the collection's order, so
-# these start first and the many short modules fill the end. Its default hands them out by number of tests, most
-# first, which left the one-test browser modules (the demo, the six guests) for last and a worker idle for 11-93 s
-# at the end of full runs. A module missing here keeps that default's place, after these.
-LONGEST_FIRST = ("test_browser_links", "test_browser", "test_zoo_simplex", "test_zoo_ordering", "test_app",
-                 "test_sweep", "test_jobs", "test_browser_guests", "test_learned", "test_browser_layout",
-                 "test_browser_papers", "test_heldout", "test_function_preservation", "test_barrier")
-
-
-def pytest_collection_modifyitems(config, items) -> None:
-    from collections import Counter
-
-    def module(item) -> str:
-        return item.nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
-
-    counts = Counter(module(item) for item in items)
-
-    def rank(item) -> tuple:
-        name = module(item)
-        return (LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST), -counts[name], name)
-
-    items.sort(key=rank)  # stable: each module's own order is kept
+# No module order is set here: with `--dist loadscope`, pytest-xdist (3.5 and later) hands out modules by their
+# number of tests, most first, whatever the collection order. A LONGEST_FIRST list sorted the collection until
+# 2026-12-02 and changed nothing. Measured with SYMALIGN_TEST_TIMELINE (below), three full runs on 2 cores left
+# one worker idle for 17-39 s at the end. With `--no-loadscope-reorder` (pytest-xdist 3.8) such a list does take
+# effect, and it was slower (2026-12-02 afternoon, 2-core AMD EPYC): the long browser and zoo modules, run side by side
+# at the start, took 3,324 s of test wall against 2,968 s beside short modules the run before; pytest 2,376 s
+# against 2,243 s, and a worker still idle 67 s at the end (docs/benchmarks.md).
 
 
 # SYMALIGN_TEST_TIMELINE=FILE appends one line per test from every worker: worker, start, end (seconds since the
