@@ -85,7 +85,7 @@ FIRST = "symmetries"  # the page a fresh server's first visitor arrives by
 
 def test_every_page_opened_by_its_link_renders_inside_the_apps_navigation(tmp_path):
     """One fresh server, its first visitor arriving by a page link (the case of issue #15), then every page
-    opened by its own link in a new browser context (no session), as a visitor from a bookmark would. One
+    opened by its own link in a new browser context (a new session), as a visitor from a bookmark would. One
     server for all pages: each page's own first visit on a fresh server took 25-55 s on 2 cores (13 servers,
     about 400 s of CI), and a first visit goes through app.py's navigation whichever page it names."""
     with served_app(tmp_path) as (url, _, _), chromium() as browser:
