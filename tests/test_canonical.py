@@ -106,3 +106,32 @@ def test_a_canonical_model_is_returned_as_it_is_and_a_perturbed_one_is_not():
     assert not is_canonical(perturbed)
     again = canonicalize(perturbed)
     assert again is not perturbed and ones_fraction(again.tensors["layer.1.mlp.fc.weight"], -1) <= 1e-6
+
+
+def test_a_verified_model_is_not_checked_again_until_a_tensor_or_the_config_changes(monkeypatch):
+    """`is_canonical` remembers a passed check on the model object (a sweep checks the same model many
+    times); an in-place edit, a replaced tensor or a changed config key is checked again, and gives the
+    verdict a fresh check gives."""
+    from symalign.models import canonical
+    from symalign.models.loaded import copy_of
+
+    once = canonicalize(initialised_model(tiny_config("gpt2", tied=False), seed=4))
+    checks = []
+    real = canonical.canonical_form_gaps
+    monkeypatch.setattr(canonical, "canonical_form_gaps", lambda m: checks.append(m) or real(m))
+    assert is_canonical(once) and is_canonical(once) and canonicalize(once) is once
+    assert len(checks) <= 1  # the first call may check; none after it
+    copied = copy_of(once)  # the model cache's copy: bit-identical, so the same verdict without a check
+    checks.clear()
+    assert is_canonical(copied) and checks == []
+
+    edited = copy_of(once)
+    edited.tensors["layer.1.mlp.fc.weight"].add_(0.01)  # in place: the tensor's version moves
+    assert not is_canonical(edited) and len(checks) == 1
+    replaced = dict(once.tensors)
+    replaced["layer.0.mlp.proj.bias"] = replaced["layer.0.mlp.proj.bias"] + 0.01  # a writer no longer centred
+    assert not is_canonical(once.with_tensors(replaced))
+    retied = copy_of(once)
+    retied.config.tie_word_embeddings = True  # the config key the check reads
+    assert not is_canonical(retied)
+    assert len(checks) == 3 and is_canonical(once)

@@ -15,6 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
+from symalign.models.canonical import carry_verified, is_canonical
 from symalign.models.family import TransformerModel
 
 MAX_MODEL_BYTES = 64 << 20  # stored bytes of a checkpoint's files; above it a model is loaded every time
@@ -36,8 +37,11 @@ def fingerprint(path: Path) -> Fingerprint | None:
 
 
 def copy_of(model: TransformerModel) -> TransformerModel:
-    """A model nobody else holds: its own config and tensors."""
-    return model.with_tensors({k: v.clone() for k, v in model.tensors.items()}, config=copy.deepcopy(model.config))
+    """A model nobody else holds: its own config and tensors (and, bit for bit the same, the kept model's
+    canonical-form verdict: a sweep's cells load the same zoo model hundreds of times)."""
+    copied = model.with_tensors({k: v.clone() for k, v in model.tensors.items()}, config=copy.deepcopy(model.config))
+    carry_verified(model, copied)
+    return copied
 
 
 def float_bytes(model: TransformerModel) -> int:
@@ -65,8 +69,11 @@ class LoadedModels:
             return copy_of(kept)
         model = load()
         if float_bytes(model) <= self.max_total_bytes:
+            kept = copy_of(model)
+            is_canonical(kept)  # checked once here (kept with the model): every copy handed out carries the verdict
+            carry_verified(kept, model)
             with self._lock:
-                self._models[key] = copy_of(model)
+                self._models[key] = kept
                 while sum(float_bytes(m) for m in self._models.values()) > self.max_total_bytes:
                     self._models.popitem(last=False)
         return model
