@@ -32,6 +32,22 @@ def test_shakespeare_text_is_plain_and_split():
     assert 0.9 * len(text) < data.split < len(text)
 
 
+def test_a_character_table_encodes_as_the_tokenizer_does_unknown_characters_included(monkeypatch):
+    """`encode`'s lookup table (indexed by code point) gives the tokenizer's own ids, <unk> for characters
+    the vocabulary lacks (here Greek and an emoji past the first 65,536 code points); the tokenizer itself
+    only checks a sample (the table is what encoded the text, not the fallback)."""
+    from symalign.data.text import char_tokenizer, encode
+
+    tokenizer = char_tokenizer("abc ABC\n")
+    text = "a b\nc αβ😀 CBA\n" * 3000
+    expected = tokenizer(text, add_special_tokens=False)["input_ids"]
+    asked, real = [], type(tokenizer).__call__
+    monkeypatch.setattr(type(tokenizer), "__call__", lambda self, t, **kw: asked.append(len(t)) or real(self, t, **kw))
+    assert encode(tokenizer, text).tolist() == expected and tokenizer.unk_token_id in expected
+    assert asked and max(asked) < len(text)
+    assert encode(tokenizer, "").tolist() == []
+
+
 @pytest.mark.parametrize("spec, message", [
     ("foo", "unknown data spec"),
     ("cifar10:/nonexistent", "cifar-10-batches-py"),
