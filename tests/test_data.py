@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -23,6 +24,18 @@ def test_digits_split_is_fixed_and_disjoint():
 
     again = digits()
     assert torch.equal(again.eval_x, d.eval_x) and torch.equal(again.eval_y, d.eval_y)
+
+
+def test_digits_are_scikit_learns_own_without_importing_it():
+    """The digits file read directly gives exactly what `sklearn.datasets.load_digits` gives."""
+    from sklearn.datasets import load_digits
+
+    from symalign.data.images import digits_arrays
+
+    images, target = digits_arrays()
+    bunch = load_digits()
+    assert images.shape == (1797, 8, 8) and np.array_equal(images, bunch.images)
+    assert np.array_equal(target, bunch.target) and target.dtype == bunch.target.dtype
 
 
 def test_shakespeare_text_is_plain_and_split():

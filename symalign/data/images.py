@@ -19,13 +19,31 @@ CIFAR_MEAN = torch.tensor([0.4914, 0.4822, 0.4465])[:, None, None]
 CIFAR_STD = torch.tensor([0.2470, 0.2435, 0.2616])[:, None, None]
 
 
-def digits() -> ImageData:
-    """8×8 digits scaled to [−1, 1]; a fixed shuffle (seed 0), 80% train, the last 20% evaluation."""
+def digits_arrays() -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's digits (images [1797, 8, 8], targets), read from the file scikit-learn ships, as its
+    `load_digits` reads it (`np.loadtxt` of digits.csv.gz). Importing sklearn.datasets costs 2-2.5 s on a
+    2-core machine, paid by every process that evaluates a ViT on digits (job workers, app servers, the CLI):
+    far more than the data. Where the file is not where scikit-learn keeps it, `load_digits` itself."""
+    import gzip
+    from importlib.util import find_spec
+
+    spec = find_spec("sklearn")  # finds the package without importing it
+    shipped = Path(spec.origin).parent / "datasets" / "data" / "digits.csv.gz" if spec and spec.origin else None
+    if shipped is not None and shipped.is_file():
+        with gzip.open(shipped, "rt", encoding="utf-8") as f:
+            data = np.loadtxt(f, delimiter=",")
+        return data[:, :-1].reshape(-1, 8, 8), data[:, -1].astype(int)
     from sklearn.datasets import load_digits
 
     bunch = load_digits()
-    x = torch.tensor(bunch.images, dtype=torch.float32)[:, None] / 8.0 - 1.0
-    y = torch.tensor(bunch.target, dtype=torch.long)
+    return bunch.images, bunch.target
+
+
+def digits() -> ImageData:
+    """8×8 digits scaled to [−1, 1]; a fixed shuffle (seed 0), 80% train, the last 20% evaluation."""
+    images, target = digits_arrays()
+    x = torch.tensor(images, dtype=torch.float32)[:, None] / 8.0 - 1.0
+    y = torch.tensor(target, dtype=torch.long)
     order = torch.from_numpy(np.random.RandomState(0).permutation(len(y)))
     x, y = x[order], y[order]
     cut = int(0.8 * len(y))
