@@ -426,7 +426,7 @@ def test_simplex_surfaces_as_a_background_job_show_when_it_ends(home):
 def test_orthogonal_corrections_page_explains_a_learned_run(home):
     at = clean(page("spectra", timeout=300).run())
     assert any("No learned alignment" in i.value for i in at.info)
-    at.number_input(key="spectra-steps").set_value(150).run()  # the page and its numbers are tested, not 600 steps
+    at.number_input(key="spectra-steps").set_value(30).run()  # the page and its numbers are tested, not 600 steps
     at.button(key="spectra-quick").click().run()
     assert not clean(at).error, [e.value for e in at.error]
     job = wait_for_job(home, at.session_state["spectra-quick-job"])  # a background job (issue #43)
@@ -436,7 +436,7 @@ def test_orthogonal_corrections_page_explains_a_learned_run(home):
     (learned,) = store.list(kind="align")
     (spectrum,) = store.list(kind="spectrum")
     assert spectrum.settings["of_run"] == learned.id and spectrum.state == "done"
-    assert learned.settings["config"]["steps"] == 150  # the steps asked for on the page
+    assert learned.settings["config"]["steps"] == 30  # the steps asked for on the page
     sentence = next(m.value for m in at.markdown if "of the angles" in m.value)
     share = spectrum.metrics["summary"]
     total = sum(v["count"] for v in share.values())
