@@ -134,4 +134,9 @@ def test_a_verified_model_is_not_checked_again_until_a_tensor_or_the_config_chan
     retied = copy_of(once)
     retied.config.tie_word_embeddings = True  # the config key the check reads
     assert not is_canonical(retied)
+    renamed = copy_of(once)
+    assert is_canonical(renamed)
+    del renamed.tensors["layer.0.mlp.proj.bias"]  # a name gone and its tensor freed, another name in its place:
+    renamed.tensors["another"] = torch.zeros(1)  # the stamp no longer holds (and reading it does not fail)
+    assert not canonical._still_verified(renamed)
     assert len(checks) == 3 and is_canonical(once)

@@ -185,7 +185,12 @@ def _still_verified(model: TransformerModel) -> bool:
     now = model.tensors
     return (config == (getattr(model.config, "tie_word_embeddings", None), getattr(model.config, "qkv_bias", None))
             and len(tensors) == len(now)
-            and all(now.get(name) is ref() and ref()._version == version for name, ref, version in tensors))
+            and all(_same(now.get(name), ref(), version) for name, ref, version in tensors))
+
+
+def _same(now: torch.Tensor | None, checked: torch.Tensor | None, version: int) -> bool:
+    """The tensor under a name is the one checked (alive: a freed one never matches) and unchanged in place."""
+    return checked is not None and now is checked and checked._version == version
 
 
 def mark_verified(model: TransformerModel) -> None:
