@@ -122,6 +122,9 @@ def _writer_axes(model: TransformerModel) -> dict[str, list[int]]:
     return {name: a for name, a in axes.items() if a}
 
 
+CONFIG_KEYS = ("tie_word_embeddings", "qkv_bias")  # what the canonical config sets (head untied, ViT's q/k/v biases)
+
+
 def canonical_form_gaps(model: TransformerModel) -> list[str]:
     """Why `model` is not what canonicalize() returns, one line a reason (empty when it is): γ = 1 and
     β ∈ {0, 1} exactly, the config canonicalize() gives (head untied, ViT's q/k/v biases), and under
@@ -135,7 +138,7 @@ def canonical_form_gaps(model: TransformerModel) -> list[str]:
     canonical_config = model.family.canonical_config(model.config).to_dict()
     config = model.config.to_dict()
     gaps += [f"config {key} is {config.get(key)!r}, canonical {value!r}" for key, value in canonical_config.items()
-             if config.get(key) != value and key in ("tie_word_embeddings", "qkv_bias")]
+             if config.get(key) != value and key in CONFIG_KEYS]
     zero_beta_norms = set()
     for norm, _ in _norm_groups(model):
         gamma, beta = model.tensors[f"{norm}.weight"], model.tensors.get(f"{norm}.bias")
@@ -170,11 +173,14 @@ def canonical_form_gaps(model: TransformerModel) -> list[str]:
 _VERIFIED = "_symalign_canonical_stamp"  # set on a model object once the check found it canonical
 
 
+def _config_values(model: TransformerModel) -> tuple:
+    return tuple(getattr(model.config, key, None) for key in CONFIG_KEYS)
+
+
 def _stamp(model: TransformerModel) -> tuple:
-    """What the verdict of a check depends on, as it is now: the config's two keys the check reads, each
-    tensor's name, identity (a weak reference: a freed tensor never matches again) and in-place version."""
-    config = (getattr(model.config, "tie_word_embeddings", None), getattr(model.config, "qkv_bias", None))
-    return config, tuple((name, weakref.ref(t), t._version) for name, t in model.tensors.items())
+    """What the verdict of a check depends on, as it is now: the config keys the check reads, each tensor's
+    name, identity (a weak reference: a freed tensor never matches again) and in-place version."""
+    return _config_values(model), tuple((name, weakref.ref(t), t._version) for name, t in model.tensors.items())
 
 
 def _still_verified(model: TransformerModel) -> bool:
@@ -183,7 +189,7 @@ def _still_verified(model: TransformerModel) -> bool:
         return False
     config, tensors = stamp
     now = model.tensors
-    return (config == (getattr(model.config, "tie_word_embeddings", None), getattr(model.config, "qkv_bias", None))
+    return (config == _config_values(model)
             and len(tensors) == len(now)
             and all(_same(now.get(name), ref(), version) for name, ref, version in tensors))
 
