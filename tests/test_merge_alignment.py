@@ -233,6 +233,17 @@ def test_transfusion_presets_share_one_set_of_transports_and_decide_from_them(ca
     assert "yields better performance than brute-force inter-head matching for two of the three" in table3
     assert main(["sweep", "--preset", "transfusion-table3", "--family", "llama-shakespeare"]) == 2
     assert "the transport presets run on" in capsys.readouterr().err
+    # Table 3's preset evaluates only the α it reads, and finds there what the longer curve found
+    from symalign.sweeps.transfusion import preset_alphas
+
+    assert preset_alphas("transfusion-fig4") == (0.0, 0.01, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
+    short = transfusion_cells("vit-digits", fine_tunes=[0], receivers=[1], alphas=preset_alphas("transfusion-table3"),
+                              max_examples=128)
+    assert sorted(set(short["alpha"])) == [0.0, 1.0]
+    columns = ["strategy", "alpha", "task_accuracy", "support_accuracy", "task_loss", "support_loss"]
+    same = cells[cells["alpha"] <= 1][columns].reset_index(drop=True)
+    assert short[columns].reset_index(drop=True).equals(same)
+    assert table3_text(table3_summary(short), short) == table3
 
 
 def test_zhang_fig3_takes_each_part_of_the_matching_out_and_says_what_each_does(capsys):

@@ -29,7 +29,7 @@ def _transfusion(preset: str) -> Runner:
     def run(family: str, max_examples: int | None, progress: PhaseProgress | None, store: RunStore | None) -> str:
         from symalign.sweeps import transfusion as tf
 
-        cells = tf.transfusion_cells(family, max_examples=max_examples,
+        cells = tf.transfusion_cells(family, max_examples=max_examples, alphas=tf.preset_alphas(preset),
                                      progress=_rows(progress, "transports", lambda r: f"{r['strategy']}"))
         if preset == "transfusion-table3":
             return tf.table3_text(tf.table3_summary(cells), cells, markdown=True)
