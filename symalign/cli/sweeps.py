@@ -195,8 +195,14 @@ def zhang_figure(args) -> None:
 def transfusion(args) -> None:
     """`--preset transfusion-table3|transfusion-fig4`: TransFusion's head strategies for task-vector transport
     on the family's fine-tunes (symalign.sweeps.transfusion); --seeds picks the fine-tune seeds. Nothing recorded."""
-    from symalign.sweeps.transfusion import (fig4_summary, fig4_text, preset_alphas, table3_summary, table3_text,
-                                             transfusion_cells)
+    from symalign.sweeps.transfusion import (
+        fig4_summary,
+        fig4_text,
+        preset_alphas,
+        table3_summary,
+        table3_text,
+        transfusion_cells,
+    )
 
     def progress(done: int, total: int, row: dict) -> None:
         print(f"[{done}/{total}] {row['strategy']}, {row['a_ft']} → {row['b']} ({row['seconds']:.1f} s)",
