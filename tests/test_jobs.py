@@ -16,6 +16,7 @@ from job_support import wait_for_job
 from symalign.errors import SymalignError
 from symalign.jobs.queue import WORKER_DIED, JobQueue, ensure_worker, resume_jobs
 from symalign.jobs.worker import JobProgress
+from symalign.runs.database import pid_alive
 from symalign.runs.store import RunStore
 from symalign.workflows.execute import barrier_run
 
@@ -347,3 +348,30 @@ def test_a_queued_job_says_what_it_waits_for(tmp_path, monkeypatch):
     assert ui_jobs.waiting_for(queue.get(second)) == "waiting behind 1 queued job"
     queue.claim(os.getpid())  # the first starts running
     assert ui_jobs.waiting_for(queue.get(second)).startswith("waiting behind the first (")
+
+
+def test_submitters_at_once_start_one_worker(queue):
+    """Six guests' clicks at once (issue #70's seminar) each asked for a worker: without a lock around looking
+    and starting, each saw none and three workers started, each importing torch on the shared cores."""
+    import threading
+
+    from symalign.jobs.queue import worker_alive, worker_pidfile
+
+    gate, started = threading.Barrier(8), []
+
+    def submitter() -> None:
+        gate.wait()
+        started.append(ensure_worker(queue, idle_exit=2))
+
+    threads = [threading.Thread(target=submitter) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(started) == [False] * 7 + [True]
+    assert worker_alive(queue)
+    pid = int(worker_pidfile(queue.path).read_text())
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and pid_alive(pid):  # it leaves by itself, having had no work
+        time.sleep(0.2)
+    assert not pid_alive(pid)

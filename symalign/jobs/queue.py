@@ -19,6 +19,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from filelock import FileLock
+
 from symalign.errors import SymalignError
 from symalign.runs.database import connect, database_path, ensure_table, pid_alive
 
@@ -250,16 +252,20 @@ def register_worker(queue: JobQueue, pid: int) -> None:
 def ensure_worker(queue: JobQueue, idle_exit: float = 60.0) -> bool:
     """Start a worker process for this data folder unless one is alive; True when one was started.
     The worker is detached (its own session): the app's script reruns and page changes never touch
-    it, and it exits by itself after `idle_exit` seconds without work."""
+    it, and it exits by itself after `idle_exit` seconds without work.
+
+    Looking and starting happen under one file lock: six guests who click at once each saw no worker
+    and three workers started, each importing torch (about 9 s of CPU) on the cores the demo needed."""
     queue.reap()
-    if worker_alive(queue):
-        return False
-    env = dict(os.environ, SYMALIGN_HOME=str(queue.path.parent))
-    with open(queue.path.parent / "worker.log", "ab") as log:  # the child keeps its own handle
-        process = subprocess.Popen([sys.executable, "-m", "symalign.jobs.worker", "--idle-exit", str(idle_exit)],
-                                   env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True)
-    worker_pidfile(queue.path).write_text(str(process.pid))
+    with FileLock(str(worker_pidfile(queue.path)) + ".lock"):
+        if worker_alive(queue):
+            return False
+        env = dict(os.environ, SYMALIGN_HOME=str(queue.path.parent))
+        with open(queue.path.parent / "worker.log", "ab") as log:  # the child keeps its own handle
+            process = subprocess.Popen([sys.executable, "-m", "symalign.jobs.worker", "--idle-exit", str(idle_exit)],
+                                       env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                       start_new_session=True)
+        worker_pidfile(queue.path).write_text(str(process.pid))
     return True
 
 
