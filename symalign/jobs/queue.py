@@ -254,8 +254,9 @@ def ensure_worker(queue: JobQueue, idle_exit: float = 60.0) -> bool:
     The worker is detached (its own session): the app's script reruns and page changes never touch
     it, and it exits by itself after `idle_exit` seconds without work.
 
-    Looking and starting happen under one file lock: six guests who click at once each saw no worker
-    and three workers started, each importing torch (about 9 s of CPU) on the cores the demo needed."""
+    Looking and starting happen under one file lock: six guests who clicked at once each saw no worker,
+    and three workers started and imported torch on the cores the demo needed (28.6 s of the workers'
+    CPU against 21.4 s with one)."""
     queue.reap()
     with FileLock(str(worker_pidfile(queue.path)) + ".lock"):
         if worker_alive(queue):
