@@ -90,6 +90,32 @@ def test_console_script_never_shows_a_traceback(tmp_path):
     assert proc.stderr.startswith("symalign: error: no model at") and "Traceback" not in proc.stderr
 
 
+def test_the_launcher_and_the_config_file_set_the_same_server_options():
+    """`symalign app` passes its Streamlit options as flags; `.streamlit/config.toml` holds them for `streamlit run
+    app.py` and for AppTest. Every option written in both must say the same, and the garbage collection Streamlit
+    runs after each script run stays off in both (a tab following a job cost the server a quarter of a core:
+    benchmarks/following_cost.py)."""
+    from pathlib import Path
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    from symalign.ui.launch import app_command
+
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
+    filed = {f"--{section}.{key}": value for section, options in config.items() for key, value in options.items()}
+    command = app_command(headless=True)
+    flags = {flag: command[i + 1] for i, flag in enumerate(command) if flag.startswith("--") and "." in flag}
+    shared = set(filed) & set(flags)
+    assert {"--server.fileWatcherType", "--runner.postScriptGC", "--client.toolbarMode"} <= shared
+    for flag in shared:
+        value = filed[flag]
+        assert flags[flag] == (str(value).lower() if isinstance(value, bool) else str(value)), flag
+    assert flags["--runner.postScriptGC"] == "false"
+
+
 def launched(argv: list[str], monkeypatch) -> tuple[list[str], dict]:
     """The command `symalign app ...` would become and the access policy it hands the server."""
     import symalign.ui.access as access

@@ -24,12 +24,14 @@ def app_command(port: int = 8501, headless: bool = False, address: str = LOOPBAC
                 max_upload_mb: int = 512) -> list[str]:
     """The server listens on the loopback address unless told otherwise: Streamlit's default is every
     interface, which would give anyone on the network the host's rights (`--share` opens it with a
-    guest mode instead; symalign.ui.access)."""
+    guest mode instead; symalign.ui.access). No garbage collection after each script run (Streamlit's default):
+    a job's panel reruns every second, and with torch loaded each full collection took 0.25 s of the server's CPU
+    (benchmarks/following_cost.py); Python's own collector still runs."""
     return [sys.executable, "-m", "streamlit", "run", str(app_script()), "--server.port", str(port),
             "--server.address", address,
             "--server.headless", "true" if headless else "false", "--browser.gatherUsageStats", "false",
             "--server.maxUploadSize", str(max_upload_mb), "--server.fileWatcherType", "none",
-            "--server.showEmailPrompt", "false",
+            "--server.showEmailPrompt", "false", "--runner.postScriptGC", "false",
             "--client.toolbarMode", "minimal"]  # no Deploy button on a seminar's projector (issue #56)
 
 
