@@ -195,33 +195,20 @@ def zhang_figure(args) -> None:
 def transfusion(args) -> None:
     """`--preset transfusion-table3|transfusion-fig4`: TransFusion's head strategies for task-vector transport
     on the family's fine-tunes (symalign.sweeps.transfusion); --seeds picks the fine-tune seeds. Nothing recorded."""
-    from symalign.sweeps.transfusion import (
-        fig4_summary,
-        fig4_text,
-        preset_alphas,
-        table3_summary,
-        table3_text,
-        transfusion_cells,
-    )
+    from symalign.sweeps.transfusion import preset_view, transfusion_cells
 
     def progress(done: int, total: int, row: dict) -> None:
         print(f"[{done}/{total}] {row['strategy']}, {row['a_ft']} → {row['b']} ({row['seconds']:.1f} s)",
               file=sys.stderr, flush=True)
 
-    cells = transfusion_cells(args.family or "", args.seeds, max_examples=args.max_examples,
-                              alphas=preset_alphas(args.preset), progress=progress)
-    table3 = args.preset == "transfusion-table3"
-    summary = table3_summary(cells) if table3 else fig4_summary(cells)
+    view = preset_view(args.preset)
+    cells = transfusion_cells(args.family or "", args.seeds, max_examples=args.max_examples, alphas=view.alphas,
+                              progress=progress)
+    summary = view.summary(cells)
     if tables_written(args, args.preset, cells, summary):
         return
-    n = cells[["a_ft", "b"]].drop_duplicates().shape[0]
-    if table3:
-        print(f"TransFusion Table 3 on {args.family}: accuracy change against θ_B, mean ± std over {n} "
-              "(fine-tune, receiver) combinations")
-        print(table3_text(summary, cells))
-    else:
-        print(f"TransFusion Fig. 4 on {args.family}: task and support accuracy against α, mean over {n} combinations")
-        print(fig4_text(summary, cells))
+    print(view.heading.format(family=args.family, n=cells[["a_ft", "b"]].drop_duplicates().shape[0]))
+    print(view.text(summary, cells))
     if args.out:
         print(f"wrote {args.out}/{args.preset}.csv and {args.preset}-cells.csv")
 

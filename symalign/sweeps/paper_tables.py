@@ -29,11 +29,10 @@ def _transfusion(preset: str) -> Runner:
     def run(family: str, max_examples: int | None, progress: PhaseProgress | None, store: RunStore | None) -> str:
         from symalign.sweeps import transfusion as tf
 
-        cells = tf.transfusion_cells(family, max_examples=max_examples, alphas=tf.preset_alphas(preset),
+        view = tf.preset_view(preset)
+        cells = tf.transfusion_cells(family, max_examples=max_examples, alphas=view.alphas,
                                      progress=_rows(progress, "transports", lambda r: f"{r['strategy']}"))
-        if preset == "transfusion-table3":
-            return tf.table3_text(tf.table3_summary(cells), cells, markdown=True)
-        return tf.fig4_text(tf.fig4_summary(cells), cells, markdown=True)
+        return view.text(view.summary(cells), cells, markdown=True)
     return run
 
 

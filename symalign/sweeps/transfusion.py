@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -66,7 +67,7 @@ def transport_combinations(family: str, fine_tunes: list[int] | None = None,
 
 def preset_alphas(preset: str) -> tuple[float, ...]:
     """The α a preset evaluates: Table 3 reads θ_B (α = 0) and α = 1 only; Fig. 4 is a curve over all of them."""
-    return TABLE3_ALPHAS if preset == "transfusion-table3" else ALPHAS
+    return preset_view(preset).alphas
 
 
 def transfusion_cells(family: str, fine_tunes: list[int] | None = None, receivers: list[int] | None = None,
@@ -225,3 +226,31 @@ def fig4_verdict(cells: pd.DataFrame, aligned: str = "spectral") -> str:
                       + verdict(task, " pp", 100, 1),
                       f"\"{FIG4.claims[1].quote}\": {LABELS[aligned]} − no π, Δ support at each α ≥ 0.5: "
                       + verdict(support, " pp", 100, 1)])
+
+
+@dataclass(frozen=True)
+class PresetView:
+    """What one preset evaluates and shows: its α, its summary of the cells, its text, and the heading the
+    command line prints above that text. One view per preset, read by `symalign sweep --preset` and by the
+    recorded `paper` runs, so the two never drift apart."""
+
+    alphas: tuple[float, ...]
+    summary: Callable[[pd.DataFrame], pd.DataFrame]
+    text: Callable[..., str]
+    heading: str  # .format(family=..., n=...)
+
+
+PRESETS = {
+    "transfusion-table3": PresetView(TABLE3_ALPHAS, table3_summary, table3_text,
+                                     "TransFusion Table 3 on {family}: accuracy change against θ_B, mean ± std "
+                                     "over {n} (fine-tune, receiver) combinations"),
+    "transfusion-fig4": PresetView(ALPHAS, fig4_summary, fig4_text,
+                                   "TransFusion Fig. 4 on {family}: task and support accuracy against α, mean over "
+                                   "{n} combinations"),
+}
+
+
+def preset_view(preset: str) -> PresetView:
+    if preset not in PRESETS:
+        raise SymalignError(f"unknown TransFusion preset {preset!r}; known: {', '.join(PRESETS)}")
+    return PRESETS[preset]
