@@ -8,10 +8,11 @@ kept a quarter of a core busy in the server, on the cores the demo itself needs.
 
 For each setting: a fresh server (its own data folder) and headless chromium run the guided demo with many learned
 steps; while its last part runs, the script samples for `--seconds` the CPU of the server, of chromium and of the
-job worker (per second of wall), times a few page loads (goto to heading), and reads the server's resident memory.
-Run it on an otherwise idle machine (chromium is counted machine-wide).
+job worker (per second of wall), then times `--rounds` rounds of page loads (each of six pages, two of them loading
+torch, goto to heading; the demo still running) and reads the server's resident memory after them: turning the
+collection off must not let memory grow. Run it on an otherwise idle machine (chromium is counted machine-wide).
 
-    python benchmarks/following_cost.py [--seconds 30] [--settings on off]
+    python benchmarks/following_cost.py [--seconds 30] [--rounds 2] [--settings on off]
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from symalign.ui.launch import QUIET_WELCOME, app_command
 
 HZ = os.sysconf("SC_CLK_TCK")
 PAGES = {"models": "The shipped zoo", "align": "Symmetries to use", "compare": "Compare matchers",
-         "runs": "Run history"}
+         "runs": "Run history", "symmetries": "What a symmetry does to the weights",
+         "interpolation": "Interpolation curves"}
 
 
 def cpu_of(pid: int) -> float:
@@ -73,7 +75,7 @@ def server_command(port: int, gc_after_runs: bool) -> list[str]:
     return command
 
 
-def one_setting(gc_after_runs: bool, seconds: float) -> dict[str, float]:
+def one_setting(gc_after_runs: bool, seconds: float, rounds: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as folder, chromium() as browser:
         home, port = Path(folder) / "home", free_port()
         env = dict(os.environ, SYMALIGN_HOME=str(home), **QUIET_WELCOME)
@@ -102,7 +104,7 @@ def one_setting(gc_after_runs: bool, seconds: float) -> dict[str, float]:
             row = {**row0, "server": (after[0] - before[0]) / wall, "chromium": (after[1] - before[1]) / wall,
                    "worker": (after[2] - before[2]) / wall}
             loads = []
-            for _ in range(2):
+            for _ in range(rounds):
                 for name, heading in PAGES.items():
                     start = time.perf_counter()
                     page.goto(f"{url}/{name}")
@@ -121,13 +123,14 @@ def one_setting(gc_after_runs: bool, seconds: float) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of page loads (each page once a round)")
     parser.add_argument("--settings", nargs="*", default=["on", "off"], choices=["on", "off"])
     args = parser.parse_args()
     print("| gc after each script run | server CPU s/s | chromium CPU s/s | job worker CPU s/s | "
           "median page load s | server MiB | server holds torch (following, after the pages) |")
     print("|---|---|---|---|---|---|---|")
     for setting in args.settings:
-        r = one_setting(setting == "on", args.seconds)
+        r = one_setting(setting == "on", args.seconds, args.rounds)
         torch = ", ".join("yes" if r[key] else "no" for key in ("torch while following", "torch"))
         print(f"| {setting} | {r['server']:.3f} | {r['chromium']:.3f} | {r['worker']:.3f} | {r['page load s']:.2f} | "
               f"{r['server MiB']:.0f} | {torch} |", flush=True)
