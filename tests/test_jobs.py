@@ -14,7 +14,7 @@ import pytest
 from job_support import wait_for_job
 
 from symalign.errors import SymalignError
-from symalign.jobs.queue import WORKER_DIED, JobQueue, ensure_worker, resume_jobs
+from symalign.jobs.queue import WORKER_DIED, JobQueue, ensure_worker, resume_jobs, worker_alive, worker_pidfile
 from symalign.jobs.worker import JobProgress
 from symalign.runs.database import pid_alive
 from symalign.runs.store import RunStore
@@ -354,8 +354,6 @@ def test_submitters_at_once_start_one_worker(queue):
     """Six guests' clicks at once (issue #70's seminar) each asked for a worker: without a lock around looking
     and starting, each saw none and three workers started, each importing torch on the shared cores."""
     import threading
-
-    from symalign.jobs.queue import worker_alive, worker_pidfile
 
     gate, started = threading.Barrier(8), []
 

@@ -235,13 +235,13 @@ def test_transfusion_presets_share_one_set_of_transports_and_decide_from_them(ca
     assert "the transport presets run on" in capsys.readouterr().err
     # Table 3's preset evaluates only the α it reads, and finds there what the longer curve found
     from symalign.errors import SymalignError
-    from symalign.sweeps.transfusion import preset_alphas, preset_view
+    from symalign.sweeps.transfusion import preset_view
 
-    assert preset_alphas("transfusion-fig4") == (0.0, 0.01, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
+    assert preset_view("transfusion-fig4").alphas == (0.0, 0.01, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
     with pytest.raises(SymalignError, match="unknown TransFusion preset 'transfusion-table4'"):
         preset_view("transfusion-table4")
-    short = transfusion_cells("vit-digits", fine_tunes=[0], receivers=[1], alphas=preset_alphas("transfusion-table3"),
-                              max_examples=128)
+    short = transfusion_cells("vit-digits", fine_tunes=[0], receivers=[1],
+                              alphas=preset_view("transfusion-table3").alphas, max_examples=128)
     assert sorted(set(short["alpha"])) == [0.0, 1.0]
     columns = ["strategy", "alpha", "task_accuracy", "support_accuracy", "task_loss", "support_loss"]
     same = cells[cells["alpha"] <= 1][columns].reset_index(drop=True)

@@ -10,7 +10,7 @@ reports the change in the fine-tune task's accuracy and in the support set's (th
 
 The zoo's transport pair: base zoo:BASE/0, its fine-tunes zoo:FINE_TUNE/s (s = 0, 1, 2; vit-digits
 fine-tuned on flipped digits), received by zoo:BASE/1 and /2: six (fine-tune, receiver) combinations,
-each transported once per strategy. Fig. 4 evaluates every α; Table 3 only the two it reads (`preset_alphas`),
+each transported once per strategy. Fig. 4 evaluates every α; Table 3 only the two it reads (`PRESETS`),
 the same numbers at those α (a transport's alignment does not depend on α), at a third of the cost."""
 
 from __future__ import annotations
@@ -63,11 +63,6 @@ def transport_combinations(family: str, fine_tunes: list[int] | None = None,
     tuned = TRANSPORT_PAIRS[family]
     return [(f"zoo:{family}/0", f"zoo:{tuned}/{s}", f"zoo:{family}/{r}")
             for s in (fine_tunes or [0, 1, 2]) for r in (receivers or [1, 2])]
-
-
-def preset_alphas(preset: str) -> tuple[float, ...]:
-    """The α a preset evaluates: Table 3 reads θ_B (α = 0) and α = 1 only; Fig. 4 is a curve over all of them."""
-    return preset_view(preset).alphas
 
 
 def transfusion_cells(family: str, fine_tunes: list[int] | None = None, receivers: list[int] | None = None,
@@ -234,7 +229,7 @@ class PresetView:
     command line prints above that text. One view per preset, read by `symalign sweep --preset` and by the
     recorded `paper` runs, so the two never drift apart."""
 
-    alphas: tuple[float, ...]
+    alphas: tuple[float, ...]  # Table 3 reads θ_B (α = 0) and α = 1 only; Fig. 4 is a curve over all of them
     summary: Callable[[pd.DataFrame], pd.DataFrame]
     text: Callable[..., str]
     heading: str  # .format(family=..., n=...)
