@@ -23,6 +23,8 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from symalign.browser import chromium, free_port, wait_healthy
@@ -75,8 +77,10 @@ def server_command(port: int, gc_after_runs: bool) -> list[str]:
     return command
 
 
-def one_setting(gc_after_runs: bool, seconds: float, rounds: int) -> dict[str, float]:
-    with tempfile.TemporaryDirectory() as folder, chromium() as browser:
+@contextmanager
+def app_with_setting(gc_after_runs: bool) -> Iterator[tuple[str, subprocess.Popen, Path]]:
+    """A fresh app server (its own data folder) with the per-run collection on or off: its URL, process, data."""
+    with tempfile.TemporaryDirectory() as folder:
         home, port = Path(folder) / "home", free_port()
         env = dict(os.environ, SYMALIGN_HOME=str(home), **QUIET_WELCOME)
         server = subprocess.Popen(server_command(port, gc_after_runs), cwd=folder, env=env,
@@ -85,39 +89,44 @@ def one_setting(gc_after_runs: bool, seconds: float, rounds: int) -> dict[str, f
             url = f"http://127.0.0.1:{port}"
             if not wait_healthy(url, 90):
                 raise RuntimeError("the app did not start")
-            page = browser.new_context(viewport={"width": 1400, "height": 1800}).new_page()
-            page.goto(url)
-            page.get_by_text("Guided demo", exact=True).wait_for(timeout=60_000)
-            steps = page.locator('input[aria-label="learned matching steps"]')
-            steps.fill("20000")  # the last part outlasts the measurement
-            steps.press("Enter")
-            page.wait_for_timeout(1000)
-            page.locator("button", has_text="Run the guided demo").first.click()
-            page.get_by_text("part 3 of 3").first.wait_for(timeout=300_000)
-            time.sleep(3)
-            row0 = {"torch while following": holds_torch(server.pid)}
-            worker = int((home / "worker.pid").read_text())
-            before = (cpu_of(server.pid), chromium_cpu(), cpu_of(worker), time.time())
-            time.sleep(seconds)
-            after = (cpu_of(server.pid), chromium_cpu(), cpu_of(worker), time.time())
-            wall = after[3] - before[3]
-            row = {**row0, "server": (after[0] - before[0]) / wall, "chromium": (after[1] - before[1]) / wall,
-                   "worker": (after[2] - before[2]) / wall}
-            loads = []
-            for _ in range(rounds):
-                for name, heading in PAGES.items():
-                    start = time.perf_counter()
-                    page.goto(f"{url}/{name}")
-                    page.get_by_text(heading).first.wait_for(timeout=60_000)
-                    loads.append(time.perf_counter() - start)
-            row["page load s"] = statistics.median(loads)
-            row["server MiB"] = rss_mib(server.pid)
-            row["torch"] = holds_torch(server.pid)
-            os.kill(worker, 9)
-            return row
+            yield url, server, home
         finally:
             server.terminate()
             server.wait(timeout=30)
+
+
+def one_setting(gc_after_runs: bool, seconds: float, rounds: int) -> dict[str, float]:
+    with app_with_setting(gc_after_runs) as (url, server, home), chromium() as browser:
+        page = browser.new_context(viewport={"width": 1400, "height": 1800}).new_page()
+        page.goto(url)
+        page.get_by_text("Guided demo", exact=True).wait_for(timeout=60_000)
+        steps = page.locator('input[aria-label="learned matching steps"]')
+        steps.fill("20000")  # the last part outlasts the measurement
+        steps.press("Enter")
+        page.wait_for_timeout(1000)
+        page.locator("button", has_text="Run the guided demo").first.click()
+        page.get_by_text("part 3 of 3").first.wait_for(timeout=300_000)
+        time.sleep(3)
+        row0 = {"torch while following": holds_torch(server.pid)}
+        worker = int((home / "worker.pid").read_text())
+        before = (cpu_of(server.pid), chromium_cpu(), cpu_of(worker), time.time())
+        time.sleep(seconds)
+        after = (cpu_of(server.pid), chromium_cpu(), cpu_of(worker), time.time())
+        wall = after[3] - before[3]
+        row = {**row0, "server": (after[0] - before[0]) / wall, "chromium": (after[1] - before[1]) / wall,
+               "worker": (after[2] - before[2]) / wall}
+        loads = []
+        for _ in range(rounds):
+            for name, heading in PAGES.items():
+                start = time.perf_counter()
+                page.goto(f"{url}/{name}")
+                page.get_by_text(heading).first.wait_for(timeout=60_000)
+                loads.append(time.perf_counter() - start)
+        row["page load s"] = statistics.median(loads)
+        row["server MiB"] = rss_mib(server.pid)
+        row["torch"] = holds_torch(server.pid)
+        os.kill(worker, 9)
+        return row
 
 
 def main() -> None:
