@@ -77,6 +77,14 @@ def server_command(port: int, gc_after_runs: bool) -> list[str]:
     return command
 
 
+def load_page(page, url: str, name: str) -> float:
+    """Open one of PAGES by its address and wait for its heading: the seconds it took."""
+    start = time.perf_counter()
+    page.goto(f"{url}/{name}")
+    page.get_by_text(PAGES[name]).first.wait_for(timeout=60_000)
+    return time.perf_counter() - start
+
+
 @contextmanager
 def app_with_setting(gc_after_runs: bool) -> Iterator[tuple[str, subprocess.Popen, Path]]:
     """A fresh app server (its own data folder) with the per-run collection on or off: its URL, process, data."""
@@ -115,13 +123,7 @@ def one_setting(gc_after_runs: bool, seconds: float, rounds: int) -> dict[str, f
         wall = after[3] - before[3]
         row = {**row0, "server": (after[0] - before[0]) / wall, "chromium": (after[1] - before[1]) / wall,
                "worker": (after[2] - before[2]) / wall}
-        loads = []
-        for _ in range(rounds):
-            for name, heading in PAGES.items():
-                start = time.perf_counter()
-                page.goto(f"{url}/{name}")
-                page.get_by_text(heading).first.wait_for(timeout=60_000)
-                loads.append(time.perf_counter() - start)
+        loads = [load_page(page, url, name) for _ in range(rounds) for name in PAGES]
         row["page load s"] = statistics.median(loads)
         row["server MiB"] = rss_mib(server.pid)
         row["torch"] = holds_torch(server.pid)

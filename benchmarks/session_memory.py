@@ -22,7 +22,7 @@ import re
 import time
 import urllib.request
 
-from following_cost import PAGES, app_with_setting, rss_mib  # benchmarks/following_cost.py: the same server
+from following_cost import PAGES, app_with_setting, load_page, rss_mib  # benchmarks/following_cost.py: the same server
 
 from symalign.browser import chromium
 
@@ -40,19 +40,22 @@ def session_counts(url: str) -> str:
 
 
 def one_setting(gc_after_runs: bool, minutes: float, every: int) -> None:
-    setting = "on" if gc_after_runs else "off"
     with app_with_setting(gc_after_runs) as (url, server, _), chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 1800}).new_page()
         start, loads, names = time.time(), 0, list(PAGES)
-        print(f"| {setting} | 0 | 0 | {rss_mib(server.pid):.0f} | {session_counts(url)} |", flush=True)
+
+        def report() -> None:
+            print(f"| {'on' if gc_after_runs else 'off'} | {loads} | {time.time() - start:.0f} | "
+                  f"{rss_mib(server.pid):.0f} | {session_counts(url)} |", flush=True)
+
+        report()
         while time.time() - start < minutes * 60:
-            name = names[loads % len(names)]
-            page.goto(f"{url}/{name}")
-            page.get_by_text(PAGES[name]).first.wait_for(timeout=60_000)
+            load_page(page, url, names[loads % len(names)])
             loads += 1
-            if loads % every == 0 or time.time() - start >= minutes * 60:
-                print(f"| {setting} | {loads} | {time.time() - start:.0f} | {rss_mib(server.pid):.0f} | "
-                      f"{session_counts(url)} |", flush=True)
+            if loads % every == 0:
+                report()
+        if loads % every:
+            report()  # the last loads, when they did not end a block of `every`
 
 
 def main() -> None:
