@@ -72,7 +72,7 @@ def mixed_out_of_place(self: PathObjective, weights: list[float], transforms) ->
         for w, m in zip(weights[1:], moved):
             total = total + w * m.pop(k)
         mixed[k] = total
-    return functional_params(self.ref.family, self.ref.config, mixed, self.names, contiguous=not self.large)
+    return functional_params(self.ref.family, self.ref.config, mixed, self.names, contiguous=True)  # not large
 
 
 IN_PLACE = PathObjective.mixed_params
