@@ -21,13 +21,24 @@ COST_SHAPE = (3072, 768, 3072)  # GPT-2-small's MLP cost product: [d_ff, d] @ [d
 
 
 def cpu_model() -> str:
-    """The CPU's marketing name (Linux's /proc/cpuinfo), else what the platform module says."""
+    """The CPU's marketing name with its family, model and widest vector unit (Linux's /proc/cpuinfo), else what
+    the platform module says. Why the numbers: "AMD EPYC" has named two machines here, a Zen 3 (family 25 model 1,
+    AVX2, 87-108 GFLOP/s) and a Zen 4 (family 25 model 17, AVX-512, 132-171 GFLOP/s)."""
     cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text(errors="replace").splitlines():
-            if line.lower().startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
+    if not cpuinfo.exists():
+        return platform.processor() or platform.machine()
+    fields: dict[str, str] = {}
+    for line in cpuinfo.read_text(errors="replace").splitlines():
+        if not line.strip():
+            break  # the first processor's block is enough
+        key, _, value = line.partition(":")
+        fields[key.strip().lower()] = value.strip()
+    flags = set(fields.get("flags", "").split())
+    vector = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else ""
+    detail = ", ".join(x for x in (f"family {fields['cpu family']} model {fields['model']}"
+                                   if "cpu family" in fields and "model" in fields else "", vector) if x)
+    name = fields.get("model name") or platform.processor() or platform.machine()
+    return f"{name} ({detail})" if detail else name
 
 
 def matmul_gflops(threads: int, device: str = "cpu", repeats: int = 7) -> float:
