@@ -36,7 +36,7 @@ from symalign.match.config import AlignConfig
 from symalign.match.objective import PathObjective
 from symalign.models import load_model
 from symalign.models.functional import functional_params
-from symalign.symmetry.transform import apply_unchecked
+from symalign.symmetry.transform import Transform, apply_unchecked
 
 DEFAULT_PAIRS = ["zoo:gpt-shakespeare/0,zoo:gpt-shakespeare/1,shakespeare", "zoo:vit-digits/0,zoo:vit-digits/1,digits"]
 
@@ -89,7 +89,7 @@ def variant(name: str):
         PathObjective.mixed_params = IN_PLACE
 
 
-def learned_steps(a, b, spec: str, batch_size: int, steps: int, device: str):
+def learned_steps(a, b, spec: str, batch_size: int, steps: int, device: str) -> tuple[list[float], Transform]:
     """Seconds of each learned-matching step that ran no check (from the run's own per-step record), and the
     run's transform."""
     config = AlignConfig.from_options({"steps": steps, "batch_size": batch_size, "check_every": 10 * steps},

@@ -20,25 +20,34 @@ from pathlib import Path
 COST_SHAPE = (3072, 768, 3072)  # GPT-2-small's MLP cost product: [d_ff, d] @ [d, d_ff]
 
 
+def first_cpu_fields() -> dict[str, str]:
+    """The first processor's block of Linux's /proc/cpuinfo (lower-case keys); empty where there is none."""
+    cpuinfo = Path("/proc/cpuinfo")
+    fields: dict[str, str] = {}
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            if not line.strip():
+                break  # the first processor's block is enough
+            key, _, value = line.partition(":")
+            fields[key.strip().lower()] = value.strip()
+    return fields
+
+
 def cpu_model() -> str:
     """The CPU's marketing name with its family, model and widest vector unit (Linux's /proc/cpuinfo), else what
     the platform module says. Why the numbers: "AMD EPYC" has named two machines here, a Zen 3 (family 25 model 1,
-    AVX2, 87-108 GFLOP/s) and a Zen 4 (family 25 model 17, AVX-512, 132-171 GFLOP/s)."""
-    cpuinfo = Path("/proc/cpuinfo")
-    if not cpuinfo.exists():
-        return platform.processor() or platform.machine()
-    fields: dict[str, str] = {}
-    for line in cpuinfo.read_text(errors="replace").splitlines():
-        if not line.strip():
-            break  # the first processor's block is enough
-        key, _, value = line.partition(":")
-        fields[key.strip().lower()] = value.strip()
-    flags = set(fields.get("flags", "").split())
-    vector = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else ""
-    detail = ", ".join(x for x in (f"family {fields['cpu family']} model {fields['model']}"
-                                   if "cpu family" in fields and "model" in fields else "", vector) if x)
+    AVX2, 87-108 GFLOP/s) and a Zen 4 (family 25 model 17, AVX-512, 137-171 GFLOP/s)."""
+    fields = first_cpu_fields()
     name = fields.get("model name") or platform.processor() or platform.machine()
-    return f"{name} ({detail})" if detail else name
+    detail = []
+    if "cpu family" in fields and "model" in fields:
+        detail.append(f"family {fields['cpu family']} model {fields['model']}")
+    flags = set(fields.get("flags", "").split())
+    if "avx512f" in flags:
+        detail.append("AVX-512")
+    elif "avx2" in flags:
+        detail.append("AVX2")
+    return f"{name} ({', '.join(detail)})" if detail else name
 
 
 def matmul_gflops(threads: int, device: str = "cpu", repeats: int = 7) -> float:
