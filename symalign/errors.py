@@ -17,6 +17,13 @@ class ArchitectureMismatchError(SymalignError):
     """Two models that cannot be compared parameter by parameter."""
 
 
+def require_at_least(flag: str, value: int | None, minimum: int) -> None:
+    """One line for a count below its minimum, before it reaches arithmetic that would fail far from the cause
+    (0 evaluation examples divided a loss by zero). None is the caller's default and passes."""
+    if value is not None and value < minimum:
+        raise SymalignError(f"{flag} must be at least {minimum}; got {value}")
+
+
 def brief(exc: BaseException, limit: int = 200) -> str:
     """One line from a library's exception: the line that names the cause, else the first."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]

@@ -82,6 +82,85 @@ def test_bad_models_give_one_clear_line(tmp_path, capsys):
         assert message in err and err.count("\n") == 1 and "Traceback" not in err, err
 
 
+# Counts below their minimum, per command that takes them. `barrier`, `plane`, `merge` and `attribute` divided a
+# loss by 0 examples (a ZeroDivisionError traceback); `merge --how fisher --examples 0` recorded a NaN merge;
+# `sweep --points 0` quietly ran 21 points.
+BAD_COUNTS = [
+    ("barrier", "A", "B", "--max-examples", "0"),
+    ("barrier", "A", "B", "--points", "1"),
+    ("plane", "A", "B", "C", "--max-examples", "-3"),
+    ("simplex", "A", "B", "C", "--max-examples", "0"),
+    ("curve", "A", "B", "--max-examples", "0"),
+    ("merge", "A", "B", "--out", "M", "--max-examples", "0"),
+    ("merge", "A", "B", "--out", "M", "--how", "fisher", "--examples", "0"),
+    ("transport", "A", "F", "B", "--out", "M", "--max-examples", "0"),
+    ("attribute", "A", "B", "--eval-examples", "0"),
+    ("correlations", "A", "B", "--examples", "0"),
+    ("sweep", "--preset", "verma-heads", "--points", "0"),
+    ("sweep", "--preset", "verma-heads", "--max-examples", "0"),
+    ("paper", "zhang-table2", "--run", "--max-examples", "0"),
+    ("align", "A", "B", "--out", "M", "--barrier", "--points", "1"),
+]
+
+
+@pytest.mark.parametrize("argv", BAD_COUNTS, ids=lambda argv: " ".join(argv))
+def test_a_count_below_its_minimum_is_refused_while_parsing(argv, capsys):
+    """Refused before any model is read (the model names here do not exist): exit 2, the flag and the minimum named."""
+    flag, value = argv[-2], argv[-1]
+    with pytest.raises(SystemExit) as stop:
+        main(list(argv))
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1
+    assert f"argument {flag}: must be at least" in err and f"got {value}" in err and "Traceback" not in err
+
+
+def test_align_learns_on_a_s_own_data_when_none_is_named(tmp_path, capsys):
+    """`align --method learned` without --data takes A's training data, as align-many, simplex and barrier do;
+    a model that records none still gets the one line that asks for --data."""
+    code, _, err = run(capsys, "align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--method", "learned", "--steps", "2",
+                       "--out", tmp_path / "aligned", "--no-record", "--json")
+    assert code == 0, err
+    assert json.loads((tmp_path / "aligned" / "alignment.json").read_text())["config"]["data"] == "digits"
+    plain = save_model(load_model("zoo:vit-digits/1"), tmp_path / "plain")  # written without its training record
+    code, _, err = run(capsys, "align", plain, "zoo:vit-digits/1", "--method", "learned", "--out", tmp_path / "x")
+    assert code == 2 and "records no training data; name one with --data" in err and err.count("\n") == 1
+
+
+def test_a_count_that_is_not_an_integer_names_the_flag(capsys):
+    with pytest.raises(SystemExit):
+        main(["barrier", "A", "B", "--max-examples", "all"])
+    assert "argument --max-examples: takes an integer; got 'all'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["align", "A", "B", "--method", "magic", "--out", "M"], "invalid choice: 'magic'"),
+    (["align", "A"], "the following arguments are required: b, --out"),
+    (["barrier", "A", "B", "--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+    (["no-such-command"], "invalid choice: 'no-such-command'"),
+])
+def test_a_wrong_command_line_is_one_line_that_points_at_help(argv, message, capsys):
+    """argparse printed the whole usage (26 lines for `align`) above the line that says what was wrong."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and message in err and "--help` lists the" in err
+
+
+def test_the_python_api_refuses_zero_examples_in_one_line():
+    """The same counts through the API, which the CLI's parser does not guard: evaluation and merge statistics."""
+    from symalign.data import load_data
+    from symalign.errors import SymalignError
+    from symalign.landscape.evaluate import Evaluator
+    from symalign.merge.rule import MergeInputs
+
+    model = random_model(tiny_config("vit"), seed=0)
+    with pytest.raises(SymalignError, match="--max-examples must be at least 1; got 0"):
+        Evaluator(model, load_data("digits"), max_examples=0)
+    with pytest.raises(SymalignError, match="--examples must be at least 1; got 0"):
+        MergeInputs(examples=0)
+    assert Evaluator(model, load_data("digits"), max_examples=1).examples == 1
+
+
 @pytest.mark.slow
 def test_console_script_never_shows_a_traceback(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "symalign.cli", "inspect", str(tmp_path / "nope")],

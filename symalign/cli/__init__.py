@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import NoReturn
 
 from symalign.cli.common import fold_columns
 from symalign.errors import SymalignError
@@ -17,10 +18,19 @@ ORDER = ("inspect", "transform", "canonicalize", "init", "train", "zoo", "align"
          "app")  # as `symalign --help` lists them
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with its errors in one line like every other user error: by default it prints the command's whole
+    usage first (26 lines for `symalign align`), and the line that says what was wrong comes last."""
+
+    def error(self, message: str) -> NoReturn:
+        what = "flags" if " " in self.prog else "commands"  # `symalign barrier` or `symalign`
+        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the {what})\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from importlib import import_module
 
-    parser = argparse.ArgumentParser(prog="symalign", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="symalign", description=__doc__.split("\n\n")[0])  # its subparsers share the class
     sub = parser.add_subparsers(dest="command", required=True)
     adders = {add.__name__[len("add_"):].replace("_", "-"): add
               for group in GROUPS for add in import_module(f"symalign.cli.{group}").COMMANDS}

@@ -11,6 +11,7 @@ from symalign.cli.common import (
     add_split_flag,
     add_universe_flags,
     align_config,
+    at_least,
     data_for,
     print_json,
     store_for,
@@ -26,12 +27,13 @@ def add_align(sub) -> None:
     p.add_argument("--method", default="weight", choices=method_names(),
                    help="; ".join(f"{name}: {m.help}" for name, m in matchers().items()))
     add_alignment_flags(p)
-    add_data_flag(p)
+    add_data_flag(p, "data the matcher learns on (activation, learned, soft) and --barrier measures on; "
+                     "default: A's own training data")
     p.add_argument("--device", default="auto")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)
     p.add_argument("--barrier", action="store_true", help="also measure the barrier between A and aligned B")
-    p.add_argument("--points", type=int, default=None,
+    p.add_argument("--points", type=at_least(2), default=None,
                    help="with --barrier: λ points on the curve (default: as the barrier command)")
     add_split_flag(p)
     p.add_argument("--canonical-a", default=None, metavar="DIR",
@@ -59,9 +61,11 @@ def cmd_align(args) -> None:
     from symalign.models.towers import two_towers_of
     from symalign.workflows.execute import align_run, align_summary
 
-    config = align_config(args)
     if two_towers_of(args.a) or two_towers_of(args.b):
-        return align_two_towers(args, config)
+        return align_two_towers(args, align_config(args))
+    # a matcher that learns on data takes A's own training data unless --data names other, as align-many, simplex,
+    # attribute and barrier do (before, `align zoo:A zoo:B --method learned` alone said "needs --data")
+    config = align_config(args, data_for(args, [args.a]))
     plan_checks(config)
     with Bar(f"align ({args.method})") as bar:
         points = {} if args.points is None else {"points": args.points}  # else align_run's default

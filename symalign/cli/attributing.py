@@ -11,6 +11,7 @@ from symalign.cli.common import (
     add_option_flags,
     add_split_flag,
     align_config,
+    at_least,
     check_html,
     print_json,
 )
@@ -30,7 +31,7 @@ def add_attribute(sub) -> None:
     add_data_flag(p, "data spec; default: the models' own recipe data")
     add_split_flag(p)
     p.add_argument("--points", type=int, default=11, help="λ points per curve (odd: λ = 0.5 is one of them)")
-    p.add_argument("--eval-examples", type=int, default=None, metavar="N",
+    p.add_argument("--eval-examples", type=at_least(1), default=None, metavar="N",
                    help="evaluation examples per curve point (default: the data's; --max-examples is activation "
                         "matching's own)")
     p.add_argument("--device", default="auto")
@@ -78,8 +79,8 @@ def cmd_attribute(args) -> None:
     print(f"barrier of the whole path ({args.method}): {whole:.4f}; each group moving alone, the loss it adds "
           "halfway (λ = 0.5) above A's and B's own (and its path's barrier):")
     for g in groups:
-        print(f"  {g.group:<24} rest at A +{g.rise_at_a:.4f} ({g.rest_at_a:.4f})   "
-              f"rest at B +{g.rise_at_b:.4f} ({g.rest_at_b:.4f})")
+        print(f"  {g.group:<24} rest at A {g.rise_at_a:+.4f} ({g.rest_at_a:.4f})   "
+              f"rest at B {g.rise_at_b:+.4f} ({g.rest_at_b:.4f})")
     if args.html:
         print(f"figure: {args.html}")
 
@@ -134,9 +135,10 @@ def add_correlations(sub) -> None:
     add_option_flags(p, universe=False)
     add_data_flag(p, "data spec; default: the models' own recipe data")
     add_split_flag(p)
-    p.add_argument("--examples", type=int, default=256, metavar="N",
+    p.add_argument("--examples", type=at_least(1), default=256, metavar="N",
                    help="evaluation examples whose features are correlated (default 256)")
-    p.add_argument("--layer", type=int, default=0, help="the block whose head map is drawn and kept in the JSON")
+    p.add_argument("--layer", type=int, default=0,
+                   help="the block whose head map is drawn and kept in the JSON")
     p.add_argument("--device", default="auto")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--html", default=None, help="write the per-layer curve and the head map to this HTML file")

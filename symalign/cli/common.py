@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 
 from symalign.errors import SymalignError
 from symalign.match.matchers import matcher, method_names
@@ -14,6 +15,29 @@ from symalign.symmetry.spec import CLASSES, KINDS
 
 def print_json(obj) -> None:
     print(json.dumps(obj, indent=2))
+
+
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer of at least `minimum`. A count of 0 evaluation examples used to reach the
+    loss's division (a ZeroDivisionError traceback from `barrier --max-examples 0`); refused while parsing, it
+    costs the user one line and no model load."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"takes an integer; got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}; got {value}")
+        return value
+
+    parse.__name__ = "integer"  # argparse names the type in its own messages
+    return parse
+
+
+def add_max_examples_flag(p: argparse.ArgumentParser, help: str = "evaluation examples (default: all)") -> None:
+    """--max-examples, as every command that evaluates takes it: leave it out for all, at least 1 when given."""
+    p.add_argument("--max-examples", type=at_least(1), default=None, metavar="N", help=help)
 
 
 def parse_classes(args) -> dict[str, str]:
@@ -107,7 +131,7 @@ def add_universe_flags(p: argparse.ArgumentParser, default_method: str) -> None:
 
 def add_model_output_flags(p: argparse.ArgumentParser) -> None:
     """The flags of a workflow that evaluates and writes one model (merge, transport)."""
-    p.add_argument("--max-examples", type=int, default=None, help="evaluation examples (default: all)")
+    add_max_examples_flag(p)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="auto", help="auto (CUDA, then MPS, then CPU), cpu, cuda or mps")
     p.add_argument("--out", required=True)

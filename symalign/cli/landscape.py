@@ -6,10 +6,12 @@ from symalign.cli.common import (
     Bar,
     add_class_flags,
     add_data_flag,
+    add_max_examples_flag,
     add_run_flags,
     add_split_flag,
     add_universe_flags,
     align_config,
+    at_least,
     check_html,
     data_for,
     print_json,
@@ -23,8 +25,8 @@ def add_barrier(sub) -> None:
     p.add_argument("a")
     p.add_argument("b")
     add_data_flag(p, "data spec; default: the models' own recipe data")
-    p.add_argument("--points", type=int, default=21)
-    p.add_argument("--max-examples", type=int, default=None)
+    p.add_argument("--points", type=at_least(2), default=21)
+    add_max_examples_flag(p)
     add_split_flag(p)
     p.add_argument("--device", default="auto")
     p.add_argument("--form", choices=("canonical", "raw"), default="canonical",
@@ -66,7 +68,7 @@ def add_simplex(sub) -> None:
     add_universe_flags(p, default_method="none")
     p.add_argument("--resolution", type=int, default=10, help="grid steps per edge: (r+1)(r+2)/2 points")
     p.add_argument("--epsilon", type=float, default=0.05, help="near-zero region: loss ≤ corner plane + ε")
-    p.add_argument("--max-examples", type=int, default=None)
+    add_max_examples_flag(p)
     add_run_flags(p, "data spec; default: the models' own recipe data")
     add_split_flag(p)
     p.add_argument("--html", default=None, help="write the ternary figure to this HTML file")
@@ -160,8 +162,8 @@ def add_curve(sub) -> None:
                    help=f"Adam's learning rate, cosine-decayed (default {defaults.lr})")
     p.add_argument("--batch-size", type=int, default=defaults.batch_size,
                    help=f"training examples per step, each step at a fresh t ~ U(0, 1) (default {defaults.batch_size})")
-    p.add_argument("--points", type=int, default=21, help="points along each path where loss is measured")
-    p.add_argument("--max-examples", type=int, default=None, help="evaluation examples (default: all)")
+    p.add_argument("--points", type=at_least(2), default=21, help="points along each path where loss is measured")
+    add_max_examples_flag(p)
     p.add_argument("--export-at", type=float, nargs="+", default=[], metavar="T",
                    help="also write the model at these t as checkpoints (OUT/t-0.50, ...)")
     p.add_argument("--out", default=None,
@@ -219,7 +221,7 @@ def add_plane(sub) -> None:
     p.add_argument("--resolution", type=int, default=21, help="grid points per axis")
     p.add_argument("--margin", type=float, default=0.2, help="how far the grid extends beyond the three points, "
                                                              "as a share of their span")
-    p.add_argument("--max-examples", type=int, default=None, help="evaluation examples (default: all)")
+    add_max_examples_flag(p)
     add_data_flag(p, "data spec; default: the models' own recipe data")
     p.add_argument("--device", default="auto")
     p.add_argument("--seed", type=int, default=0, help="--random: the directions' seed")

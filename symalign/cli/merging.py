@@ -9,6 +9,7 @@ from symalign.cli.common import (
     add_model_output_flags,
     align_config,
     alignment_given,
+    at_least,
     print_json,
     store_for,
 )
@@ -43,7 +44,8 @@ def add_merge(sub) -> None:
                         "and, for mergekit's methods, OUT/mergekit.yml: mergekit-yaml rebuilds the same weights")
     p.add_argument("--data", default=None, help="data for Fisher/RegMean statistics and evaluation "
                                                 "(default: the first model's own data)")
-    p.add_argument("--examples", type=int, default=64, help="training examples for Fisher or input Gram matrices")
+    p.add_argument("--examples", type=at_least(1), default=64,
+                   help="training examples for Fisher or input Gram matrices")
     add_model_output_flags(p)
     add_alignment_flags(p)
     p.set_defaults(func=cmd_merge)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 
 def add_paper(sub) -> None:
+    from symalign.cli.common import add_max_examples_flag
     from symalign.papers import TABLES
 
     p = sub.add_parser("paper", help="the papers' tables: setting, printed values, claims, and how the zoo runs them")
@@ -12,7 +13,7 @@ def add_paper(sub) -> None:
     p.add_argument("--run", action="store_true",
                    help="run the table on a zoo family and record it as a `paper` run (the Ablations page shows it)")
     p.add_argument("--family", help="the zoo family to run it on (default: the table's first)")
-    p.add_argument("--max-examples", type=int, help="evaluation examples per measurement (default: all)")
+    add_max_examples_flag(p, "evaluation examples per measurement (default: all)")
     p.set_defaults(func=cmd_paper)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from symalign.cli.common import add_data_flag, print_json, store_for
+from symalign.cli.common import add_data_flag, add_max_examples_flag, at_least, print_json, store_for
 from symalign.errors import SymalignError
 from symalign.sweeps.executors import EXECUTORS
 
@@ -35,9 +35,9 @@ def add_sweep(sub) -> None:
                    help="Ray: GPUs each cell asks for (default: 1 on a cluster with GPUs, so a 4-GPU node runs four "
                         "cells at once; 0 on a CPU cluster; 0.5 shares a GPU between two cells)")
     add_data_flag(p, "data spec for every cell (default: each model's own data)")
-    p.add_argument("--points", type=int, default=None, help="interpolation points per curve (default 21)")
-    p.add_argument("--max-examples", type=int, default=None, help="evaluation examples per curve point")
-    p.add_argument("--steps", type=int, default=None, help="learned/soft rows: most optimisation steps")
+    p.add_argument("--points", type=at_least(2), default=None, help="interpolation points per curve (default 21)")
+    add_max_examples_flag(p, "evaluation examples per curve point (default: all)")
+    p.add_argument("--steps", type=at_least(1), default=None, help="learned/soft rows: most optimisation steps")
     p.add_argument("--split", default=None, choices=("eval", "train"),
                    help="measure every cell on this split (default: the file's, else eval)")
     p.add_argument("--out", default=None, help="write cells.csv, cells.parquet and summary.csv here (and widths.csv "

@@ -13,6 +13,7 @@ from torch.func import functional_call
 
 from symalign.data.base import IGNORE
 from symalign.data.preprocess import image_config
+from symalign.errors import require_at_least
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.models.family import TransformerModel
 from symalign.models.functional import functional_params, module_names, weightless_module
@@ -123,6 +124,7 @@ class Evaluator:
 
     def __init__(self, template: TransformerModel, data, max_examples: int | None = None,
                  device: torch.device | str = "cpu"):
+        require_at_least("--max-examples", max_examples, 1)
         data.check_model(template)
         self.device = torch.device(device)
         self.family = template.family

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from symalign.errors import SymalignError
+from symalign.errors import SymalignError, require_at_least
 from symalign.progress import phase
 from symalign.registry import Registry, resolve
 
@@ -44,6 +44,10 @@ class MergeInputs:
     has_base: bool = False  # the first member is the base model (a rule with `base` other than "none")
     ot: Any = None  # OT fusion's plan solver (symalign.merge.ot_fusion.OTSettings) for the ot-* rules
     max_examples: int | None = None  # the examples OT-ACTS reads activations on (None: its default, 256)
+
+    def __post_init__(self) -> None:
+        require_at_least("--examples", self.examples, 1)  # Fisher of 0 examples is NaN, merged into the weights
+        require_at_least("--max-examples", self.max_examples, 1)
 
     def phase(self, name: str) -> Callable[[int, int], None] | None:
         """A (done, total) progress callback for one named phase of the rule."""
