@@ -100,12 +100,17 @@ BAD_COUNTS = [
     ("sweep", "--preset", "verma-heads", "--max-examples", "0"),
     ("paper", "zhang-table2", "--run", "--max-examples", "0"),
     ("align", "A", "B", "--out", "M", "--barrier", "--points", "1"),
+    ("init", "gpt2", "--out", "M", "--heads", "0"),  # a ZeroDivisionError
+    ("init", "gpt2", "--out", "M", "--width", "-4"),  # torch's "negative dimension"
+    ("init", "gpt2", "--out", "M", "--layers", "0"),
+    ("train", "vit-digits", "--out", "M", "--steps", "-3"),  # wrote a model trained for no steps
 ]
 
 
 @pytest.mark.parametrize("argv", BAD_COUNTS, ids=lambda argv: " ".join(argv))
-def test_a_count_below_its_minimum_is_refused_while_parsing(argv, capsys):
+def test_a_count_below_its_minimum_is_refused_while_parsing(argv, capsys, tmp_path, monkeypatch):
     """Refused before any model is read (the model names here do not exist): exit 2, the flag and the minimum named."""
+    monkeypatch.chdir(tmp_path)  # where a command that wrongly ran would write M
     flag, value = argv[-2], argv[-1]
     with pytest.raises(SystemExit) as stop:
         main(list(argv))
@@ -130,6 +135,17 @@ def test_a_count_that_is_not_an_integer_names_the_flag(capsys):
     with pytest.raises(SystemExit):
         main(["barrier", "A", "B", "--max-examples", "all"])
     assert "argument --max-examples: takes an integer; got 'all'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["gpt2", "--width", "30", "--heads", "4"], "--width 30 is not a multiple of --heads 4"),  # was a ValueError
+    (["gpt2", "--activation", "bogus"], "--activation 'bogus': choose from"),  # was a KeyError
+    (["llama", "--width", "30", "--heads", "6"], "init cannot build this llama: RoPE requires an even rotary"),
+])
+def test_init_refuses_a_shape_the_family_cannot_take_in_one_line(argv, message, tmp_path, capsys):
+    code, _, err = run(capsys, "init", *argv, "--out", tmp_path / "m")
+    assert code == 2 and message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "m").exists()
 
 
 @pytest.mark.parametrize("argv, message", [

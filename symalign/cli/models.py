@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from symalign.cli.common import add_class_flags, add_dtype_flag, parse_classes, preset_of, print_json
-from symalign.errors import SymalignError
+from symalign.cli.common import add_class_flags, add_dtype_flag, at_least, parse_classes, preset_of, print_json
+from symalign.errors import SymalignError, brief
 from symalign.symmetry.spec import CLASSES, SymmetrySpec
 
 DEFAULT_RANDOM_CLASSES = {"mlp": "perm", "heads": "perm", "qk": "orthogonal", "vo": "orthogonal",
@@ -166,10 +166,10 @@ def add_init(sub) -> None:
     add_dtype_flag(p)
     p.add_argument("family", help="a model type: gpt2, vit, llama, qwen2, mistral, bert, roberta, ... "
                                   "(every family in symalign/models/families that builds small models)")
-    p.add_argument("--layers", type=int, default=2)
-    p.add_argument("--width", type=int, default=32)
-    p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--mlp", type=int, default=None)
+    p.add_argument("--layers", type=at_least(1), default=2)
+    p.add_argument("--width", type=at_least(1), default=32, help="the residual width: a multiple of --heads")
+    p.add_argument("--heads", type=at_least(1), default=4)
+    p.add_argument("--mlp", type=at_least(1), default=None, help="the MLP's hidden width (default: the family's)")
     p.add_argument("--activation", default="gelu", help="GPT-2, ViT, BERT (Llama-like families use SwiGLU)")
     p.add_argument("--untied", action="store_true", help="text models: give the output head its own weights")
     p.add_argument("--seed", type=int, default=0)
@@ -190,12 +190,31 @@ def cmd_init(args) -> None:
 
         tokenizer = char_tokenizer(shakespeare_text(), mask=task == "masked-lm")
         vocab = {"vocab": len(tokenizer)}
-    config = tiny_config(args.family, layers=args.layers, width=args.width, heads=args.heads, mlp=args.mlp,
-                         activation=args.activation, tied=not args.untied, **vocab)
-    out = save_model(random_model(config, seed=args.seed), args.out, args.dtype)
+    if args.width % args.heads:
+        raise SymalignError(f"--width {args.width} is not a multiple of --heads {args.heads}: each head takes "
+                            "width / heads dimensions")
+    check_activation(args.activation)
+    from huggingface_hub.errors import StrictDataclassError
+
+    try:  # what else transformers' config or module refuses (a rotary head of odd size, ...), in its own words
+        config = tiny_config(args.family, layers=args.layers, width=args.width, heads=args.heads, mlp=args.mlp,
+                             activation=args.activation, tied=not args.untied, **vocab)
+        model = random_model(config, seed=args.seed)
+    except (ValueError, RuntimeError, StrictDataclassError) as exc:
+        cause = str(exc).strip().splitlines()[-1].strip().removeprefix("ValueError: ")  # a validator's cause: last
+        raise SymalignError(f"init cannot build this {args.family}: {brief(Exception(cause))}") from None
+    out = save_model(model, args.out, args.dtype)
     if tokenizer is not None:
         tokenizer.save_pretrained(str(out))
     print(f"wrote {out}: random {args.family} ({args.layers} layers, width {args.width}, {args.heads} heads)")
+
+
+def check_activation(name: str) -> None:
+    """transformers names its activations in one table; a name outside it was a KeyError when the module was built."""
+    from transformers.activations import ACT2FN
+
+    if name not in ACT2FN:
+        raise SymalignError(f"--activation {name!r}: choose from {', '.join(sorted(ACT2FN))}")
 
 
 COMMANDS = (add_inspect, add_transform, add_canonicalize, add_init,)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from symalign.cli.common import Bar, print_json
+from symalign.cli.common import Bar, at_least, print_json
 
 
 def add_train(sub) -> None:
@@ -10,7 +10,7 @@ def add_train(sub) -> None:
     p.add_argument("recipe")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)
-    p.add_argument("--steps", type=int, default=None, help="override the recipe's step count")
+    p.add_argument("--steps", type=at_least(1), default=None, help="override the recipe's step count")
     p.add_argument("--data", default=None, help="data spec (needed by the CIFAR recipes)")
     p.add_argument("--device", default="auto")
     p.add_argument("--json", action="store_true")
