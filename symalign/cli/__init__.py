@@ -23,8 +23,9 @@ class OneLineParser(argparse.ArgumentParser):
     usage first (26 lines for `symalign align`), and the line that says what was wrong comes last."""
 
     def error(self, message: str) -> NoReturn:
-        what = "flags" if " " in self.prog else "commands"  # `symalign barrier` or `symalign`
-        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the {what})\n")
+        # a command's parser (`symalign barrier`), or the top one, which also reports a command's unknown flags
+        hint = "lists the flags" if " " in self.prog else "lists the commands, `symalign COMMAND --help` their flags"
+        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` {hint})\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
