@@ -34,7 +34,10 @@ def pick_device(name: str = "auto") -> torch.device:
     if name == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
         raise SymalignError("--device mps asked for, but MPS is not available (use auto or cpu)")
     if name not in ("cpu", "cuda", "mps"):
-        raise SymalignError(f"unknown device {name!r}; choose auto, cpu, cuda or mps")
+        # a run uses one GPU, the first visible one (Ray gives each sweep cell its own the same way)
+        other = " (for a GPU other than the first, run with CUDA_VISIBLE_DEVICES=N and --device cuda)" \
+            if name.startswith("cuda:") else ""
+        raise SymalignError(f"unknown device {name!r}; choose auto, cpu, cuda or mps{other}")
     return torch.device(name)
 
 

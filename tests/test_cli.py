@@ -131,6 +131,16 @@ def test_align_learns_on_a_s_own_data_when_none_is_named(tmp_path, capsys):
     assert code == 2 and "records no training data; name one with --data" in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("name, message", [
+    ("bogus", "unknown device 'bogus'; choose auto, cpu, cuda or mps"),
+    ("cuda:1", "run with CUDA_VISIBLE_DEVICES=N and --device cuda"),  # the way to a second GPU, in the same line
+])
+def test_an_unknown_device_is_one_line(name, message, capsys):
+    code, _, err = run(capsys, "barrier", "zoo:vit-digits/0", "zoo:vit-digits/1", "--device", name, "--points", "2",
+                       "--max-examples", "4", "--no-record")
+    assert code == 2 and message in err and err.count("\n") == 1, err
+
+
 def test_a_count_that_is_not_an_integer_names_the_flag(capsys):
     with pytest.raises(SystemExit):
         main(["barrier", "A", "B", "--max-examples", "all"])
