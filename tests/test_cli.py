@@ -224,14 +224,40 @@ def test_the_launcher_and_the_config_file_set_the_same_server_options():
 def launched(argv: list[str], monkeypatch) -> tuple[list[str], dict]:
     """The command `symalign app ...` would become and the access policy it hands the server."""
     import symalign.ui.access as access
+    import symalign.ui.launch as launch
 
     seen = {}
     monkeypatch.setattr(os, "execv", lambda path, command: seen.update(command=command))
+    monkeypatch.setattr(launch, "check_port_free", lambda address, port: None)  # 10.1.2.3 is no address of ours
     for name in (access.GUEST, access.TRAINING, access.PASSWORD, *QUIET_WELCOME):  # set, removed: restored after
         monkeypatch.setenv(name, "")
         monkeypatch.delenv(name)
     assert main(argv) == 0
     return seen["command"], access.Access.from_environment()
+
+
+def test_a_taken_port_is_one_line_before_the_app_says_where_it_is(monkeypatch, capsys):
+    """Streamlit, given a busy port, logged "Port N is not available" and exited under the launcher's line that named
+    N as the app's address. Now the port is probed first, as a server binds it."""
+    import socket
+
+    from symalign.errors import SymalignError
+    from symalign.ui.launch import check_port_free
+
+    monkeypatch.setattr(os, "execv", lambda path, command: pytest.fail("the server was started"))
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        assert main(["app", "--headless", "--port", str(port)]) == 2
+        err = capsys.readouterr().err
+        assert f"port {port} on 127.0.0.1 is taken" in err and err.count("\n") == 1 and "the app is at" not in err
+    check_port_free("127.0.0.1", port)  # closed: free again at once (a stopped app leaves TIME_WAIT, not a listener)
+    with pytest.raises(SymalignError, match="not an address of this machine"):
+        check_port_free("nosuchhost.invalid", port)
+    with pytest.raises(SystemExit):
+        main(["app", "--port", "70000"])
+    assert "argument --port: must be at most 65535; got 70000" in capsys.readouterr().err
 
 
 def test_the_app_listens_on_the_loopback_address_unless_shared(monkeypatch, capsys):

@@ -17,10 +17,10 @@ def print_json(obj) -> None:
     print(json.dumps(obj, indent=2))
 
 
-def at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: an integer of at least `minimum`. A count of 0 evaluation examples used to reach the
-    loss's division (a ZeroDivisionError traceback from `barrier --max-examples 0`); refused while parsing, it
-    costs the user one line and no model load."""
+def at_least(minimum: int, at_most: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer of at least `minimum` (and at most `at_most`). A count of 0 evaluation examples
+    used to reach the loss's division (a ZeroDivisionError traceback from `barrier --max-examples 0`); refused
+    while parsing, it costs the user one line and no model load."""
 
     def parse(text: str) -> int:
         try:
@@ -29,6 +29,8 @@ def at_least(minimum: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"takes an integer; got {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}; got {value}")
+        if at_most is not None and value > at_most:
+            raise argparse.ArgumentTypeError(f"must be at most {at_most}; got {value}")
         return value
 
     parse.__name__ = "integer"  # argparse names the type in its own messages

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from symalign.cli.common import print_json
+from symalign.cli.common import at_least, print_json
 from symalign.errors import SymalignError
 
 
@@ -69,7 +69,7 @@ def cmd_runs(args) -> None:
 
 def add_app(sub) -> None:
     p = sub.add_parser("app", help="open the Streamlit app on the shipped zoo")
-    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--port", type=at_least(1, at_most=65535), default=8501)
     p.add_argument("--headless", action="store_true", help="do not open a browser")
     p.add_argument("--share", action="store_true",
                    help="share the app with a room: listen on every interface, every visitor a guest (no host paths, "
@@ -87,13 +87,14 @@ def cmd_app(args) -> None:
 
     from symalign.errors import SymalignError
     from symalign.ui.access import Access, digest
-    from symalign.ui.launch import LOOPBACK, QUIET_WELCOME, app_command, app_urls
+    from symalign.ui.launch import LOOPBACK, QUIET_WELCOME, app_command, app_urls, check_port_free
 
     if args.allow_training and not args.share:
         raise SymalignError("--allow-training is for a shared app: add --share (the host may always train)")
     if args.password is not None and not args.password.strip():
         raise SymalignError("--password needs a non-empty passphrase")
     address = args.address or ("0.0.0.0" if args.share else LOOPBACK)
+    check_port_free(address, args.port)
     policy = Access(guest=args.share, allow_training=args.allow_training,
                     password_sha256=digest(args.password) if args.password else None)
     command = app_command(port=args.port, headless=args.headless or args.share, address=address,

@@ -43,6 +43,28 @@ def app_command(port: int = 8501, headless: bool = False, address: str = LOOPBAC
 QUIET_WELCOME = {"STREAMLIT_LOGGER_HIDE_WELCOME_MESSAGE": "true"}
 
 
+def check_port_free(address: str, port: int) -> None:
+    """Refuse a port another server holds, before the launcher says where the app is: Streamlit, told to take a
+    busy port, logged "Port 8501 is not available" and exited, under our line naming that port as the app's.
+    The probe binds as a server does (SO_REUSEADDR: a port left in TIME_WAIT by a stopped app is free)."""
+    import errno
+    import socket
+
+    try:
+        family = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM)[0][0]
+    except OSError as exc:
+        raise SymalignError(f"--address {address}: not an address of this machine ({exc.strerror or exc})") from None
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((address, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise SymalignError(f"port {port} on {address} is taken (another symalign app?): stop that server "
+                                    "or choose another port with --port") from None
+            raise SymalignError(f"cannot listen on {address}:{port}: {exc.strerror or exc}") from None
+
+
 def app_urls(address: str, port: int) -> list[str]:
     """The URLs the app answers on; listening on every interface, this machine's own addresses, the ones to
     give a room (read locally, nothing is contacted)."""
