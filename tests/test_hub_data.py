@@ -110,3 +110,59 @@ def test_absent_names_configs_splits_and_columns_are_one_line(offline, spec, wor
     assert main(["barrier", "zoo:gpt-shakespeare/0", "zoo:gpt-shakespeare/1", "--data", spec, "--no-record"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and spec.split("@")[0].split(":nope")[0] in err
+
+
+def test_an_unreachable_hub_is_one_line_at_once(monkeypatch, capfd):
+    """Online with no route to the hub, `datasets` retried for 31 s, printing huggingface_hub's warning on each
+    retry ("'[Errno -2] ...' thrown while requesting HEAD ..."), before symalign's line. One request to the hub's
+    API now fails at once, and `datasets` is not called. No network is assumed either way: the request is stood in."""
+    import datasets
+    import huggingface_hub
+
+    def no_route(self, name, **kwargs):
+        raise OSError("[Errno -2] Name or service not known")
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(huggingface_hub.HfApi, "dataset_info", no_route)
+    monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: pytest.fail("datasets was asked"))
+    assert main(["barrier", "zoo:gpt-shakespeare/0", "zoo:gpt-shakespeare/1", "--data", "hf:org/nowhere"]) == 2
+    err = capfd.readouterr().err
+    assert "hf:org/nowhere: the hub could not be reached ([Errno -2]" in err and "HF_HUB_OFFLINE=1" in err
+    assert err.count("\n") == 1, err
+
+
+def test_the_hub_library_s_warnings_during_a_load_stay_off_the_terminal(monkeypatch, capsys):
+    """A load that fails after the hub answered (here: stood in) may log huggingface_hub warnings, which its own
+    handler prints to the terminal; the user sees symalign's one line, and the library's level is put back after.
+    (The records are caught at the library's logger: its handler's stream is whatever stderr was at its import.)"""
+    import logging
+
+    import datasets
+    import huggingface_hub
+
+    def flaky(*args, **kwargs):
+        logging.getLogger("huggingface_hub.utils._http").warning("'timed out' thrown while requesting GET https://x")
+        raise ConnectionError("Couldn't reach 'org/flaky' on the Hub (LocalEntryNotFoundError)")
+
+    class Kept(logging.Handler):
+        def __init__(self):
+            super().__init__()
+            self.records = []
+
+        def emit(self, record):
+            self.records.append(record)
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(huggingface_hub.HfApi, "dataset_info", lambda self, name, **kwargs: None)
+    monkeypatch.setattr(datasets, "load_dataset", flaky)
+    hub_log, kept = logging.getLogger("huggingface_hub"), Kept()
+    level = hub_log.level
+    hub_log.setLevel(logging.WARNING)  # its default; another test's model load may have quieted it
+    hub_log.addHandler(kept)
+    try:
+        assert main(["barrier", "zoo:gpt-shakespeare/0", "zoo:gpt-shakespeare/1", "--data", "hf:org/flaky"]) == 2
+        assert "hf:org/flaky: could not load it (Couldn't reach" in capsys.readouterr().err
+        assert kept.records == [] and hub_log.level == logging.WARNING
+    finally:
+        hub_log.removeHandler(kept)
+        hub_log.setLevel(level)

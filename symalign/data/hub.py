@@ -13,7 +13,9 @@ and the `label` column (or `labels`, `fine_label`), scaled to [−1, 1]."""
 
 from __future__ import annotations
 
+import logging
 import re
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -40,6 +42,25 @@ def _brief(exc: Exception) -> str:
     return " ".join(str(exc).split())[:240]
 
 
+def _check_reachable(name: str) -> None:
+    """One quick request before `datasets`, whose loader retries for about 30 s when the hub cannot be reached
+    (five backoffs, a warning line each) before it fails; this request fails at once (0.4 s here, no route)."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, RepositoryNotFoundError
+
+    try:
+        HfApi().dataset_info(name, timeout=20)
+    except GatedRepoError:
+        return  # it exists; `datasets` says what access it needs
+    except RepositoryNotFoundError:
+        raise SymalignError(f"hf:{name}: no data set of that name on the hub (or it needs a token)") from None
+    except HfHubHTTPError:
+        return  # the hub answered: `datasets` makes of it what it can
+    except Exception as exc:  # no route, DNS, timeout: network errors take many types
+        raise SymalignError(f"hf:{name}: the hub could not be reached ({_brief(exc)}); with HF_HUB_OFFLINE=1 a "
+                            f"data set in the hub cache ({hub_cache_dir()}) loads without it") from None
+
+
 def _load(name: str, config: str | None):
     """Every split of the data set (a DatasetDict): downloaded through `datasets` when online; with
     HF_HUB_OFFLINE=1 (read now, as symalign.models.hub does), its snapshot in the hub cache."""
@@ -55,12 +76,19 @@ def _load(name: str, config: str | None):
         except Exception:
             raise SymalignError(f"hf:{name}: no data set of that name in the hub cache ({hub_cache_dir()}), and "
                                 "HF_HUB_OFFLINE=1 forbids downloading it") from None
+    elif not Path(name).expanduser().is_dir():  # a local folder `datasets` reads needs no hub
+        _check_reachable(name)
+    hub_log = logging.getLogger("huggingface_hub")  # its retry warnings ("... thrown while requesting HEAD ...")
+    level = hub_log.level  # printed a line of their own above the error line that says why
+    hub_log.setLevel(logging.ERROR)
     try:
         return datasets.load_dataset(source, config)
     except ValueError as exc:  # an unknown config: datasets names the ones there are
         raise SymalignError(f"hf:{name}: {_brief(exc)}") from None
     except Exception as exc:  # not on the hub, gated, no network
         raise SymalignError(f"hf:{name}: could not load it ({_brief(exc)})") from None
+    finally:
+        hub_log.setLevel(level)
 
 
 def hub_data(rest: str):
