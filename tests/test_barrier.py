@@ -138,6 +138,17 @@ def test_align_refuses_a_one_point_curve_before_aligning_and_writes_nothing(tmp_
     assert not out.exists() and RunStore().list() == []
 
 
+def test_zoo_list_narrows_to_recipes_and_seeds(capsys):
+    """`zoo list --recipes NAME` listed every model whatever NAME was (the flag only told `zoo build` what to train)."""
+    assert main(["zoo", "list", "--recipes", "vit-digits", "gpt-shakespeare", "--seeds", "0", "2", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert sorted((e["recipe"], e["seed"]) for e in listed) == [("gpt-shakespeare", 0), ("gpt-shakespeare", 2),
+                                                                 ("vit-digits", 0), ("vit-digits", 2)]
+    assert main(["zoo", "list", "--recipes", "vit-digits", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "no zoo recipe 'nope'; the zoo holds" in err and err.count("\n") == 1
+
+
 def test_zoo_list(capsys):
     assert main(["zoo", "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from symalign.cli.common import Bar, at_least, print_json
+from symalign.errors import SymalignError
 
 
 def add_train(sub) -> None:
@@ -34,9 +35,10 @@ def cmd_train(args) -> None:
 def add_zoo(sub) -> None:
     p = sub.add_parser("zoo", help="list the shipped models (`zoo list`) or retrain them (`zoo build`)")
     p.add_argument("action", choices=("list", "build"))
-    p.add_argument("--recipes", nargs="*")
+    p.add_argument("--recipes", nargs="*", help="the recipes to list or build (default: every shipped one)")
     p.add_argument("--seeds", nargs="*", type=int, default=None,
-                   help="seeds to train (default: each recipe's own; 0, 1, 2 for most, 0, 1 for the width family)")
+                   help="seeds to list or train (default: each recipe's own; 0, 1, 2 for most, 0, 1 for the width "
+                        "family)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_zoo)
 
@@ -53,6 +55,14 @@ def cmd_zoo(args) -> None:
             print(f"zoo:{record['recipe']}/{record['seed']}: eval loss {record['eval_loss']:.4f}")
         return
     entries = manifest()["models"]
+    if args.recipes:  # `zoo list --recipes NAME` listed every model, whatever NAME was
+        unknown = sorted(set(args.recipes) - {e["recipe"] for e in entries})
+        if unknown:
+            raise SymalignError(f"no zoo recipe {', '.join(map(repr, unknown))}; the zoo holds "
+                                f"{', '.join(dict.fromkeys(e['recipe'] for e in entries))}")
+        entries = [e for e in entries if e["recipe"] in args.recipes]
+    if args.seeds is not None:
+        entries = [e for e in entries if e["seed"] in args.seeds]
     if args.json:
         print_json(entries)
         return
