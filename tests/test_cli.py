@@ -141,6 +141,51 @@ def test_an_unknown_device_is_one_line(name, message, capsys):
     assert code == 2 and message in err and err.count("\n") == 1, err
 
 
+def test_an_output_folder_that_would_lose_something_is_refused_before_any_work(tmp_path, capsys):
+    """`align A B --out assets/zoo/vit-digits/1` replaced a shipped model with the aligned copy; an --out naming a file
+    was a FileExistsError traceback after the alignment was computed; writing into an input's folder replaced it."""
+    import hashlib
+
+    from symalign.zoo import zoo_dir
+
+    def fingerprint(folder):
+        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+    shipped = zoo_dir() / "vit-digits" / "1"
+    before = fingerprint(shipped)
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("keep me")
+    own = save_model(random_model(tiny_config("gpt2"), seed=3), tmp_path / "own")
+    own_before = fingerprint(own)
+    cases = [
+        (["align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--out", shipped], "is inside the shipped zoo"),
+        (["merge", "zoo:vit-digits/0", "zoo:vit-digits/1", "--out", shipped.parent / "new"], "inside the shipped zoo"),
+        (["align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--out", a_file], "is a file: name a folder"),
+        (["align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--out", tmp_path / "x", "--canonical-a", a_file],
+         "--canonical-a"),
+        (["align", "zoo:vit-digits/0", "zoo:vit-digits/1", "--out", a_file / "sub"], "cannot be created"),
+        (["canonicalize", own, "--out", own], "is the folder model"),
+        (["transform", own, "--random", "--out", str(own) + "/"], "is the folder model"),
+    ]
+    for argv, message in cases:
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and message in err and err.count("\n") == 1, (argv, err)
+    assert fingerprint(shipped) == before and fingerprint(own) == own_before and a_file.read_text() == "keep me"
+    assert not (tmp_path / "x").exists() and not (shipped.parent / "new").exists()
+
+
+def test_an_os_error_is_one_line(tmp_path, monkeypatch, capsys):
+    """What the machine refuses while a command writes (here a full disk, stood in) is its own words in one line."""
+    import symalign.models
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device", str(tmp_path / "m"))
+
+    monkeypatch.setattr(symalign.models, "save_model", full)
+    code, _, err = run(capsys, "init", "gpt2", "--out", tmp_path / "m")
+    assert code == 2 and err == f"symalign: error: No space left on device: {tmp_path / 'm'}\n"
+
+
 def test_a_count_that_is_not_an_integer_names_the_flag(capsys):
     with pytest.raises(SystemExit):
         main(["barrier", "A", "B", "--max-examples", "all"])

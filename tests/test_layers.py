@@ -16,7 +16,7 @@ LAYERS = [
     {"errors"},
     {"registry", "hub_cache", "torch_threads"},
     {"memory", "device", "data", "zoo", "symmetry", "plots", "progress"},
-    {"models"},
+    {"models", "output_folder"},  # output_folder: what a command may write over (the zoo, its inputs)
     {"offline_hub", "landscape"},
     {"match", "symmetry_anatomy"},
     {"merge", "train", "workspace", "papers"},  # papers: the tables as data (their classes from match.config)

@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import NoReturn
 
-from symalign.cli.common import fold_columns
+from symalign.cli.common import check_outputs, fold_columns
 from symalign.errors import SymalignError
 
 GROUPS = ("models", "training", "aligning", "landscape", "attributing", "merging", "sweeps", "papers", "history")
@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         fold_columns(args)
+        check_outputs(args)
         args.func(args)
     except SymalignError as exc:
         print("symalign: error: " + " ".join(str(exc).split()), file=sys.stderr)
@@ -56,4 +57,8 @@ def main(argv: list[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # the machine said no (a full disk, a folder that cannot be made): its words, one line
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"symalign: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
     return 0

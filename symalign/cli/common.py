@@ -263,6 +263,23 @@ def data_for(args, refs: list[str]) -> str | None:
     return default_data_spec(load_model(refs[0]))
 
 
+OUTPUT_FLAGS = {"out": "--out", "canonical_a": "--canonical-a"}  # the folders commands write
+INPUT_FIELDS = ("a", "b", "a_ft", "model", "models")  # the model references commands read
+
+
+def check_outputs(args) -> None:
+    """Every folder the command will write, checked before it reads or computes anything (symalign.output_folder)."""
+    from symalign.output_folder import check_output_folder
+
+    inputs = []
+    for name in INPUT_FIELDS:
+        value = getattr(args, name, None)
+        inputs += [value] if isinstance(value, str) else list(value or ())
+    for name, flag in OUTPUT_FLAGS.items():
+        if getattr(args, name, None):
+            check_output_folder(getattr(args, name), flag, inputs)
+
+
 def check_html(path: str | None) -> None:
     """Refuse an --html target that cannot be written before any work is done."""
     from pathlib import Path
