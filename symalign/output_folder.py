@@ -12,11 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from symalign.errors import SymalignError
-from symalign.zoo import PREFIX, zoo_dir
-
-
-def _within(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
+from symalign.zoo import PREFIX, inside_zoo, zoo_dir
 
 
 def check_output_folder(out: str | Path, flag: str = "--out", inputs: Iterable[str] = ()) -> None:
@@ -25,7 +21,7 @@ def check_output_folder(out: str | Path, flag: str = "--out", inputs: Iterable[s
     path = Path(out).expanduser().resolve()
     if path.exists() and not path.is_dir():
         raise SymalignError(f"{flag} {out} is a file: name a folder (it is created if missing)")
-    if _within(path, zoo_dir().resolve()):
+    if inside_zoo(path):
         raise SymalignError(f"{flag} {out} is inside the shipped zoo ({zoo_dir()}): writing there would replace a "
                             "shipped model; name another folder")
     for ref in inputs:

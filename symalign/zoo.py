@@ -22,6 +22,12 @@ def zoo_dir() -> Path:
     return Path(env) if env else Path(__file__).resolve().parent.parent / "assets" / "zoo"
 
 
+def inside_zoo(path: str | Path) -> bool:
+    """Whether writing to `path` would write into the shipped zoo (only `symalign zoo build` trains into it)."""
+    path, zoo = Path(path).expanduser().resolve(), zoo_dir().resolve()
+    return path == zoo or zoo in path.parents
+
+
 def manifest() -> dict:
     path = zoo_dir() / "manifest.json"
     if not path.is_file():

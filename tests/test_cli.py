@@ -170,6 +170,10 @@ def test_an_output_folder_that_would_lose_something_is_refused_before_any_work(t
     for argv, message in cases:
         code, _, err = run(capsys, *argv)
         assert code == 2 and message in err and err.count("\n") == 1, (argv, err)
+    from symalign.errors import SymalignError
+
+    with pytest.raises(SymalignError, match="inside the shipped zoo"):  # the Python API's saves as well
+        save_model(load_model("zoo:vit-digits/1"), shipped)
     assert fingerprint(shipped) == before and fingerprint(own) == own_before and a_file.read_text() == "keep me"
     assert not (tmp_path / "x").exists() and not (shipped.parent / "new").exists()
 

@@ -17,6 +17,7 @@ from symalign.models.families import collect
 from symalign.models.family import Family, TransformerModel
 from symalign.models.hub import is_hub_id, resolve_hub_id
 from symalign.models.loaded import LOADED
+from symalign.zoo import inside_zoo, zoo_dir
 
 FAMILIES: dict[str, Family] = collect()  # every adapter in symalign/models/families
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
@@ -243,6 +244,9 @@ def save_model(model: TransformerModel, out: str | Path, dtype: str = "auto") ->
     in the model's own storage precision unless `dtype` names another."""
     target = export_dtype(model, dtype)
     out = Path(out)
+    if inside_zoo(out):  # the API's guard too (the CLI refuses such an --out before any work: symalign.output_folder)
+        raise SymalignError(f"{out} is inside the shipped zoo ({zoo_dir()}): writing there would replace a shipped "
+                            "model; save elsewhere")
     out.mkdir(parents=True, exist_ok=True)
     _quiet_transformers()
     module = export_module(model, target)
