@@ -178,6 +178,8 @@ def add_init(sub) -> None:
 
 
 def cmd_init(args) -> None:
+    from huggingface_hub.errors import StrictDataclassError  # transformers' config validators raise it
+
     from symalign.models import FAMILIES, save_model
     from symalign.models.tiny import random_model, tiny_config, tiny_families
 
@@ -194,8 +196,6 @@ def cmd_init(args) -> None:
         raise SymalignError(f"--width {args.width} is not a multiple of --heads {args.heads}: each head takes "
                             "width / heads dimensions")
     check_activation(args.activation)
-    from huggingface_hub.errors import StrictDataclassError
-
     try:  # what else transformers' config or module refuses (a rotary head of odd size, ...), in its own words
         config = tiny_config(args.family, layers=args.layers, width=args.width, heads=args.heads, mlp=args.mlp,
                              activation=args.activation, tied=not args.untied, **vocab)
