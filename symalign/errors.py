@@ -17,11 +17,11 @@ class ArchitectureMismatchError(SymalignError):
     """Two models that cannot be compared parameter by parameter."""
 
 
-def require_at_least(flag: str, value: int | None, minimum: int) -> None:
-    """One line for a count below its minimum, before it reaches arithmetic that would fail far from the cause
+def require_at_least(flag: str, value: float | None, minimum: float) -> None:
+    """One line for a value below its minimum, before it reaches arithmetic that would fail far from the cause
     (0 evaluation examples divided a loss by zero). None is the caller's default and passes."""
     if value is not None and value < minimum:
-        raise SymalignError(f"{flag} must be at least {minimum}; got {value}")
+        raise SymalignError(f"{flag} must be at least {minimum:g}; got {value}")
 
 
 def brief(exc: BaseException, limit: int = 200) -> str:

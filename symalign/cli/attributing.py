@@ -159,8 +159,6 @@ def cmd_correlations(args) -> None:
     from symalign.progress import phase
 
     check_html(args.html)
-    if args.examples < 1:
-        raise SymalignError(f"--examples must be at least 1; got {args.examples}")
     a, b = load_model(args.a), load_model(args.b)
     check_pair(a, b)
     if not -a.dims.n_layer <= args.layer < a.dims.n_layer:

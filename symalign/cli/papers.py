@@ -3,9 +3,10 @@ table's setting, every value it prints, its claims in its words, and the command
 
 from __future__ import annotations
 
+from symalign.cli.common import add_max_examples_flag
+
 
 def add_paper(sub) -> None:
-    from symalign.cli.common import add_max_examples_flag
     from symalign.papers import TABLES
 
     p = sub.add_parser("paper", help="the papers' tables: setting, printed values, claims, and how the zoo runs them")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from symalign.errors import SymalignError
+from symalign.errors import SymalignError, require_at_least
 
 BENDS = ("bezier", "polychain")
 
@@ -28,5 +28,4 @@ class CurveOptions:
             raise SymalignError(f"--steps must be 0 or more; got {self.steps}")
         if not self.lr > 0:
             raise SymalignError(f"--lr must be positive; got {self.lr}")
-        if self.batch_size < 1:
-            raise SymalignError(f"--batch-size must be at least 1; got {self.batch_size}")
+        require_at_least("--batch-size", self.batch_size, 1)

@@ -30,7 +30,7 @@ import torch
 
 from symalign.data.defaults import learned_defaults
 from symalign.device import reproducible
-from symalign.errors import SymalignError
+from symalign.errors import SymalignError, require_at_least
 from symalign.match.check_budget import budget_checks
 from symalign.match.learned_start import activation_permutation_start, identity_start, start_inputs
 from symalign.match.matchers import MatchInputs, MatchOutput
@@ -70,8 +70,7 @@ class LearnedOptions:
     start: str = declared_default("start")  # weight | activation | auto | identity (symalign.match.options)
 
     def __post_init__(self) -> None:
-        if self.steps < 1:
-            raise SymalignError(f"--steps must be at least 1; got {self.steps}")
+        require_at_least("--steps", self.steps, 1)
         for name, sized in budget_checks(self.steps).items():  # frozen: set once, here
             if getattr(self, name) is None:
                 object.__setattr__(self, name, sized)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from symalign.data.defaults import IMAGE_LEARNED_DEFAULTS, TEXT_LEARNED_DEFAULTS
-from symalign.errors import SymalignError
+from symalign.errors import SymalignError, require_at_least
 
 
 @dataclass(frozen=True)
@@ -58,8 +58,8 @@ class Option:
         if self.kind in (int, float) and (isinstance(value, bool) or not isinstance(value, (int, float))
                                           or (self.kind is int and not float(value).is_integer())):
             raise SymalignError(f"{self.flag} takes {'an integer' if self.kind is int else 'a number'}; got {value!r}")
-        if self.minimum is not None and value < self.minimum:
-            raise SymalignError(f"{self.flag} must be at least {self.minimum:g}; got {value}")
+        if self.minimum is not None:
+            require_at_least(self.flag, value, self.minimum)
 
 
 # The built-in matchers' options (each matcher's registration in symalign.match.matchers names them).
