@@ -75,6 +75,13 @@ def test_bad_specs_are_refused_clearly(spec, message):
         load_data(spec)
 
 
+@pytest.mark.parametrize("kind", ["text", "csv", "tsv", "jsonl"])
+def test_a_folder_where_a_file_belongs_is_named_a_folder(tmp_path, kind):
+    """`text:/etc` said "no such file" of a folder that exists: the user looked for a typo that was not there."""
+    with pytest.raises(SymalignError, match=f"{kind}:{tmp_path}: is a folder; this spec reads one file"):
+        load_data(f"{kind}:{tmp_path}")
+
+
 def test_corrupt_cifar_folder_is_refused(tmp_path):
     folder = tmp_path / "cifar-10-batches-py"
     folder.mkdir()

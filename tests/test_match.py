@@ -128,3 +128,43 @@ def test_bad_alignment_input(tmp_path, capsys):
     code = main(["align", str(a), str(b), "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "different architectures" in err
+
+
+def with_nonfinite(model, value: float):
+    """The model with one tensor (the third) filled with `value`: as a Python user's arithmetic might leave it."""
+    tensors = dict(model.tensors)
+    name = list(tensors)[2]
+    tensors[name] = torch.full_like(tensors[name], value)
+    return model.with_tensors(tensors), name
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_a_model_with_nonfinite_weights_is_refused_at_every_entry(value):
+    """Before, weight matching returned a NaN aligned model without a word, activation matching raised scipy's
+    ValueError, learned matching blamed its learning rate and a curve blamed λ = 0 (A was fine)."""
+    from symalign.data import load_data
+    from symalign.landscape.simplex import simplex_surface
+    from symalign.merge.merging import merge_models
+
+    a = random_model(tiny_config("vit"), seed=0)
+    bad, name = with_nonfinite(random_model(tiny_config("vit"), seed=1), value)
+    data = load_data("digits")
+    for method in ("weight", "activation", "learned"):
+        with pytest.raises(SymalignError, match=f"model B has NaN or infinite values in {name}"):
+            align(a, bad, AlignConfig(method=method, preset="permutations", data="digits", steps=2))
+    with pytest.raises(SymalignError, match=f"model A has NaN or infinite values in {name}"):
+        align(bad, a, AlignConfig())
+    with pytest.raises(SymalignError, match=f"endpoint B has NaN or infinite values in {name}"):
+        interpolation_curve(a, bad, data, points=3)
+    with pytest.raises(SymalignError, match=f"corner C has NaN or infinite values in {name}"):
+        simplex_surface(a, a, bad, data, resolution=2)
+    with pytest.raises(SymalignError, match=f"merge input 2 has NaN or infinite values in {name}"):
+        merge_models([a, bad], how_align="none")
+
+
+@pytest.mark.parametrize("classes", ["all", None, ["mlp"]])
+def test_classes_that_are_not_a_mapping_are_refused_with_the_preset_hint(classes):
+    """AlignConfig(classes="all") was a TypeError deep in __post_init__; a preset's name belongs in preset=."""
+    with pytest.raises(SymalignError, match="A named preset goes in preset="):
+        AlignConfig(classes=classes)
+    assert AlignConfig(classes=classes, preset="all").classes["residual"] == "orthogonal"

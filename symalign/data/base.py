@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
@@ -14,6 +15,19 @@ from symalign.data.preprocess import image_config
 Batch = tuple[dict[str, torch.Tensor], torch.Tensor]  # model inputs, targets
 IGNORE = -100  # target of a position that is not scored (cross_entropy's ignore_index)
 LOSSLESS_TASKS = ("text-embedding", "image-embedding")  # no task loss of their own (CLIP's towers, apart)
+
+
+def readable_file(where: str, path: str) -> Path:
+    """The file a `text:`, `csv:`, `tsv:` or `jsonl:` spec names (`where`: the spec, for the message);
+    a folder is told apart from a missing path, since a folder is the likelier slip."""
+    from symalign.errors import SymalignError
+
+    p = Path(path).expanduser()
+    if p.is_dir():
+        raise SymalignError(f"{where}: is a folder; this spec reads one file")
+    if not p.is_file():
+        raise SymalignError(f"{where}: no such file")
+    return p
 
 
 def check_task(data_name: str, model) -> None:

@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl
 import numpy as np
 import torch
 
-from symalign.data.base import Batch, check_task
+from symalign.data.base import Batch, check_task, readable_file
 from symalign.data.defaults import TEXT_LEARNED_DEFAULTS
 from symalign.data.text import AnyText, SplitText, model_tokenizer, tokenizer_fingerprint
 from symalign.errors import SymalignError
@@ -186,10 +186,8 @@ def split_rows(rows: list[Row]) -> tuple[list[Row], list[Row]]:
 def labelled_file(kind: str, rest: str) -> LabelledText:
     """`csv:PATH`, `tsv:PATH` or `jsonl:PATH` (with `?text=...&text_pair=...&label=...`)."""
     path, columns = columns_of(rest)
-    p = Path(path).expanduser()
     where = f"{kind}:{path}"
-    if not p.is_file():
-        raise SymalignError(f"{where}: no such file")
+    p = readable_file(where, path)
     try:
         with p.open(encoding="utf-8", newline="") as f:
             if kind == "jsonl":

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from symalign.data.base import IGNORE, Batch, check_task
+from symalign.data.base import IGNORE, Batch, check_task, readable_file
 from symalign.data.defaults import TEXT_LEARNED_DEFAULTS
 from symalign.errors import SymalignError
 
@@ -271,9 +271,7 @@ class AnyText(MaskedTextData):
 
 def text_file(path: str) -> TextData:
     """`text:PATH`: a UTF-8 file for a causal LM or a masked LM (AnyText)."""
-    p = Path(path).expanduser()
-    if not p.is_file():
-        raise SymalignError(f"text:{path}: no such file")
+    p = readable_file(f"text:{path}", path)
     try:
         return AnyText(f"text:{path}", p.read_text(encoding="utf-8"))
     except UnicodeDecodeError:

@@ -18,6 +18,7 @@ from symalign.landscape.pseudo_perplexity import PseudoPerplexity, scores_pseudo
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.models import canonicalize
 from symalign.models.family import TransformerModel
+from symalign.models.finite import require_finite
 from symalign.models.functional import functional_params
 from symalign.models.widen import match_widths
 
@@ -100,6 +101,8 @@ def interpolation_curve(a: TransformerModel, b: TransformerModel, data, points: 
     workflow that loaded it from disk). A real checkpoint's raw tensors then go as they are folded,
     and its parameters are walked in place in the model's own memory instead of a copy of it."""
     check_points(points)
+    for role, model in (("endpoint A", a), ("endpoint B", b)):
+        require_finite(model, role)
     a, b, widths = match_widths(a, b)  # models of different widths: the narrower one embedded, same function
     if widths and form != "canonical":
         raise SymalignError("models of different widths are interpolated in canonical form (the embedding of the "

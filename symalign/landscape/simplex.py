@@ -24,6 +24,7 @@ from symalign.landscape.evaluate import Evaluator
 from symalign.landscape.interpolation import same_forms
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
+from symalign.models.finite import require_finite
 
 Progress = Callable[[int, int], None]
 ACCURACY_EPSILON = 1.0  # percentage points: an accuracy this close to the corner plane counts as no drop
@@ -109,6 +110,8 @@ def simplex_surface(a: TransformerModel, b: TransformerModel, c: TransformerMode
     weights = barycentric_grid(resolution)
     check_compatible(a, b)
     check_compatible(a, c)
+    for role, model in zip("ABC", (a, b, c)):
+        require_finite(model, f"corner {role}")
     a, b, c = same_forms([a, b, c], form)
     evaluator = Evaluator(a, data, max_examples, device)
     corners = [evaluator.hf_params(m) for m in (a, b, c)]

@@ -20,6 +20,7 @@ from symalign.match.results import MatchReport
 from symalign.match.weight import boundary_tensors, distance  # noqa: F401 (boundary_tensors: align's API)
 from symalign.models import canonicalize, outputs, random_inputs, save_model, spec_of, transformed
 from symalign.models.family import TransformerModel
+from symalign.models.finite import require_finite
 from symalign.models.widen import match_widths
 from symalign.symmetry.transform import Transform, validate
 
@@ -50,6 +51,8 @@ def align(model_a: TransformerModel, model_b: TransformerModel, config: AlignCon
     parameter less at the end); a B this function canonicalised or embedded itself is always its own."""
     start = time.perf_counter()
     sources = (model_a.source, model_b.source)
+    for role, model in (("model A", model_a), ("model B", model_b)):
+        require_finite(model, role)
     a, b, widths = match_widths(model_a, model_b)  # a narrower model is embedded in the wider one's basis
     del model_a  # a caller that handed them over (align_run) lets each raw model go once folded
     a = canonicalize(a)

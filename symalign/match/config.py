@@ -91,6 +91,10 @@ class AlignConfig:
         if self.max_seconds is not None and self.max_seconds <= 0:
             raise SymalignError(f"--max-seconds must be positive; got {self.max_seconds}")
         self._check_options()
+        if self.preset is None and not isinstance(self.classes, dict):  # classes="all": a preset's name
+            raise SymalignError(f"classes maps each component kind to a class, e.g. {{'mlp': 'perm', 'heads': "
+                                f"'perm'}}; got {self.classes!r}. A named preset goes in preset= "
+                                f"({', '.join(CLASS_PRESETS)})")
         if self.preset is not None:
             if self.preset not in CLASS_PRESETS:
                 raise SymalignError(f"unknown class preset {self.preset!r}; choose from {', '.join(CLASS_PRESETS)}")

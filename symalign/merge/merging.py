@@ -32,6 +32,7 @@ from symalign.merge.rule import ALIGNS, MERGE_ALIGNS, OT_ALIGNS, MergeInputs, in
 from symalign.models import canonicalize, save_model
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
+from symalign.models.finite import require_finite
 from symalign.progress import phase
 
 Progress = Callable[[str, int, int], None]
@@ -166,6 +167,8 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
                             "weight, activation, learned or soft")
     for other in models[1:]:
         check_compatible(models[0], other)
+    for i, model in enumerate(models):
+        require_finite(model, f"merge input {i + 1}")
     data = load_data(data_spec) if data_spec else None
     if data is None and (rule.needs_data or how_align == "ot-acts"
                          or (how_align in ALIGNS and matcher(how_align).needs_data)):

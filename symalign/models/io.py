@@ -15,6 +15,7 @@ from symalign.errors import ModelLoadError, SymalignError, brief
 from symalign.memory import return_freed_memory
 from symalign.models.families import collect
 from symalign.models.family import Family, TransformerModel
+from symalign.models.finite import first_nonfinite
 from symalign.models.hub import is_hub_id, resolve_hub_id
 from symalign.models.loaded import LOADED
 from symalign.zoo import inside_zoo, zoo_dir
@@ -190,9 +191,8 @@ def load_as(path: Path, family: Family, config=None) -> TransformerModel:
     config = module.config
     tensors = family.to_logical(module.state_dict(), config)
     del module
-    for name, t in tensors.items():
-        if not torch.isfinite(t).all():
-            raise ModelLoadError(f"{path} has NaN or infinite values in {name}")
+    if (name := first_nonfinite(tensors)) is not None:
+        raise ModelLoadError(f"{path} has NaN or infinite values in {name}")
     return TransformerModel(family, config, tensors, str(path), dtype=stored)
 
 
