@@ -26,6 +26,8 @@ def require_at_least(flag: str, value: float | None, minimum: float) -> None:
 
 def brief(exc: BaseException, limit: int = 200) -> str:
     """One line from a library's exception: the line that names the cause, else the first."""
+    if isinstance(exc, KeyError) and exc.args:  # str() of a KeyError is the bare key: "'added_tokens'"
+        return f"no {exc.args[0]!r} entry"
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     cause = next((line for line in lines if "Unsupported global" in line), lines[0] if lines else type(exc).__name__)
     return cause if len(cause) <= limit else cause[: limit - 1] + "…"

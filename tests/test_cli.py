@@ -82,6 +82,40 @@ def test_bad_models_give_one_clear_line(tmp_path, capsys):
         assert message in err and err.count("\n") == 1 and "Traceback" not in err, err
 
 
+# A folder copied by hand, cut short or edited: each JSON file symalign reads from it, damaged. Each was a traceback
+# (UnicodeDecodeError, JSONDecodeError, AttributeError at `.get`, a KeyError inside the tokenizers library).
+DAMAGED = [
+    ("training.json", b"\xff\xfe{", "training.json is not valid JSON (not UTF-8 text)"),
+    ("training.json", b"[1]", "training.json holds a JSON list, not the object of keys expected here"),
+    ("training.json", b'{"data": 3}', "training.json: its data is 3, not a data spec; name one with --data"),
+    ("tokenizer.json", b"garbage", "cannot be loaded (Expecting value"),
+    ("tokenizer.json", b'{"model": 3}', "cannot be loaded (no 'added_tokens' entry)"),
+    ("tokenizer_config.json", b"\xff", "tokenizer_config.json is not valid JSON (not UTF-8 text)"),
+]
+
+
+@pytest.mark.parametrize("name, content, message", DAMAGED, ids=lambda v: v if isinstance(v, str) else None)
+def test_a_damaged_json_file_in_a_model_folder_is_one_line(name, content, message, tmp_path, capsys):
+    import shutil
+
+    from symalign.zoo import resolve_zoo
+
+    folder = shutil.copytree(resolve_zoo("zoo:gpt-shakespeare/1"), tmp_path / "model")
+    (folder / name).write_bytes(content)
+    code, _, err = run(capsys, "barrier", folder, "zoo:gpt-shakespeare/0", "--points", "2", "--max-examples", "4")
+    assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_a_damaged_sweep_or_alignment_file_is_one_line(tmp_path, capsys):
+    (tmp_path / "grid.toml").write_bytes(b"\xff\xfe\x00rows")
+    (tmp_path / "alignment.json").write_text("[1]")
+    for argv, message in [(["sweep", tmp_path / "grid.toml"], "grid.toml is not a valid sweep file (not UTF-8 text)"),
+                          (["sweep", tmp_path], "is a folder; name the sweep file in it"),
+                          (["spectrum", tmp_path], "alignment.json holds a JSON list")]:
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and message in err and err.count("\n") == 1, err
+
+
 # Counts below their minimum, per command that takes them. `barrier`, `plane`, `merge` and `attribute` divided a
 # loss by 0 examples (a ZeroDivisionError traceback); `merge --how fisher --examples 0` recorded a NaN merge;
 # `sweep --points 0` quietly ran 21 points.

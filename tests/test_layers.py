@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "symalign"
 # Lowest first. A unit may import units of lower layers only.
 LAYERS = [
     {"errors"},
-    {"registry", "hub_cache", "torch_threads"},
+    {"registry", "hub_cache", "torch_threads", "json_files"},
     {"memory", "device", "data", "zoo", "symmetry", "plots", "progress"},
     {"models", "output_folder"},  # output_folder: what a command may write over (the zoo, its inputs)
     {"offline_hub", "landscape"},

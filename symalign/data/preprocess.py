@@ -9,7 +9,6 @@ preprocessing of its own (the zoo) gets the images untouched."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import torch
 
 from symalign.errors import SymalignError
+from symalign.json_files import read_json_object
 
 RESAMPLE = {0: "nearest", 2: "bilinear", 3: "bicubic"}  # PIL's codes, as preprocessor configs store them
 DEFAULT_MEAN = DEFAULT_STD = 0.5  # transformers' ViTImageProcessor defaults
@@ -46,10 +46,7 @@ def checkpoint_preprocessing(model) -> Preprocessing | None:
     path = Path(model.source) / "preprocessor_config.json" if model.source else None
     if path is None or not path.is_file():
         return None
-    try:
-        raw = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SymalignError(f"{path} is not valid JSON ({exc})") from None
+    raw = read_json_object(path)
     size = raw.get("size") or {}
     if isinstance(size, int):
         size = {"height": size, "width": size}

@@ -5,7 +5,6 @@ directory, so a model directory is self-contained."""
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -16,7 +15,8 @@ import torch
 
 from symalign.data.base import IGNORE, Batch, check_task, readable_file
 from symalign.data.defaults import TEXT_LEARNED_DEFAULTS
-from symalign.errors import SymalignError
+from symalign.errors import SymalignError, brief
+from symalign.json_files import read_json_object
 
 EVAL_FRACTION = 0.05  # the last 5% of the text is the evaluation split
 DEFAULT_EVAL_WINDOWS = 256
@@ -82,14 +82,18 @@ def model_tokenizer(source: str):
         raise SymalignError(f"the model {source or '(in memory)'} carries no tokenizer.json, so text data cannot be "
                             "encoded for it; text models must be saved with their tokenizer")
     saved = Path(source) / "tokenizer_config.json"
-    declared = json.loads(saved.read_text()).get("tokenizer_class") if saved.is_file() else None
-    if declared in ("TokenizersBackend", "PreTrainedTokenizerFast"):
-        # A plain tokenizer.json (the zoo's character tokenizers) is loaded as saved: AutoTokenizer would
-        # pick the model type's own class (Qwen2's adds <|endoftext|>) and change the vocabulary.
-        from transformers import PreTrainedTokenizerFast
+    declared = read_json_object(saved).get("tokenizer_class") if saved.is_file() else None
+    # A plain tokenizer.json (the zoo's character tokenizers) is loaded as saved: AutoTokenizer would
+    # pick the model type's own class (Qwen2's adds <|endoftext|>) and change the vocabulary.
+    plain = declared in ("TokenizersBackend", "PreTrainedTokenizerFast")
+    try:
+        if plain:
+            from transformers import PreTrainedTokenizerFast
 
-        return PreTrainedTokenizerFast.from_pretrained(source)
-    return AutoTokenizer.from_pretrained(source)
+            return PreTrainedTokenizerFast.from_pretrained(source)
+        return AutoTokenizer.from_pretrained(source)
+    except Exception as exc:  # a damaged tokenizer.json: the tokenizers library and transformers raise many kinds
+        raise SymalignError(f"the tokenizer saved in {source} cannot be loaded ({brief(exc)})") from None
 
 
 @lru_cache(maxsize=32)

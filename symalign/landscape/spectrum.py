@@ -13,13 +13,13 @@ learning left where weight matching put them."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from symalign.errors import SymalignError
+from symalign.json_files import read_json_object
 from symalign.symmetry.groups import Permutation
 from symalign.symmetry.random import ones_complement_basis
 from symalign.symmetry.spec import SymmetrySpec
@@ -129,8 +129,4 @@ def _report(directory: Path) -> dict:
     path = directory / "alignment.json"
     if not path.is_file():
         return {}
-    try:
-        report = json.loads(path.read_text())
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise SymalignError(f"{path} is not valid JSON ({exc})") from None
-    return report if isinstance(report, dict) else {}
+    return read_json_object(path)

@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 
 from symalign.errors import ModelLoadError, SymalignError, brief
+from symalign.json_files import read_json, read_json_object
 from symalign.memory import return_freed_memory
 from symalign.models.families import collect
 from symalign.models.family import Family, TransformerModel
@@ -87,10 +88,7 @@ def read_config(path: Path):
     config_file = path / "config.json"
     if not config_file.is_file():
         raise ModelLoadError(f"{path} is not a Hugging Face model directory: config.json is missing")
-    try:
-        raw = json.loads(config_file.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ModelLoadError(f"{config_file} is not valid JSON ({brief(exc)})") from None
+    raw = read_json(config_file, ModelLoadError)
     model_type = raw.get("model_type") if isinstance(raw, dict) else None
     try:
         family = family_for(model_type, raw.get("architectures"))
@@ -292,8 +290,10 @@ def default_data_spec(model: TransformerModel) -> str:
     barrier or an alignment is measured on when no data is named."""
     record = Path(model.source) / "training.json" if model.source else None
     if record is not None and record.is_file():
-        spec = json.loads(record.read_text()).get("data")
-        if spec:
+        spec = read_json_object(record).get("data")
+        if spec and isinstance(spec, str):
             return spec
+        if spec:
+            raise SymalignError(f"{record}: its data is {spec!r}, not a data spec; name one with --data")
     raise SymalignError(f"no --data given and {model.source or 'the model'} records no training data; "
                         "name one with --data (digits, shakespeare, cifar10:PATH, ...)")

@@ -8,12 +8,6 @@ option its method declares (symalign.match.options) and the evaluation's `data`,
 
 from __future__ import annotations
 
-import json
-
-try:
-    import tomllib
-except ImportError:  # Python 3.10
-    import tomli as tomllib
 from dataclasses import dataclass, field, replace
 from itertools import combinations, product
 from pathlib import Path
@@ -23,6 +17,7 @@ from symalign.errors import SymalignError
 from symalign.match.config import CLASS_PRESETS
 from symalign.match.matchers import matcher, method_names
 from symalign.match.options import LAMBDA_SAMPLERS, RESIDUAL_STRATEGIES, Option
+from symalign.sweeps.sweep_file import read_sweep_file
 from symalign.symmetry.spec import DENSE_KINDS
 
 # Theus et al.'s Table 1 rows, with the ablations in between (Zhang et al.: rotations beat
@@ -372,25 +367,4 @@ def _pairs(spec: dict, source: str) -> list[tuple[str, str]]:
 
 def read_grid(path: str | Path) -> Grid:
     """A sweep file: TOML (.toml), YAML (.yaml, .yml) or JSON (.json)."""
-    path = Path(path)
-    if not path.is_file():
-        raise SymalignError(f"no sweep file {path}")
-    text = path.read_text()
-    if path.suffix not in (".toml", ".yaml", ".yml", ".json"):
-        raise SymalignError(f"{path}: a sweep file ends in .toml, .yaml, .yml or .json")
-    try:
-        if path.suffix == ".toml":
-            spec = tomllib.loads(text)
-        elif path.suffix in (".yaml", ".yml"):
-            import yaml
-
-            spec = yaml.safe_load(text)
-        else:
-            spec = json.loads(text)
-    except ImportError:
-        raise SymalignError("reading YAML needs PyYAML (pip install pyyaml); or write the sweep file as TOML") from None
-    except Exception as exc:  # each parser has its own error type; all mean "not a valid file"
-        raise SymalignError(f"{path} is not a valid sweep file ({' '.join(str(exc).split())})") from None
-    if not isinstance(spec, dict):
-        raise SymalignError(f"{path}: a sweep file is a table of keys (models, rows, seeds, ...)")
-    return grid_from_dict(spec, str(path))
+    return grid_from_dict(read_sweep_file(path), str(path))

@@ -16,6 +16,7 @@ from symalign.data import load_data
 from symalign.data.splits import split_view
 from symalign.device import pick_device
 from symalign.errors import SymalignError
+from symalign.json_files import read_json_object
 from symalign.landscape.curve import FittedCurve, curve_loss, fit_bend, model_at
 from symalign.landscape.curve_options import CurveOptions
 from symalign.landscape.interpolation import Curve, interpolation_curve
@@ -65,7 +66,7 @@ def aligned_endpoint(a: TransformerModel, b: TransformerModel, align_with: str |
     aligned = load_model(folder)
     check_compatible(a, aligned)
     report = folder / "alignment.json"
-    method = json.loads(report.read_text()).get("method", "from folder") if report.is_file() else "from folder"
+    method = read_json_object(report).get("method", "from folder") if report.is_file() else "from folder"
     return canonicalize(aligned), str(method)
 
 
@@ -180,7 +181,7 @@ def load_curve(folder: str | Path) -> SavedCurve:
         raise SymalignError(f"{folder} is not a curve folder (no curve.json; `symalign curve ... --out DIR` "
                             "writes one)")
     return SavedCurve(load_model(folder / "a"), load_model(folder / "b"), load_model(folder / "bend"),
-                      json.loads((folder / "curve.json").read_text()))
+                      read_json_object(folder / "curve.json"))
 
 
 def plane_run(models: list[ModelLike], data: str | None = None, resolution: int = 21, margin: float = 0.2,

@@ -4,7 +4,6 @@ three or more models live in symalign.workflows.many, merges and transports in s
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from symalign.data import load_data
 from symalign.data.splits import check_split, split_view
 from symalign.device import pick_device
 from symalign.errors import SymalignError
+from symalign.json_files import read_json_object
 from symalign.landscape.interpolation import Curve, check_points, interpolation_curve
 from symalign.match.align import Alignment, align
 from symalign.match.config import AlignConfig
@@ -191,7 +191,7 @@ def spectrum_run(directory: str | Path, store: RunStore | None = None, source: s
 
     result = alignment_spectrum(directory)  # refuse a directory without learned rotations before recording
     record = Path(directory) / "alignment.json"
-    config = json.loads(record.read_text()) if record.is_file() else {}
+    config = read_json_object(record) if record.is_file() else {}
     models = config.get("models") or [config.get("a", ""), config.get("b", str(directory))]
     models = [zoo_reference(m) if m else m for m in models]
     settings = SpectrumSettings(str(directory), run)
