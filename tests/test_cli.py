@@ -106,6 +106,34 @@ def test_a_damaged_json_file_in_a_model_folder_is_one_line(name, content, messag
     assert code == 2 and message in err and err.count("\n") == 1, err
 
 
+# A config.json edited by hand, each field at a value transformers accepts but the model cannot be: each was a traceback
+# (ZeroDivisionError, torch's "invalid shape dimension", TypeError: unhashable list, KeyError 'classifier.weight') or
+# blamed the weights ("look at the above report", a report nobody sees; a KeyError of the activation's name).
+BAD_CONFIGS = [
+    ({"num_attention_heads": 0}, "its config.json gives 0 heads; a model has at least one"),
+    ({"num_attention_heads": -2}, "its config.json gives -2 heads"),
+    ({"num_hidden_layers": 0}, "its config.json gives 0 layers"),
+    ({"model_type": ["vit"]}, "model_type must be a string and architectures a list of class names"),
+    ({"num_labels": -1}, "its config.json builds a model without classifier.weight"),
+    ({"hidden_act": "bogus"}, "names the activation 'bogus', which transformers does not know"),
+    ({"image_size": 0},
+     "of another shape vit.embeddings.position_embeddings (checkpoint [1, 17, 64], config [1, 1, 64])"),
+]
+
+
+@pytest.mark.parametrize("change, message", BAD_CONFIGS, ids=lambda v: next(iter(v)) if isinstance(v, dict) else None)
+def test_a_config_the_model_cannot_have_is_one_line(change, message, tmp_path, capsys):
+    import shutil
+
+    from symalign.zoo import resolve_zoo
+
+    folder = shutil.copytree(resolve_zoo("zoo:vit-digits/1"), tmp_path / "model")
+    config = json.loads((folder / "config.json").read_text()) | change
+    (folder / "config.json").write_text(json.dumps(config))
+    code, _, err = run(capsys, "inspect", folder)
+    assert code == 2 and message in err and err.count("\n") == 1, err
+
+
 def test_a_damaged_sweep_or_alignment_file_is_one_line(tmp_path, capsys):
     (tmp_path / "grid.toml").write_bytes(b"\xff\xfe\x00rows")
     (tmp_path / "alignment.json").write_text("[1]")

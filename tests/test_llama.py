@@ -170,7 +170,7 @@ def test_cli_transform_and_align_a_llama_checkpoint(text_llama, tmp_path, capsys
     ({"num_local_experts": 4}, "mixture of experts"),
     ({"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "use_sliding_window": True,
       "sliding_window": 16, "max_window_layers": 1}, "sliding-window"),
-    ({"attention_bias": True}, "do not fit its config.json: missing ['model.layers.0.self_attn.k_proj.bias'"),
+    ({"attention_bias": True}, "do not fit its config.json: missing model.layers.0.self_attn.k_proj.bias"),
     ({"head_dim": 16}, "head_dim"),
     ({"model_type": "deepseek_v3", "architectures": ["DeepseekV3ForCausalLM"]},
      "unsupported architecture 'deepseek_v3'"),

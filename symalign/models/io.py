@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 
 from symalign.errors import ModelLoadError, SymalignError, brief
-from symalign.json_files import read_json, read_json_object
+from symalign.json_files import read_json_object
 from symalign.memory import return_freed_memory
 from symalign.models.families import collect
 from symalign.models.family import Family, TransformerModel
@@ -88,10 +88,17 @@ def read_config(path: Path):
     config_file = path / "config.json"
     if not config_file.is_file():
         raise ModelLoadError(f"{path} is not a Hugging Face model directory: config.json is missing")
-    raw = read_json(config_file, ModelLoadError)
-    model_type = raw.get("model_type") if isinstance(raw, dict) else None
+    raw = read_json_object(config_file, ModelLoadError)
+    model_type, architectures = raw.get("model_type"), raw.get("architectures")
+    if isinstance(architectures, str):  # one class named without its list
+        architectures = [architectures]
+    if not (model_type is None or isinstance(model_type, str)) or not (
+            architectures is None or (isinstance(architectures, list) and all(isinstance(a, str)
+                                                                               for a in architectures))):
+        raise ModelLoadError(f"{config_file}: model_type must be a string and architectures a list of class names; "
+                             f"got {model_type!r} and {architectures!r}")
     try:
-        family = family_for(model_type, raw.get("architectures"))
+        family = family_for(model_type, architectures)
     except ModelLoadError as exc:
         raise ModelLoadError(f"{path}: {exc}") from None
     _quiet_transformers()
@@ -110,8 +117,25 @@ def check_layout(path: Path, family: Family, config) -> None:
     the width (every family's)."""
     family.check_config(config)
     dims = family.dims(config)
+    sizes = {"layers": dims.n_layer, "heads": dims.n_head, "width": dims.d_model, "MLP width": dims.d_mlp}
+    for what, size in sizes.items():
+        if not isinstance(size, int) or size < 1:
+            raise ModelLoadError(f"{path}: its config.json gives {size!r} {what}; a model has at least one")
+    from transformers.activations import ACT2FN
+
+    if dims.activation not in ACT2FN:  # else a KeyError while the module is built, read as "weights do not fit"
+        raise ModelLoadError(f"{path}: its config.json names the activation {dims.activation!r}, which transformers "
+                             "does not know")
     if dims.d_model % dims.n_head:
         raise ModelLoadError(f"{path}: width {dims.d_model} is not divisible by its {dims.n_head} heads")
+
+
+def _mismatch(key) -> str:
+    """One mismatched tensor as transformers reports it: a name, or (name, checkpoint shape, config shape)."""
+    if isinstance(key, tuple) and len(key) == 3:
+        name, stored, wanted = key
+        return f"{name} (checkpoint {list(stored)}, config {list(wanted)})"
+    return str(key)
 
 
 def _check_weight_files(path: Path) -> torch.dtype:
@@ -177,17 +201,24 @@ def load_as(path: Path, family: Family, config=None) -> TransformerModel:
     stored = _check_weight_files(path)
     given = {} if config is None else {"config": config}
     try:
+        # ignore_mismatched_sizes: transformers then lists the mismatched tensors in `info` (checked below) instead
+        # of raising "look at the above report", a report the user never sees
         module, info = family.hf_class.from_pretrained(str(path), output_loading_info=True, dtype=torch.float32,
-                                                       **given)
+                                                       ignore_mismatched_sizes=True, **given)
     except Exception as exc:
         raise ModelLoadError(f"the weights in {path} do not fit its config.json ({brief(exc)})") from None
     missing = sorted(k for k in info.get("missing_keys", ()) if k != "lm_head.weight")
-    mismatched = sorted(str(k) for k in info.get("mismatched_keys", ()))  # a list or a set, by version
+    mismatched = sorted(_mismatch(k) for k in info.get("mismatched_keys", ()))  # a list or a set, by version
     if missing or mismatched:
-        raise ModelLoadError(f"the weights in {path} do not fit its config.json: missing {missing[:3]}, "
-                             f"mismatched {mismatched[:3]}")
+        parts = [f"{label} {', '.join(names[:3])}{' …' if len(names) > 3 else ''}"
+                 for label, names in (("missing", missing), ("of another shape", mismatched)) if names]
+        raise ModelLoadError(f"the weights in {path} do not fit its config.json: {'; '.join(parts)}")
     config = module.config
-    tensors = family.to_logical(module.state_dict(), config)
+    try:
+        tensors = family.to_logical(module.state_dict(), config)
+    except KeyError as exc:  # e.g. num_labels ≤ 0: transformers builds no classifier for the weights to go in
+        raise ModelLoadError(f"{path}: its config.json builds a model without {exc.args[0]}; check its sizes "
+                             "(num_labels, vocab_size, ...)") from None
     del module
     if (name := first_nonfinite(tensors)) is not None:
         raise ModelLoadError(f"{path} has NaN or infinite values in {name}")
