@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 
 from symalign.errors import SymalignError
+from symalign.match.config import CLASS_PRESETS, preset_classes
 from symalign.match.matchers import matcher, method_names
 from symalign.symmetry.spec import CLASSES, KINDS
 
@@ -44,8 +45,6 @@ def add_max_examples_flag(p: argparse.ArgumentParser, help: str = "evaluation ex
 
 def parse_classes(args) -> dict[str, str]:
     """Per-kind classes from --classes (a preset name, or kind=class pairs) and the per-kind flags (flags win)."""
-    from symalign.match.config import CLASS_PRESETS, preset_classes
-
     classes: dict[str, str] = {}
     if (args.classes or "").strip() in CLASS_PRESETS:
         classes = preset_classes(args.classes.strip())
@@ -53,7 +52,7 @@ def parse_classes(args) -> dict[str, str]:
     for item in filter(None, (args.classes or "").split(",")):
         kind, sep, cls = item.partition("=")
         if not sep:
-            raise SymalignError(f"--classes takes a preset (all, full, permutations, none) or kind=class pairs such as "
+            raise SymalignError(f"--classes takes a preset ({', '.join(CLASS_PRESETS)}) or kind=class pairs such as "
                                 f"mlp=perm,qk=orthogonal; got {item!r}")
         classes[kind.strip()] = cls.strip()
     for kind in KINDS:
@@ -70,7 +69,7 @@ def add_dtype_flag(p: argparse.ArgumentParser) -> None:
 
 
 def add_class_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--classes", help="a preset (all, full, permutations, none) or kind=class pairs, "
+    p.add_argument("--classes", help=f"a preset ({', '.join(CLASS_PRESETS)}) or kind=class pairs, "
                                      "e.g. mlp=perm,heads=perm,qk=orthogonal")
     for kind in KINDS:
         p.add_argument(f"--{kind}", choices=("none",) + CLASSES, help=f"class for {kind} components")

@@ -195,7 +195,7 @@ class Grid:
 
 
 def parse_classes(value, where: str) -> tuple[tuple[str, str], ...]:
-    """A preset name (all, full, permutations, none) or a {kind: class} table, as the CLI's --classes."""
+    """A preset name (CLASS_PRESETS) or a {kind: class} table, as the CLI's --classes."""
     if value is None:
         value = "permutations"
     if isinstance(value, str):
