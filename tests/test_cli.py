@@ -134,6 +134,28 @@ def test_a_config_the_model_cannot_have_is_one_line(change, message, tmp_path, c
     assert code == 2 and message in err and err.count("\n") == 1, err
 
 
+@pytest.mark.parametrize("dtype", [torch.int32, torch.bool, torch.complex64])
+def test_weights_stored_as_integers_booleans_or_complex_are_refused(dtype, tmp_path, capsys):
+    """transformers casts them to float without a word: booleans became 0 and 1, integers lost their fractions, a
+    complex tensor its imaginary part. An integer buffer beside the weights (an old checkpoint's position_ids)
+    still loads."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    from symalign.zoo import resolve_zoo
+
+    source = resolve_zoo("zoo:vit-digits/1")
+    stored = load_file(source / "model.safetensors")
+    kept = shutil.copytree(source, tmp_path / "buffer")
+    save_file({**stored, "vit.embeddings.position_ids": torch.arange(17)[None]}, kept / "model.safetensors")
+    assert torch.equal(load_model(kept).tensors["head.weight"], load_model(source).tensors["head.weight"])
+    bad = shutil.copytree(source, tmp_path / "bad")
+    save_file({k: (v * 100).to(dtype) for k, v in stored.items()}, bad / "model.safetensors")
+    code, _, err = run(capsys, "inspect", bad)
+    assert code == 2 and "not floating point; a model's weights are floats" in err and err.count("\n") == 1, err
+
+
 def test_a_damaged_sweep_or_alignment_file_is_one_line(tmp_path, capsys):
     (tmp_path / "grid.toml").write_bytes(b"\xff\xfe\x00rows")
     (tmp_path / "alignment.json").write_text("[1]")

@@ -138,9 +138,11 @@ def _mismatch(key) -> str:
     return str(key)
 
 
-def _check_weight_files(path: Path) -> torch.dtype:
+def _check_weight_files(path: Path) -> tuple[torch.dtype, dict[str, str]]:
     """Open every weight file safely first, so corruption gets a clear message, not a traceback.
-    Returns the checkpoint's storage precision (the dtype most of its floating-point values have)."""
+    Returns the checkpoint's storage precision (the dtype most of its floating-point values have) and
+    the tensors stored in a type that is not floating point, by name (buffers such as position_ids
+    may be; a parameter may not: load_as checks)."""
     present = [name for name in WEIGHT_FILES if (path / name).is_file()]
     if not present:
         raise ModelLoadError(f"{path} has no weights: expected one of {', '.join(WEIGHT_FILES)}")
@@ -162,8 +164,11 @@ def _check_weight_files(path: Path) -> torch.dtype:
                 f"refusing {path}/pytorch_model.bin: not a plain tensor checkpoint loadable with "
                 f"weights_only=True ({brief(exc)})"
             ) from None
-        return _storage_dtype({v.dtype: v.numel() for v in state.values() if torch.is_tensor(v)})
+        tensors = {k: v for k, v in state.items() if torch.is_tensor(v)}
+        return (_storage_dtype({v.dtype: v.numel() for v in tensors.values()}),
+                {k: str(v.dtype).removeprefix("torch.") for k, v in tensors.items() if not v.is_floating_point()})
     sizes: dict[torch.dtype, int] = {}
+    other: dict[str, str] = {}
     for shard in shards:
         try:
             with safe_open(str(path / shard), framework="pt") as f:
@@ -172,9 +177,11 @@ def _check_weight_files(path: Path) -> torch.dtype:
                     dtype = SAFETENSORS_DTYPES.get(piece.get_dtype())
                     if dtype is not None:
                         sizes[dtype] = sizes.get(dtype, 0) + math.prod(piece.get_shape())
+                    elif not piece.get_dtype().startswith(("F", "BF")):  # F8_E4M3 and kin are floating point
+                        other[key] = piece.get_dtype()
         except Exception as exc:
             raise ModelLoadError(f"{path}/{shard} is corrupt or not a safetensors file ({brief(exc)})") from None
-    return _storage_dtype(sizes)
+    return _storage_dtype(sizes), other
 
 
 SAFETENSORS_DTYPES = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16, "F64": torch.float64}
@@ -198,7 +205,7 @@ def load_model(path: str | Path) -> TransformerModel:
 def load_as(path: Path, family: Family, config=None) -> TransformerModel:
     """The checkpoint at `path` read as `family` (with `config` where it is not the directory's own: one tower
     of a CLIPModel, whose weights sit under the names the tower's class reads, beside the other tower's)."""
-    stored = _check_weight_files(path)
+    stored, not_floating = _check_weight_files(path)
     given = {} if config is None else {"config": config}
     try:
         # ignore_mismatched_sizes: transformers then lists the mismatched tensors in `info` (checked below) instead
@@ -213,6 +220,10 @@ def load_as(path: Path, family: Family, config=None) -> TransformerModel:
         parts = [f"{label} {', '.join(names[:3])}{' …' if len(names) > 3 else ''}"
                  for label, names in (("missing", missing), ("of another shape", mismatched)) if names]
         raise ModelLoadError(f"the weights in {path} do not fit its config.json: {'; '.join(parts)}")
+    wrong = sorted(set(not_floating) & {name for name, _ in module.named_parameters()})
+    if wrong:  # transformers casts them silently: booleans became 0 and 1, integers lost their fractions
+        raise ModelLoadError(f"{path}: {wrong[0]} is stored as {not_floating[wrong[0]]}, not floating point; a "
+                             "model's weights are floats (F32, BF16, F16 or F64)")
     config = module.config
     try:
         tensors = family.to_logical(module.state_dict(), config)
