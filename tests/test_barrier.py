@@ -153,3 +153,19 @@ def test_zoo_list(capsys):
     assert main(["zoo", "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert len(listed) == len(ENTRIES) == 27 + 12 and all(Path(zoo_dir() / e["path"]).is_dir() for e in listed)
+
+
+def test_the_python_api_takes_a_data_spec_and_refuses_what_is_not_data_in_one_line():
+    """interpolation_curve(a, b, "digits") was an AttributeError ('str' has no check_model), None the same, a device
+    the CLI refuses in one line torch's list of every device type, and points=2.5 a TypeError."""
+    from symalign.errors import SymalignError
+
+    a, b = load_model("zoo:vit-digits/0"), load_model("zoo:vit-digits/1")
+    by_spec = interpolation_curve(a, b, "digits", points=3, max_examples=64)
+    by_source = interpolation_curve(a, b, load_data("digits"), points=3, max_examples=64)
+    assert by_spec.loss == by_source.loss
+    for kwargs, message in [({"data": None}, "a data source is needed"),
+                            ({"device": "tpu"}, "unknown device 'tpu'; choose auto, cpu, cuda or mps"),
+                            ({"points": 2.5}, "--points takes a whole number; got 2.5")]:
+        with pytest.raises(SymalignError, match=message):
+            interpolation_curve(a, b, **({"data": "digits", "points": 3} | kwargs))

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 import torch
 from torch.func import functional_call
 
+from symalign.data import load_data
 from symalign.data.base import IGNORE
 from symalign.data.preprocess import image_config
-from symalign.errors import require_at_least
+from symalign.device import pick_device
+from symalign.errors import SymalignError, require_at_least
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.models.family import TransformerModel
 from symalign.models.functional import functional_params, module_names, weightless_module
@@ -119,14 +121,25 @@ def scored(targets: torch.Tensor) -> int:
     return int((targets != IGNORE).sum())
 
 
+def data_source(data):
+    """A data source, or its spec loaded (`"digits"`, `"text:PATH"`): the Python API takes either, as the
+    command line's --data does."""
+    if isinstance(data, str):
+        return load_data(data)
+    if not hasattr(data, "eval_batches"):
+        raise SymalignError(f"a data source is needed, e.g. load_data('digits') or the spec 'digits'; got {data!r}")
+    return data
+
+
 class Evaluator:
     """Evaluate parameter dictionaries (Hugging Face names) on fixed batches of a data source."""
 
     def __init__(self, template: TransformerModel, data, max_examples: int | None = None,
                  device: torch.device | str = "cpu"):
         require_at_least("--max-examples", max_examples, 1)
+        data = data_source(data)
         data.check_model(template)
-        self.device = torch.device(device)
+        self.device = device if isinstance(device, torch.device) else pick_device(device)
         self.family = template.family
         self.config = template.config
         self.module = weightless_module(template).to(self.device)

@@ -87,6 +87,8 @@ def same_form(a: TransformerModel, b: TransformerModel, form: str) -> tuple[Tran
 
 def check_points(points: int) -> None:
     """A curve needs its two endpoints: said before any work (an alignment measured afterwards included)."""
+    if not isinstance(points, (int, float)) or points != int(points):
+        raise SymalignError(f"--points takes a whole number; got {points!r}")
     if points < 2:
         raise SymalignError("--points must be at least 2 (the two endpoints)")
 
