@@ -20,7 +20,7 @@ class ArchitectureMismatchError(SymalignError):
 def require_at_least(flag: str, value: float | None, minimum: float) -> None:
     """One line for a value below its minimum, before it reaches arithmetic that would fail far from the cause
     (0 evaluation examples divided a loss by zero). None is the caller's default and passes."""
-    if value is not None and value < minimum:
+    if value is not None and not value >= minimum:  # NaN is below every minimum too
         raise SymalignError(f"{flag} must be at least {minimum:g}; got {value}")
 
 

@@ -168,3 +168,26 @@ def test_classes_that_are_not_a_mapping_are_refused_with_the_preset_hint(classes
     with pytest.raises(SymalignError, match="A named preset goes in preset="):
         AlignConfig(classes=classes)
     assert AlignConfig(classes=classes, preset="all").classes["residual"] == "orthogonal"
+
+
+def test_align_takes_model_references_and_a_default_config():
+    """align("zoo:vit-digits/0", "zoo:vit-digits/1") was an AttributeError ('str' has no source), align(a, b, None)
+    another: a reference is what load_model takes, and no config is the default one."""
+    from symalign.models import load_model
+
+    by_ref = align("zoo:vit-digits/0", "zoo:vit-digits/1")
+    loaded = align(load_model("zoo:vit-digits/0"), load_model("zoo:vit-digits/1"), AlignConfig())
+    assert by_ref.report.distance_after == loaded.report.distance_after < by_ref.report.distance_before
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"method": "activation", "data": object()}, "data is a spec such as 'digits'"),
+    ({"seed": "x"}, "seed takes an integer; got 'x'"),
+    ({"method": "learned", "data": "digits", "lr": float("nan")}, "--lr takes a finite number; got nan"),
+    ({"method": "soft", "data": "digits", "alpha": float("nan")}, "--alpha takes a finite number"),
+])
+def test_a_config_value_of_the_wrong_kind_is_one_line(settings, message):
+    """A data source object where its spec belongs broke the run's record later; a NaN learning rate 'diverged at
+    step 1, lower the learning rate'; a string seed was recorded as given."""
+    with pytest.raises(SymalignError, match=message):
+        AlignConfig(**settings)

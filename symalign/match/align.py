@@ -18,7 +18,7 @@ from symalign.match.layers import frozen_spaces
 from symalign.match.matchers import MatchInputs, MatchOutput, matcher
 from symalign.match.results import MatchReport
 from symalign.match.weight import boundary_tensors, distance  # noqa: F401 (boundary_tensors: align's API)
-from symalign.models import canonicalize, outputs, random_inputs, save_model, spec_of, transformed
+from symalign.models import canonicalize, load_model, outputs, random_inputs, save_model, spec_of, transformed
 from symalign.models.family import TransformerModel
 from symalign.models.finite import require_finite
 from symalign.models.widen import match_widths
@@ -44,12 +44,15 @@ class Alignment:
         return out
 
 
-def align(model_a: TransformerModel, model_b: TransformerModel, config: AlignConfig,
-          progress: Progress | None = None, consume_b: bool = False) -> Alignment:
-    """B aligned to A by `config`'s matcher. `consume_b`: the caller hands B over (holds it nowhere
-    else), so B is emptied tensor by tensor as aligned B is built (a real checkpoint: 4 bytes per
-    parameter less at the end); a B this function canonicalised or embedded itself is always its own."""
+def align(model_a: TransformerModel | str | Path, model_b: TransformerModel | str | Path,
+          config: AlignConfig | None = None, progress: Progress | None = None, consume_b: bool = False) -> Alignment:
+    """B aligned to A by `config`'s matcher (None: weight matching of MLP units and heads). A model may be
+    given as what `load_model` takes (a folder, zoo:RECIPE/SEED, a hub id). `consume_b`: the caller hands B
+    over (holds it nowhere else), so B is emptied tensor by tensor as aligned B is built (a real checkpoint:
+    4 bytes per parameter less at the end); a B this function canonicalised or embedded itself is always its own."""
     start = time.perf_counter()
+    model_a, model_b = (load_model(m) if isinstance(m, (str, Path)) else m for m in (model_a, model_b))
+    config = AlignConfig() if config is None else config
     sources = (model_a.source, model_b.source)
     for role, model in (("model A", model_a), ("model B", model_b)):
         require_finite(model, role)

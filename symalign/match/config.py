@@ -88,6 +88,11 @@ class AlignConfig:
             raise SymalignError(f"unknown dtype {self.dtype!r}; choose from {', '.join(EXPORT_DTYPES)}")
         if self.layers is not None and not isinstance(self.layers, str):
             self.layers = str(self.layers)  # a sweep file's `layers = 3`
+        if self.data is not None and not isinstance(self.data, str):  # a record and a reuse key keep the spec
+            raise SymalignError(f"data is a spec such as 'digits' or 'text:PATH' (a run records it); got "
+                                f"{type(self.data).__name__}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise SymalignError(f"seed takes an integer; got {self.seed!r}")
         if self.max_seconds is not None and self.max_seconds <= 0:
             raise SymalignError(f"--max-seconds must be positive; got {self.max_seconds}")
         self._check_options()

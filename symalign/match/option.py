@@ -4,6 +4,7 @@ symalign.match.options collects them. Torch-free, so the CLI builds its parser f
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from symalign.data.defaults import IMAGE_LEARNED_DEFAULTS, TEXT_LEARNED_DEFAULTS
@@ -58,6 +59,8 @@ class Option:
         if self.kind in (int, float) and (isinstance(value, bool) or not isinstance(value, (int, float))
                                           or (self.kind is int and not float(value).is_integer())):
             raise SymalignError(f"{self.flag} takes {'an integer' if self.kind is int else 'a number'}; got {value!r}")
+        if self.kind is float and not math.isfinite(value):  # --lr nan diverged at step 1, blamed on the rate
+            raise SymalignError(f"{self.flag} takes a finite number; got {value!r}")
         if self.minimum is not None:
             require_at_least(self.flag, value, self.minimum)
 
