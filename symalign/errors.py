@@ -24,6 +24,12 @@ def require_at_least(flag: str, value: float | None, minimum: float) -> None:
         raise SymalignError(f"{flag} must be at least {minimum:g}; got {value}")
 
 
+def os_error_line(exc: OSError) -> str:
+    """The machine's refusal (a full disk, a folder that cannot be made, a permission) in its own words,
+    with the path it was about: what the command line and the app both say for an OSError."""
+    return f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}"
+
+
 def brief(exc: BaseException, limit: int = 200) -> str:
     """One line from a library's exception: the line that names the cause, else the first."""
     if isinstance(exc, KeyError) and exc.args:  # str() of a KeyError is the bare key: "'added_tokens'"

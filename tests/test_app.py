@@ -914,3 +914,26 @@ def test_a_compare_link_opens_the_same_runs_and_filters_in_a_fresh_session(home)
     assert fresh.text_input(key="compare-model").value == "vit-digits/0"
     assert fresh.multiselect(key="compare-runs").value == picked
     assert len(fresh.dataframe[0].value) == 1  # the table holds the linked run alone
+
+
+def test_the_machine_refusing_is_its_own_line_and_a_bug_is_still_called_one(home):
+    """An OSError (a full disk, a read-only data folder) was shown as "symalign hit an internal error" with a
+    traceback under "details for a bug report": the command line said the system's words in one line already."""
+    script = """
+import errno
+import streamlit as st
+from symalign.ui.widgets import user_errors
+with user_errors():
+    if st.session_state["fault"] == "disk":
+        raise OSError(errno.ENOSPC, "No space left on device", "/data/runs/x")
+    raise RuntimeError("a bug")
+"""
+    at = AppTest.from_string(script, default_timeout=60)
+    at.session_state["fault"] = "disk"
+    at.run()
+    assert not at.exception and [e.value for e in at.error] == ["The system refused: No space left on device: "
+                                                                 "/data/runs/x."]
+    assert not at.expander
+    at.session_state["fault"] = "bug"
+    at.run()
+    assert "internal error (RuntimeError: a bug)" in at.error[0].value and at.expander

@@ -10,7 +10,7 @@ import sys
 from typing import NoReturn
 
 from symalign.cli.common import check_outputs, fold_columns
-from symalign.errors import SymalignError
+from symalign.errors import SymalignError, os_error_line
 
 GROUPS = ("models", "training", "aligning", "landscape", "attributing", "merging", "sweeps", "papers", "history")
 ORDER = ("inspect", "transform", "canonicalize", "init", "train", "zoo", "align", "align-many", "merge", "transport",
@@ -58,7 +58,6 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:  # the machine said no (a full disk, a folder that cannot be made): its words, one line
-        where = f": {exc.filename}" if exc.filename else ""
-        print(f"symalign: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        print(f"symalign: error: {os_error_line(exc)}", file=sys.stderr)
         return 2
     return 0

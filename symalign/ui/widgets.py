@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import streamlit as st
 
 from symalign.device import describe_devices
-from symalign.errors import SymalignError
+from symalign.errors import SymalignError, os_error_line
 from symalign.match.config import CLASS_PRESETS, PRESET_HELP, preset_classes
 from symalign.symmetry.spec import CLASSES, KINDS, SymmetrySpec
 from symalign.ui.access import Access
@@ -35,6 +35,8 @@ def user_errors() -> Iterator[None]:
         yield
     except SymalignError as exc:
         st.error(" ".join(str(exc).split()))
+    except OSError as exc:  # the machine said no (a full disk, a read-only data folder): not a bug of symalign
+        st.error(f"The system refused: {os_error_line(exc)}.")
     except Exception as exc:  # a bug: say so plainly, keep the details out of the way
         st.error(f"symalign hit an internal error ({type(exc).__name__}: {exc}). Your runs and models are safe.")
         with st.expander("details for a bug report"):
