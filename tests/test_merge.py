@@ -108,6 +108,9 @@ def test_cli_merge_prints_a_readable_report_without_json(tmp_path, capsys, monke
     (["zoo:vit-digits/0", "zoo:gpt-shakespeare/0"], "gpt"),
     (["zoo:vit-digits/0"], "at least two models"),
     (["zoo:vit-digits/0", "/no/such/model"], "/no/such/model"),
+    # mergekit's linear normalises by the weights' sum: weight=0 was a merged model of NaNs, recorded with loss NaN
+    (["zoo:vit-digits/0", "zoo:vit-digits/1", "--align", "none", "--how", "linear", "--param", "weight=0"],
+     "--how linear: weight = 0 is outside [1e-06, 1e+06]"),
 ])
 def test_bad_merges_are_one_line_and_write_nothing(tmp_path, capsys, monkeypatch, argv, message):
     monkeypatch.setenv("SYMALIGN_HOME", str(tmp_path / "home"))
@@ -118,3 +121,22 @@ def test_bad_merges_are_one_line_and_write_nothing(tmp_path, capsys, monkeypatch
     assert not out.exists()
     history = tmp_path / "home" / "runs.sqlite"
     assert not history.exists() or RunStore(history).list() == []  # no run recorded either
+
+
+def test_a_rule_that_merges_into_nan_is_refused_naming_the_rule_and_tensor():
+    """Whatever the rule (a plugin's, or a built-in at a parameter nobody foresaw), a merged model of NaN or
+    infinite weights is refused before it is measured, saved or recorded with loss NaN."""
+    from symalign.errors import SymalignError
+    from symalign.merge.catalog import MergeRule, register, unregister
+    from symalign.merge.merging import merge_models
+
+    def overflowing(members, inputs):
+        return {name: t * float("inf") for name, t in members[0].tensors.items()}
+
+    register(MergeRule("overflowing", "overflows (a test rule)", overflowing, parameters={"scale": 1.0}))
+    try:
+        a, b = load_model("zoo:vit-digits/0"), load_model("zoo:vit-digits/1")
+        with pytest.raises(SymalignError, match=r"the model --how overflowing \(scale=2\) merged has NaN or infinite"):
+            merge_models([a, b], how_align="none", how="overflowing", parameters={"scale": 2.0}, data_spec="digits")
+    finally:
+        unregister("overflowing")

@@ -77,8 +77,11 @@ def mergekit_config(method: str, inputs: list[Path], parameters: dict, has_base:
 
 
 BOUNDS = {"t": (0.0, 1.0), "density": (1e-6, 1.0), "weight": (-1e6, 1e6), "lambda": (-1e6, 1e6)}
+# linear normalises by the weights' sum: one weight for every model gives the plain mean for any positive value,
+# and weight = 0 divides by zero (a merged model of NaNs)
+RULE_BOUNDS = {"linear": {"weight": (1e-6, 1e6)}}
 
 for _name, (_label, _base, _parameters, _min, _help) in METHODS.items():
     register(MergeRule(_name, _label, partial(combine, _name), min_models=_min, base=_base, parameters=_parameters,
                        requires="mergekit", help=_help,
-                       bounds={k: BOUNDS[k] for k in _parameters}))
+                       bounds={k: BOUNDS[k] for k in _parameters} | RULE_BOUNDS.get(_name, {})))

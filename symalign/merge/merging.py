@@ -179,6 +179,10 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
     has_base = base is not None or rule.base == "first"
     merged = members[0].with_tensors(combine(members, how, data, examples, seed, progress, device, parameters,
                                              has_base, ot, max_examples))
+    given = ", ".join(f"{k}={v:g}" for k, v in (parameters or {}).items())
+    # e.g. linear with weight=0 normalises by a zero sum: a NaN model was recorded with loss NaN
+    require_finite(merged.with_tensors(merged.tensors, source=""),
+                   f"the model --how {how}{f' ({given})' if given else ''} merged")
     report = {"align": how_align, "how": how, "models": [m.source for m in models], "data": data_spec,
               "examples": examples if rule.needs_data else None, "parameters": rule.fill(parameters),
               "base": models[0].source if has_base else None}
