@@ -144,6 +144,7 @@ def test_a_model_with_nonfinite_weights_is_refused_at_every_entry(value):
     ValueError, learned matching blamed its learning rate and a curve blamed λ = 0 (A was fine)."""
     from symalign.data import load_data
     from symalign.landscape.simplex import simplex_surface
+    from symalign.match.universe import align_many
     from symalign.merge.merging import merge_models
 
     a = random_model(tiny_config("vit"), seed=0)
@@ -160,6 +161,8 @@ def test_a_model_with_nonfinite_weights_is_refused_at_every_entry(value):
         simplex_surface(a, a, bad, data, resolution=2)
     with pytest.raises(SymalignError, match=f"merge input 2 has NaN or infinite values in {name}"):
         merge_models([a, bad], how_align="none")
+    with pytest.raises(SymalignError, match=f"model 3 has NaN or infinite values in {name}"):
+        align_many([a, a, bad], AlignConfig(preset="permutations"))
 
 
 @pytest.mark.parametrize("classes", ["all", None, ["mlp"]])

@@ -29,6 +29,7 @@ from symalign.models import canonicalize, save_model, spec_of, transformed
 from symalign.models.compare import function_gap
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
+from symalign.models.finite import require_finite
 from symalign.symmetry.transform import Transform
 
 Progress = Callable[[int, int], None]
@@ -76,6 +77,8 @@ def align_many(models: list[TransformerModel], config: AlignConfig,
                             f"got {config.method!r}")
     for other in models[1:]:
         check_compatible(models[0], other)
+    for i, model in enumerate(models):
+        require_finite(model, f"model {i + 1}")
     begin = time.perf_counter()
     canon = [canonicalize(m) for m in models]
     spec = spec_of(canon[0])
