@@ -143,6 +143,7 @@ def test_a_model_with_nonfinite_weights_is_refused_at_every_entry(value):
     """Before, weight matching returned a NaN aligned model without a word, activation matching raised scipy's
     ValueError, learned matching blamed its learning rate and a curve blamed λ = 0 (A was fine)."""
     from symalign.data import load_data
+    from symalign.landscape.plane import random_plane, three_point_plane
     from symalign.landscape.simplex import simplex_surface
     from symalign.match.universe import align_many
     from symalign.merge.merging import merge_models
@@ -163,6 +164,10 @@ def test_a_model_with_nonfinite_weights_is_refused_at_every_entry(value):
         merge_models([a, bad], how_align="none")
     with pytest.raises(SymalignError, match=f"model 3 has NaN or infinite values in {name}"):
         align_many([a, a, bad], AlignConfig(preset="permutations"))
+    with pytest.raises(SymalignError, match=f"C has NaN or infinite values in {name}"):
+        three_point_plane(a, a, bad, data, resolution=2)
+    with pytest.raises(SymalignError, match=f"A has NaN or infinite values in {name}"):
+        random_plane(bad, data, resolution=2)
 
 
 @pytest.mark.parametrize("classes", ["all", None, ["mlp"]])

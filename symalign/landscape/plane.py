@@ -23,6 +23,7 @@ from symalign.errors import SymalignError
 from symalign.landscape.curve import point_on
 from symalign.landscape.evaluate import Evaluator
 from symalign.models.family import Tensors, TransformerModel
+from symalign.models.finite import require_finite
 
 Progress = Callable[[int, int], None]
 
@@ -158,6 +159,8 @@ def three_point_plane(a: TransformerModel, b: TransformerModel, c: TransformerMo
         raise SymalignError(f"--resolution must be at least 2; got {resolution}")
     if not margin >= 0:
         raise SymalignError(f"--margin must be 0 or more; got {margin}")
+    for name, model in zip(names, (a, b, c)):
+        require_finite(model, name)
     plane = three_point_map(a, b, c)
     coords = {names[0]: (0.0, 0.0), names[1]: plane.coordinates(b.tensors)[:2],
               names[2]: plane.coordinates(c.tensors)[:2]}
@@ -178,6 +181,7 @@ def random_plane(model: TransformerModel, data, resolution: int = 21, span: floa
         raise SymalignError(f"--resolution must be at least 2; got {resolution}")
     if not span > 0:
         raise SymalignError(f"--span must be positive; got {span}")
+    require_finite(model, name)
     axis = [-span + 2 * span * i / (resolution - 1) for i in range(resolution)]
     surface = plane_surface(random_map(model, seed), data, axis, axis, {name: (0.0, 0.0)}, max_examples, device,
                             progress, kind="random directions")
