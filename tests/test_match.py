@@ -170,6 +170,16 @@ def test_a_model_with_nonfinite_weights_is_refused_at_every_entry(value):
         random_plane(bad, data, resolution=2)
 
 
+def test_weights_that_overflow_once_folded_are_refused_saying_so():
+    """Finite weights of 1e20 became inf when canonical form folded the norm gains in (float32), and every matcher
+    ended in torch's LinAlgError "the input matrix contained non-finite values"."""
+    a = random_model(tiny_config("vit"), seed=0)
+    b = random_model(tiny_config("vit"), seed=1)
+    huge = b.with_tensors({name: t * 1e20 for name, t in b.tensors.items()})
+    with pytest.raises(SymalignError, match="has NaN or infinite values in .* once its norm gains are folded"):
+        align(a, huge, AlignConfig(preset="all"))
+
+
 @pytest.mark.parametrize("classes", ["all", None, ["mlp"]])
 def test_classes_that_are_not_a_mapping_are_refused_with_the_preset_hint(classes):
     """AlignConfig(classes="all") was a TypeError deep in __post_init__; a preset's name belongs in preset=."""

@@ -20,7 +20,7 @@ from symalign.match.results import MatchReport
 from symalign.match.weight import boundary_tensors, distance  # noqa: F401 (boundary_tensors: align's API)
 from symalign.models import canonicalize, load_model, outputs, random_inputs, save_model, spec_of, transformed
 from symalign.models.family import TransformerModel
-from symalign.models.finite import require_finite
+from symalign.models.finite import FOLDED, require_finite
 from symalign.models.widen import match_widths
 from symalign.symmetry.transform import Transform, validate
 
@@ -60,6 +60,8 @@ def align(model_a: TransformerModel | str | Path, model_b: TransformerModel | st
     del model_a  # a caller that handed them over (align_run) lets each raw model go once folded
     a = canonicalize(a)
     b = canonicalize(b)
+    for role, model in (("model A", a), ("model B", b)):
+        require_finite(model, role, FOLDED)
     own_b = consume_b or b is not model_b  # a new object: only its tensors may be shared, never its dict
     del model_b
     spec = spec_of(b)

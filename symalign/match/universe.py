@@ -29,7 +29,7 @@ from symalign.models import canonicalize, save_model, spec_of, transformed
 from symalign.models.compare import function_gap
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
-from symalign.models.finite import require_finite
+from symalign.models.finite import FOLDED, require_finite
 from symalign.symmetry.transform import Transform
 
 Progress = Callable[[int, int], None]
@@ -81,6 +81,8 @@ def align_many(models: list[TransformerModel], config: AlignConfig,
         require_finite(model, f"model {i + 1}")
     begin = time.perf_counter()
     canon = [canonicalize(m) for m in models]
+    for i, model in enumerate(canon):
+        require_finite(model, f"model {i + 1}", FOLDED)
     spec = spec_of(canon[0])
     config = config.for_spec(spec)
     active = {k: c for k, c in config.classes.items() if c != "none"}

@@ -21,9 +21,15 @@ def first_nonfinite(tensors: Tensors) -> str | None:
     return next((name for name, t in tensors.items() if not torch.isfinite(t).all()), None)
 
 
-def require_finite(model: TransformerModel, role: str) -> None:
-    """Refuse `model` when a tensor holds NaN or ±inf; `role` (model B, corner C) and its source name it."""
+# Said of a canonical form that overflowed while its source was finite: where such values come from.
+FOLDED = (" once its norm gains are folded into the weights (float32 overflows: weights this large are not a "
+          "trained model's)")
+
+
+def require_finite(model: TransformerModel, role: str, why: str = "") -> None:
+    """Refuse `model` when a tensor holds NaN or ±inf; `role` (model B, corner C) and its source name it,
+    `why` says how the values came about where that is known (FOLDED)."""
     name = first_nonfinite(model.tensors)
     if name is not None:
         where = f"{role} ({model.source})" if model.source else role
-        raise SymalignError(f"{where} has NaN or infinite values in {name}")
+        raise SymalignError(f"{where} has NaN or infinite values in {name}{why}")
