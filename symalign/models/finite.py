@@ -16,9 +16,14 @@ Tensors = dict[str, torch.Tensor]
 
 
 def first_nonfinite(tensors: Tensors) -> str | None:
-    """The name of the first tensor holding NaN or ±inf, None when all are finite (one pass, no copy
-    kept: GPT-2 small takes about a tenth of a second)."""
-    return next((name for name, t in tensors.items() if not torch.isfinite(t).all()), None)
+    """The name of the first tensor holding NaN or ±inf, None when all are finite.
+
+    A tensor's sum is finite only when every value is (a NaN or an infinity carries into it), and a sum
+    is one fast reduction with no copy: 0.33 s for 152M parameters on a slow 2-core hour, where
+    `isfinite(t).all()` (a boolean copy, then its reduction) took 1.7 s. Only a sum that is not finite
+    (a non-finite value, or finite values so large that they overflow) is checked value by value."""
+    return next((name for name, t in tensors.items()
+                 if not torch.isfinite(t.sum()) and not torch.isfinite(t).all()), None)
 
 
 # Said of a canonical form that overflowed while its source was finite: where such values come from.
