@@ -25,7 +25,10 @@ def read_sweep_file(path: str | Path) -> dict[str, Any]:
         raise SymalignError(f"{path} is not a valid sweep file (not UTF-8 text)") from None
     try:
         if path.suffix == ".toml":
-            import tomllib  # Python 3.11 on: the ImportError below says what to do on 3.10
+            try:
+                import tomllib
+            except ImportError:  # Python 3.10: the tomli backport (a dependency there)
+                import tomli as tomllib
 
             spec = tomllib.loads(text)
         elif path.suffix in (".yaml", ".yml"):
@@ -34,10 +37,8 @@ def read_sweep_file(path: str | Path) -> dict[str, Any]:
             spec = yaml.safe_load(text)
         else:
             spec = json.loads(text)
-    except ImportError as exc:
-        needs = "Python 3.11 or later" if exc.name == "tomllib" else "PyYAML (pip install pyyaml)"
-        raise SymalignError(f"reading {path.suffix} sweep files needs {needs}; or write the sweep file as "
-                            "JSON") from None
+    except ImportError:
+        raise SymalignError("reading YAML needs PyYAML (pip install pyyaml); or write the sweep file as TOML") from None
     except Exception as exc:  # each parser has its own error type; all mean "not a valid file"
         raise SymalignError(f"{path} is not a valid sweep file ({' '.join(str(exc).split())})") from None
     if not isinstance(spec, dict):
