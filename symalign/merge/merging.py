@@ -32,7 +32,7 @@ from symalign.merge.rule import ALIGNS, MERGE_ALIGNS, OT_ALIGNS, MergeInputs, in
 from symalign.models import canonicalize, save_model
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
-from symalign.models.finite import require_finite
+from symalign.models.finite import require_finite, require_finite_tensors
 from symalign.progress import phase
 
 Progress = Callable[[str, int, int], None]
@@ -177,12 +177,11 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
                                          config=alignment)
     # keeps the first model's source, so its tokenizer files travel with the exported checkpoint
     has_base = base is not None or rule.base == "first"
-    merged = members[0].with_tensors(combine(members, how, data, examples, seed, progress, device, parameters,
-                                             has_base, ot, max_examples))
+    combined = combine(members, how, data, examples, seed, progress, device, parameters, has_base, ot, max_examples)
     given = ", ".join(f"{k}={v:g}" for k, v in (parameters or {}).items())
     # e.g. linear with weight=0 normalises by a zero sum: a NaN model was recorded with loss NaN
-    require_finite(merged.with_tensors(merged.tensors, source=""),
-                   f"the model --how {how}{f' ({given})' if given else ''} merged")
+    require_finite_tensors(combined, f"the model --how {how}{f' ({given})' if given else ''} merged")
+    merged = members[0].with_tensors(combined)
     report = {"align": how_align, "how": how, "models": [m.source for m in models], "data": data_spec,
               "examples": examples if rule.needs_data else None, "parameters": rule.fill(parameters),
               "base": models[0].source if has_base else None}

@@ -31,10 +31,15 @@ FOLDED = (" once its norm gains are folded into the weights (float32 overflows: 
           "trained model's)")
 
 
+def require_finite_tensors(tensors: Tensors, what: str, why: str = "",
+                           error: type[SymalignError] = SymalignError) -> None:
+    """Refuse tensors holding NaN or ±inf: "`what` has NaN or infinite values in TENSOR`why`"."""
+    name = first_nonfinite(tensors)
+    if name is not None:
+        raise error(f"{what} has NaN or infinite values in {name}{why}")
+
+
 def require_finite(model: TransformerModel, role: str, why: str = "") -> None:
     """Refuse `model` when a tensor holds NaN or ±inf; `role` (model B, corner C) and its source name it,
     `why` says how the values came about where that is known (FOLDED)."""
-    name = first_nonfinite(model.tensors)
-    if name is not None:
-        where = f"{role} ({model.source})" if model.source else role
-        raise SymalignError(f"{where} has NaN or infinite values in {name}{why}")
+    require_finite_tensors(model.tensors, f"{role} ({model.source})" if model.source else role, why)

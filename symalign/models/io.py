@@ -16,7 +16,7 @@ from symalign.json_files import read_json_object
 from symalign.memory import return_freed_memory
 from symalign.models.families import collect
 from symalign.models.family import Family, TransformerModel
-from symalign.models.finite import first_nonfinite
+from symalign.models.finite import require_finite_tensors
 from symalign.models.hub import is_hub_id, resolve_hub_id
 from symalign.models.loaded import LOADED
 from symalign.zoo import inside_zoo, zoo_dir
@@ -231,8 +231,7 @@ def load_as(path: Path, family: Family, config=None) -> TransformerModel:
         raise ModelLoadError(f"{path}: its config.json builds a model without {exc.args[0]}; check its sizes "
                              "(num_labels, vocab_size, ...)") from None
     del module
-    if (name := first_nonfinite(tensors)) is not None:
-        raise ModelLoadError(f"{path} has NaN or infinite values in {name}")
+    require_finite_tensors(tensors, str(path), error=ModelLoadError)
     return TransformerModel(family, config, tensors, str(path), dtype=stored)
 
 
