@@ -10,7 +10,12 @@ That costs time where the same large shapes are made and freed over and over: we
 GPT-2-small scale made a fresh product, rotated weight and distance slice thousands of times, each
 a new mapping faulted in page by page (90 s of system time in a 150 s run). `heap_kept` keeps the
 smaller of them on the heap for the length of such a loop, then gives the free memory back
-(benchmarks/weight_scale.py and benchmarks/memory.py, docs/benchmarks.md)."""
+(benchmarks/weight_scale.py and benchmarks/memory.py, docs/benchmarks.md).
+
+The policy is set when a checkpoint above LARGE_MODEL_PARAMETERS is loaded (symalign.models.io), not for the
+zoo's: glibc's own policy raises its threshold to a freed block's size, so a training or evaluation step's
+megabyte activations come from the heap again instead of a fresh mapping each (the gpt-shakespeare simplex test
+spent 52 s of 112 in the kernel faulting them in; docs/benchmarks.md)."""
 
 from __future__ import annotations
 
@@ -66,14 +71,16 @@ _kept_lock = threading.Lock()
 
 
 @contextmanager
-def heap_kept() -> Iterator[None]:
+def heap_kept(parameters: int | None = None) -> Iterator[None]:
     """For the length of the block, blocks up to KEPT_THRESHOLD_BYTES come from the heap and freed
     memory stays in it, so the next tensor of the same size reuses pages already mapped instead of
     faulting in new ones. On leaving (the last of nested blocks), the process has return_freed_memory's
-    settings (made now if they were not) and the heap's free pages are returned to the system."""
+    settings (made now if they were not) and the heap's free pages are returned to the system.
+    `parameters`: the model's size; at most LARGE_MODEL_PARAMETERS the block changes nothing, as the load of
+    such a model set no policy (glibc's own already reuses the heap)."""
     global _kept, _done
     libc = _libc()
-    if libc is None:
+    if libc is None or (parameters is not None and parameters <= LARGE_MODEL_PARAMETERS):
         yield
         return
     with _kept_lock:

@@ -53,8 +53,38 @@ def mapped_outside(nbytes: int, count: int) -> bool:
     return mapped_bytes_of(nbytes, count) >= nbytes * count - free
 
 
+def in_a_fresh_process(check: str) -> None:
+    """Run `check` (a function of this file) in a fresh process: a worker that ran other tests under glibc's own
+    policy (zoo models set none) holds free heap chunks that serve even a 16 MiB block."""
+    subprocess.run([sys.executable, __file__, check], check=True, capture_output=True, text=True)
+
+
 @needs_glibc
 def test_a_few_mib_come_from_the_heap_only_inside_heap_kept():
+    in_a_fresh_process("few_mib_from_the_heap_only_inside")
+
+
+@needs_glibc
+def test_nested_blocks_restore_only_when_the_last_one_ends():
+    in_a_fresh_process("nested_blocks_restore_at_the_last")
+
+
+@needs_glibc
+def test_the_block_changes_nothing_for_a_model_below_the_large_size():
+    in_a_fresh_process("small_model_block_changes_nothing")
+
+
+def small_model_block_changes_nothing():
+    from symalign.memory import LARGE_MODEL_PARAMETERS
+
+    assert return_freed_memory()
+    with heap_kept(LARGE_MODEL_PARAMETERS):  # the zoo's weight matching: the process policy holds
+        assert mapped_outside(2 * MIB, 48)
+    with heap_kept(LARGE_MODEL_PARAMETERS + 1):
+        assert mapped_bytes_of(2 * MIB, 4) == 0
+
+
+def few_mib_from_the_heap_only_inside():
     assert return_freed_memory()
     assert mapped_outside(2 * MIB, 48)  # the process policy: their own mappings
     with heap_kept():
@@ -63,8 +93,7 @@ def test_a_few_mib_come_from_the_heap_only_inside_heap_kept():
     assert mapped_outside(2 * MIB, 48)  # restored
 
 
-@needs_glibc
-def test_nested_blocks_restore_only_when_the_last_one_ends():
+def nested_blocks_restore_at_the_last():
     assert return_freed_memory()
     with heap_kept():
         with heap_kept():
@@ -100,3 +129,39 @@ def test_heap_kept_reuses_freed_pages_instead_of_faulting_new_ones():
     assert outside > pages // 2  # outside a block: each one's pages faulted in anew
     assert inside < pages // 4  # inside: the heap's pages are reused (idle: 0; under load the kernel may
     # reclaim some free heap pages, 1,024 of 5,120 seen beside two pytest workers)
+
+
+LOADED = """
+import resource, sys, torch
+import symalign.models.io as io
+from symalign.models import load_model
+if sys.argv[1] == "large":
+    io.LARGE_MODEL_PARAMETERS = 0  # every checkpoint counts as a real one
+load_model("zoo:vit-digits/0")
+def faults():  # of ten 2 MiB tensors, each written, then freed
+    start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(10):
+        torch.ones(1 << 19, dtype=torch.float32)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - start
+faults()
+print(faults())
+"""
+
+
+@needs_glibc
+@pytest.mark.parametrize("size", ["zoo", "large"])
+def test_only_a_real_checkpoint_sets_the_process_policy(size):
+    """Loading a zoo model leaves glibc's own policy, which serves a freed size from the heap again: with the
+    1 MiB threshold every activation of a megabyte or more was a fresh mapping, faulted in page by page (the
+    gpt-shakespeare simplex test spent 52 s of 112 in the kernel). A checkpoint above LARGE_MODEL_PARAMETERS still
+    sets the policy that keeps a real model's peak down."""
+    out = subprocess.run([sys.executable, "-c", LOADED, size], capture_output=True, text=True, check=True).stdout
+    pages = 10 * 2 * MIB // 4096
+    if size == "zoo":
+        assert int(out) < pages // 4  # the heap's pages reused
+    else:
+        assert int(out) > pages // 2  # each block mapped and faulted in anew
+
+
+if __name__ == "__main__":  # in_a_fresh_process
+    globals()[sys.argv[1]]()

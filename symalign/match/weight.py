@@ -125,7 +125,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     deferred = DeferredPermutations(mapped, transform, hints)
     try:
         mixing = ResidualMixing(residual_mixing) if residual_mixing else None
-        with heap_kept():  # the sweeps make and free the same large shapes over and over (symalign.memory)
+        with heap_kept(parameters):  # the sweeps make and free the same large shapes over and over (symalign.memory)
             stopped = _sweeps(mapped, transform, spec, classes, units, deferred, head_cost_kind, max_sweeps, tol,
                               rng, progress, on_unit, measured, history, lambda: time.perf_counter() - start,
                               max_seconds, mixing, inner_passes)

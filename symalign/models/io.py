@@ -13,7 +13,7 @@ import torch
 
 from symalign.errors import ModelLoadError, SymalignError, brief
 from symalign.json_files import read_json_object
-from symalign.memory import return_freed_memory
+from symalign.memory import LARGE_MODEL_PARAMETERS, return_freed_memory
 from symalign.models.families import collect
 from symalign.models.family import Family, TransformerModel
 from symalign.models.finite import require_finite_tensors
@@ -138,11 +138,11 @@ def _mismatch(key) -> str:
     return str(key)
 
 
-def _check_weight_files(path: Path) -> tuple[torch.dtype, dict[str, str]]:
+def _check_weight_files(path: Path) -> tuple[torch.dtype, dict[str, str], int]:
     """Open every weight file safely first, so corruption gets a clear message, not a traceback.
-    Returns the checkpoint's storage precision (the dtype most of its floating-point values have) and
+    Returns the checkpoint's storage precision (the dtype most of its floating-point values have),
     the tensors stored in a type that is not floating point, by name (buffers such as position_ids
-    may be; a parameter may not: load_as checks)."""
+    may be; a parameter may not: load_as checks), and how many floating-point values it holds."""
     present = [name for name in WEIGHT_FILES if (path / name).is_file()]
     if not present:
         raise ModelLoadError(f"{path} has no weights: expected one of {', '.join(WEIGHT_FILES)}")
@@ -165,8 +165,12 @@ def _check_weight_files(path: Path) -> tuple[torch.dtype, dict[str, str]]:
                 f"weights_only=True ({brief(exc)})"
             ) from None
         tensors = {k: v for k, v in state.items() if torch.is_tensor(v)}
-        return (_storage_dtype({v.dtype: v.numel() for v in tensors.values()}),
-                {k: str(v.dtype).removeprefix("torch.") for k, v in tensors.items() if not v.is_floating_point()})
+        floating = {}
+        for v in tensors.values():
+            floating[v.dtype] = floating.get(v.dtype, 0) + v.numel()
+        return (_storage_dtype(floating),
+                {k: str(v.dtype).removeprefix("torch.") for k, v in tensors.items() if not v.is_floating_point()},
+                _floating_count(floating))
     sizes: dict[torch.dtype, int] = {}
     other: dict[str, str] = {}
     for shard in shards:
@@ -181,7 +185,11 @@ def _check_weight_files(path: Path) -> tuple[torch.dtype, dict[str, str]]:
                         other[key] = piece.get_dtype()
         except Exception as exc:
             raise ModelLoadError(f"{path}/{shard} is corrupt or not a safetensors file ({brief(exc)})") from None
-    return _storage_dtype(sizes), other
+    return _storage_dtype(sizes), other, _floating_count(sizes)
+
+
+def _floating_count(sizes: dict[torch.dtype, int]) -> int:
+    return sum(n for d, n in sizes.items() if d.is_floating_point)
 
 
 SAFETENSORS_DTYPES = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16, "F64": torch.float64}
@@ -197,7 +205,6 @@ def load_model(path: str | Path) -> TransformerModel:
     tensors. Every checkpoint is computed on in float32 whatever it is stored in (bf16 matching
     loses the small differences that matter); its storage dtype is kept for export. The module
     transformers builds is dropped at once: the logical tensors share its storage (no second copy)."""
-    return_freed_memory()  # real checkpoints: freed tensors go back to the system (symalign.memory)
     path = resolve(path)
     return LOADED.get(path, lambda: load_as(path, read_config(path)[0]))  # small ones: loaded once a process
 
@@ -205,7 +212,9 @@ def load_model(path: str | Path) -> TransformerModel:
 def load_as(path: Path, family: Family, config=None) -> TransformerModel:
     """The checkpoint at `path` read as `family` (with `config` where it is not the directory's own: one tower
     of a CLIPModel, whose weights sit under the names the tower's class reads, beside the other tower's)."""
-    stored, not_floating = _check_weight_files(path)
+    stored, not_floating, values = _check_weight_files(path)
+    if values > LARGE_MODEL_PARAMETERS:  # a real checkpoint: freed tensors go back to the system (symalign.memory);
+        return_freed_memory()  # the zoo's keep glibc's own policy, which reuses the heap (no page faults per step)
     given = {} if config is None else {"config": config}
     try:
         # ignore_mismatched_sizes: transformers then lists the mismatched tensors in `info` (checked below) instead
