@@ -91,3 +91,12 @@ def test_the_least_recently_used_models_go_first_when_the_budget_is_spent(checkp
     kept.get(checkpoint, lambda: loads.append(1) or load_model(checkpoint))
     assert loads == [1]  # evicted, so loaded again
     assert len(LOADED) >= 1
+
+
+def test_the_weight_files_count_every_floating_value_float8_included(tmp_path):
+    """The count decides whether a load sets the real-checkpoint memory policy (symalign.memory): a float8
+    checkpoint's values count, an integer buffer's do not."""
+    save_file({"w": torch.zeros(3, 4), "h": torch.zeros(5, dtype=torch.bfloat16),
+               "f8": torch.zeros(2, 7).to(torch.float8_e4m3fn), "ids": torch.arange(6)}, tmp_path / "model.safetensors")
+    stored, other, values = io._check_weight_files(tmp_path)
+    assert (stored, other, values) == (torch.float32, {"ids": "I64"}, 12 + 5 + 14)

@@ -165,31 +165,30 @@ def _check_weight_files(path: Path) -> tuple[torch.dtype, dict[str, str], int]:
                 f"weights_only=True ({brief(exc)})"
             ) from None
         tensors = {k: v for k, v in state.items() if torch.is_tensor(v)}
-        floating = {}
+        sizes: dict[torch.dtype, int] = {}
         for v in tensors.values():
-            floating[v.dtype] = floating.get(v.dtype, 0) + v.numel()
-        return (_storage_dtype(floating),
+            sizes[v.dtype] = sizes.get(v.dtype, 0) + v.numel()
+        return (_storage_dtype(sizes),
                 {k: str(v.dtype).removeprefix("torch.") for k, v in tensors.items() if not v.is_floating_point()},
-                _floating_count(floating))
-    sizes: dict[torch.dtype, int] = {}
+                sum(n for d, n in sizes.items() if d.is_floating_point))
+    sizes = {}
     other: dict[str, str] = {}
+    values = 0
     for shard in shards:
         try:
             with safe_open(str(path / shard), framework="pt") as f:
                 for key in f.keys():
                     piece = f.get_slice(key)
-                    dtype = SAFETENSORS_DTYPES.get(piece.get_dtype())
-                    if dtype is not None:
-                        sizes[dtype] = sizes.get(dtype, 0) + math.prod(piece.get_shape())
-                    elif not piece.get_dtype().startswith(("F", "BF")):  # F8_E4M3 and kin are floating point
-                        other[key] = piece.get_dtype()
+                    kind, count = piece.get_dtype(), math.prod(piece.get_shape())
+                    if not kind.startswith(("F", "BF")):  # F8_E4M3 and kin are floating point too
+                        other[key] = kind
+                        continue
+                    values += count
+                    if kind in SAFETENSORS_DTYPES:
+                        sizes[SAFETENSORS_DTYPES[kind]] = sizes.get(SAFETENSORS_DTYPES[kind], 0) + count
         except Exception as exc:
             raise ModelLoadError(f"{path}/{shard} is corrupt or not a safetensors file ({brief(exc)})") from None
-    return _storage_dtype(sizes), other, _floating_count(sizes)
-
-
-def _floating_count(sizes: dict[torch.dtype, int]) -> int:
-    return sum(n for d, n in sizes.items() if d.is_floating_point)
+    return _storage_dtype(sizes), other, values
 
 
 SAFETENSORS_DTYPES = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16, "F64": torch.float64}
