@@ -56,9 +56,17 @@ def _libc():
         return None
 
 
-def return_freed_memory() -> bool:
-    """Fix glibc's mmap threshold at 1 MiB (once per process); False where there is no glibc."""
+def below_real_size(parameters: int | None) -> bool:
+    """Whether a model of this many values is too small for the policies here (None: size not given)."""
+    return parameters is not None and parameters <= LARGE_MODEL_PARAMETERS
+
+
+def return_freed_memory(parameters: int | None = None) -> bool:
+    """Fix glibc's mmap threshold at 1 MiB (once per process); False where there is no glibc, or where
+    `parameters` (the size of the model that asks) is at most LARGE_MODEL_PARAMETERS: glibc's own policy stays."""
     global _done
+    if below_real_size(parameters):
+        return False
     if _done:
         return True
     libc = _libc()
@@ -80,7 +88,7 @@ def heap_kept(parameters: int | None = None) -> Iterator[None]:
     such a model set no policy (glibc's own already reuses the heap)."""
     global _kept, _done
     libc = _libc()
-    if libc is None or (parameters is not None and parameters <= LARGE_MODEL_PARAMETERS):
+    if libc is None or below_real_size(parameters):
         yield
         return
     with _kept_lock:

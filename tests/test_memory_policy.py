@@ -133,10 +133,10 @@ def test_heap_kept_reuses_freed_pages_instead_of_faulting_new_ones():
 
 LOADED = """
 import resource, sys, torch
-import symalign.models.io as io
+import symalign.memory as memory
 from symalign.models import load_model
 if sys.argv[1] == "large":
-    io.LARGE_MODEL_PARAMETERS = 0  # every checkpoint counts as a real one
+    memory.LARGE_MODEL_PARAMETERS = 0  # every checkpoint counts as a real one
 load_model("zoo:vit-digits/0")
 def faults():  # of ten 2 MiB tensors, each written, then freed
     start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt

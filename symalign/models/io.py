@@ -13,7 +13,7 @@ import torch
 
 from symalign.errors import ModelLoadError, SymalignError, brief
 from symalign.json_files import read_json_object
-from symalign.memory import LARGE_MODEL_PARAMETERS, return_freed_memory
+from symalign.memory import return_freed_memory
 from symalign.models.families import collect
 from symalign.models.family import Family, TransformerModel
 from symalign.models.finite import require_finite_tensors
@@ -184,8 +184,8 @@ def _check_weight_files(path: Path) -> tuple[torch.dtype, dict[str, str], int]:
                         other[key] = kind
                         continue
                     values += count
-                    if kind in SAFETENSORS_DTYPES:
-                        sizes[SAFETENSORS_DTYPES[kind]] = sizes.get(SAFETENSORS_DTYPES[kind], 0) + count
+                    if (dtype := SAFETENSORS_DTYPES.get(kind)) is not None:
+                        sizes[dtype] = sizes.get(dtype, 0) + count
         except Exception as exc:
             raise ModelLoadError(f"{path}/{shard} is corrupt or not a safetensors file ({brief(exc)})") from None
     return _storage_dtype(sizes), other, values
@@ -212,8 +212,8 @@ def load_as(path: Path, family: Family, config=None) -> TransformerModel:
     """The checkpoint at `path` read as `family` (with `config` where it is not the directory's own: one tower
     of a CLIPModel, whose weights sit under the names the tower's class reads, beside the other tower's)."""
     stored, not_floating, values = _check_weight_files(path)
-    if values > LARGE_MODEL_PARAMETERS:  # a real checkpoint: freed tensors go back to the system (symalign.memory);
-        return_freed_memory()  # the zoo's keep glibc's own policy, which reuses the heap (no page faults per step)
+    # a real checkpoint: freed tensors go back to the system; the zoo's keep glibc's own policy (symalign.memory)
+    return_freed_memory(values)
     given = {} if config is None else {"config": config}
     try:
         # ignore_mismatched_sizes: transformers then lists the mismatched tensors in `info` (checked below) instead
