@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 import pandas as pd
 import pytest
@@ -369,3 +370,17 @@ def test_a_learned_cell_never_reuses_a_run_made_under_another_default_step_count
     same = store.start("align", a, b, "learned", settings=AlignSettings(payload["config"], 3, 8).to_json())
     store.finish(same, {"barrier": 0.05})
     assert reusable(finished_runs(store), cell, payload).id == same
+
+
+@pytest.mark.parametrize(("suffix", "missing", "said"), [(".toml", ("tomllib", "tomli"), "needs tomli"),
+                                                        (".yaml", ("yaml",), "needs PyYAML")])
+def test_a_missing_parser_is_named_for_its_own_format(tmp_path, monkeypatch, suffix, missing, said):
+    """Each format's message names its own parser: a missing tomli (Python 3.10) was reported as missing PyYAML."""
+    from symalign.sweeps.sweep_file import read_sweep_file
+
+    for module in missing:
+        monkeypatch.setitem(sys.modules, module, None)  # `import` then raises ImportError naming it
+    path = tmp_path / f"grid{suffix}"
+    path.write_text("models = 1\n")
+    with pytest.raises(SymalignError, match=said):
+        read_sweep_file(path)

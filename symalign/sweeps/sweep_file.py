@@ -37,7 +37,10 @@ def read_sweep_file(path: str | Path) -> dict[str, Any]:
             spec = yaml.safe_load(text)
         else:
             spec = json.loads(text)
-    except ImportError:
+    except ImportError as exc:  # PyYAML is optional; tomli is a dependency on Python 3.10, but may be missing
+        if exc.name == "tomli":
+            raise SymalignError("reading TOML on Python 3.10 needs tomli (pip install tomli); or write the sweep file "
+                                "as JSON") from None
         raise SymalignError("reading YAML needs PyYAML (pip install pyyaml); or write the sweep file as TOML") from None
     except Exception as exc:  # each parser has its own error type; all mean "not a valid file"
         raise SymalignError(f"{path} is not a valid sweep file ({' '.join(str(exc).split())})") from None
