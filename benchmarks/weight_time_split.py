@@ -6,10 +6,10 @@
 Aligns the two random GPT-2-small checkpoints of benchmarks/memory.py (built there once, cached) in this
 process, `--classes all` at the defaults, with a timer around each hot function: the correlation products,
 applying maps to B, Procrustes, holds, the distance, waiting for the assignment solves. It prints seconds,
-calls and (for the products) GFLOP per function, then the run's sweeps, inner passes, distance and
-matching seconds, the machine and the products' floor at its own matmul speed (benchmarks/machine.py), and
-with `--count-flops` every product's GFLOP (torch's FlopCounterMode). Timers count the main thread only: the
-solves run in the assignment pool beside it.
+calls and (for the products) GFLOP per function, the solves' CPU seconds in their own thread, then the run's
+sweeps, inner passes, distance and matching seconds, the machine and the products' floor at its own matmul
+speed (benchmarks/machine.py), and with `--count-flops` every product's GFLOP (torch's FlopCounterMode).
+Timers count the main thread only: the solves run in the assignment pool beside it.
 Run it on an idle machine; compare two versions in paired runs minutes apart (docs/benchmarks.md)."""
 
 from __future__ import annotations
@@ -58,6 +58,25 @@ def timed(owner, attr: str, label: str, flop=None) -> None:
     setattr(owner, attr, wrapper)
 
 
+SOLVER_CPU = [0.0, 0]  # CPU seconds and calls of the assignment solves, in whichever thread ran them
+
+
+def solver_cpu_counted(deferred) -> None:
+    """Count the CPU time of every assignment solve (time.thread_time: its own thread's CPU, so the main
+    thread's work beside it does not count)."""
+    solve = deferred.certified_assignment
+
+    def counted(*args, **kwargs):
+        began = time.thread_time()
+        try:
+            return solve(*args, **kwargs)
+        finally:
+            SOLVER_CPU[0] += time.thread_time() - began
+            SOLVER_CPU[1] += 1
+
+    deferred.certified_assignment = counted
+
+
 def cross_flop(ua, ub, into=None) -> float:
     count = ua.shape[0] if ua.dim() == 3 else 1
     return 2.0 * count * ua.shape[-2] * ua.shape[-1] * ub.shape[-2]
@@ -90,6 +109,7 @@ def main() -> None:
     timed(mapped.MappedModel, "hold", "holds")
     timed(mapped.MappedModel, "distance", "distance")
     timed(deferred.DeferredPermutations, "settle", "waiting for solves")
+    solver_cpu_counted(deferred)
     timed(solvers, "procrustes", "Procrustes")
     timed(solvers, "procrustes_fixing_ones", "Procrustes")
     if args.eager_residual:
@@ -116,6 +136,7 @@ def main() -> None:
           f"{len(sweeps) - 1} sweeps, {sum(s.inner_passes or 0 for s in result.report.sweeps)} inner passes; "
           f"distance {result.report.distance_after:.13f}"
           + (f"; {flops.get_total_flops() / 1e9:,.0f} GFLOP of products in all" if flops else ""))
+    print(f"assignment solves: {SOLVER_CPU[1]} in {SOLVER_CPU[0]:.1f} CPU s of their own thread")
     products = FLOP["correlation products"] / 1e9
     print(f"{describe(args.threads, gflops=gflops)} before the run: the run's {products:,.0f} GFLOP of correlation "
           f"products take {products / gflops:.1f} s at that speed (their floor here)")

@@ -6,8 +6,8 @@ usually still optimal or nearly so. scipy's dense solver cannot use that and spe
 3072×3072 solve. Here a solve is
 
 1. a *sparse* problem over the guess's edges and each row's k best candidates by reduced cost
-   under the previous column potentials (zero for a first solve: each row's largest costs; scipy's
-   LAPJVsp, skipped when the guess already passes);
+   under the previous column potentials (zero for a first solve: each row's largest costs), solved
+   by scipy's LAPJVsp; the guess is kept where it is as good;
 2. a *certificate*: column potentials v from Bellman-Ford on the sparse problem's difference
    constraints (v_j − v_σ(i) ≤ w_ij − w_iσ(i)), row potentials u_i = w_iσ(i) − v_σ(i), and a check on
    the *dense* cost that u_i + v_j ≤ w_ij everywhere (minimising w = −cost). LP duality then proves
@@ -36,6 +36,7 @@ SMALL = 1024  # below this scipy's dense solver takes < 40 ms, about what a cert
 CANDIDATES = 16  # per row, by reduced cost (8: ~3 rounds a warm solve at 3072; 16: ~1-2)
 ROUNDS = 4
 TOLERANCE = 1e-11  # relative to max|cost|: a dual constraint violated by less counts as met
+SLACK = TOLERANCE * 1e-3  # relative to max|cost|: Bellman-Ford lowers a potential by more than this or not at all
 BLOCK = 1 << 18  # cost entries widened to float64 at a time: no n×n float64 copy, and each block in cache
 # more rows than this share violating after a round: go dense. Measured at 3072 (docs/benchmarks.md): GPT-2-small's
 # first-sweep costs leave 2-4% of rows violating after the first round, its warm ones 8-11%, and two unrelated
@@ -80,12 +81,9 @@ def certified_assignment(cost: torch.Tensor, guess: np.ndarray | None = None,
     for _ in range(ROUNDS):
         STATS["rounds"] += 1
         weights = _weights(cost, rows, cols)
-        potentials = _potentials(n, rows, cols, weights, sigma, v, scale)
-        if potentials is None:  # the guess is not optimal even among the candidates: solve them
-            sigma = _sparse_assignment(n, rows, cols, weights)
-            potentials = _potentials(n, rows, cols, weights, sigma, v, scale)
-            if potentials is None:
-                break
+        sigma, potentials = _sparse_optimum(n, rows, cols, weights, sigma, v, scale)
+        if potentials is None:
+            break
         v = potentials
         bad_rows, bad_cols = _violations(cost, sigma, v, scale)
         if bad_rows.size == 0:
@@ -142,7 +140,7 @@ def _potentials(n: int, rows: np.ndarray, cols: np.ndarray, weights: np.ndarray,
     starts = np.flatnonzero(np.r_[True, dst[1:] != dst[:-1]])
     heads = dst[starts]
     v = start.copy()
-    slack = TOLERANCE * scale * 1e-3
+    slack = SLACK * scale
     for _ in range(RELAXATIONS):
         best = np.minimum.reduceat(v[src] + length, starts)
         lower = best < v[heads] - slack
@@ -150,6 +148,31 @@ def _potentials(n: int, rows: np.ndarray, cols: np.ndarray, weights: np.ndarray,
             return v
         v[heads[lower]] = best[lower]
     return None
+
+
+def _sparse_optimum(n: int, rows: np.ndarray, cols: np.ndarray, weights: np.ndarray, guess: np.ndarray,
+                    start: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray | None]:
+    """An optimal perm of the sparse problem and its column potentials (None: they did not settle).
+
+    The guess is kept when it is optimal there. Whether it is, LAPJVsp tells in about 10 ms at 3072; Bellman-Ford
+    on a guess that is not took its 200 passes to find out (44 ms), a third of a GPT-2-small run's solver time
+    (docs/benchmarks.md). The guess is tried whenever its weight is within `n`·4·slack of the optimum: Bellman-Ford
+    settling on it proves it within `n`·slack, so every guess the potentials could certify is still tried, and
+    the answer is the one trying the guess first gave."""
+    sigma = _sparse_assignment(n, rows, cols, weights)
+    keys = rows * n + cols
+    order = np.argsort(keys)
+
+    def weight(perm: np.ndarray) -> float:
+        at = order[np.searchsorted(keys, np.arange(n) * n + perm, sorter=order)]
+        return float(weights[at].sum())
+
+    slack = SLACK * scale
+    if (guess != sigma).any() and weight(guess) <= weight(sigma) + 4 * n * slack:
+        potentials = _potentials(n, rows, cols, weights, guess, start, scale)
+        if potentials is not None:
+            return guess, potentials
+    return sigma, _potentials(n, rows, cols, weights, sigma, start, scale)
 
 
 def _sparse_assignment(n: int, rows: np.ndarray, cols: np.ndarray, weights: np.ndarray) -> np.ndarray:
