@@ -51,12 +51,8 @@ run() {
         --pair independent --devices "$device"
     # last, and cut first if the call runs out: where GPT-2-small's time goes on the device, by function (each kernel
     # waited for, so the timers see the device's time; its total is slower than the first row's and not the goal's)
-    if [ "$device" = cpu ]; then
-        row weight_split 150 python3 benchmarks/weight_time_split.py --threads "$threads"
-    else
-        row weight_split 150 env CUDA_LAUNCH_BLOCKING=1 python3 benchmarks/weight_time_split.py --threads "$threads" \
-            --option 'device="cuda"'
-    fi
+    row weight_split 150 env CUDA_LAUNCH_BLOCKING=1 python3 benchmarks/weight_time_split.py --threads "$threads" \
+        --option "device=\"$device\""
 }
 
 case "${1:-}" in
