@@ -1,7 +1,7 @@
 """Where GPT-2-small weight matching's main-thread time goes, by function (issue #73).
 
     python benchmarks/weight_time_split.py [--work DIR] [--threads 2] [--option KEY=VALUE ...]
-        [--eager-residual] [--count-flops]
+        [--eager-residual] [--count-flops] [--moved-units]
 
 Aligns the two random GPT-2-small checkpoints of benchmarks/memory.py (built there once, cached) in this
 process, `--classes all` at the defaults, with a timer around each hot function: the correlation products,
@@ -9,6 +9,7 @@ applying maps to B, Procrustes, holds, the distance, waiting for the assignment 
 calls and (for the products) GFLOP per function, the solves' CPU seconds in their own thread, then the run's
 sweeps, inner passes, distance and matching seconds, the machine and the products' floor at its own matmul
 speed (benchmarks/machine.py), and with `--count-flops` every product's GFLOP (torch's FlopCounterMode).
+`--moved-units`: per sweep, the units each MLP's landed permutation moved (how many solves change nothing).
 Timers count the main thread only: the solves run in the assignment pool beside it.
 Run it on an idle machine; compare two versions in paired runs minutes apart (docs/benchmarks.md)."""
 
@@ -77,6 +78,31 @@ def solver_cpu_counted(deferred) -> None:
     deferred.certified_assignment = counted
 
 
+MOVED: list[tuple[str, int]] = []  # (space, units its landed permutation moved), in landing order
+
+
+def moved_units_recorded(deferred) -> None:
+    """Record how many units each landed MLP permutation moves (the change against B as it was)."""
+    land = deferred.DeferredPermutations._land
+
+    def recorded(self, space, solved):
+        perm = solved[0]
+        MOVED.append((space, sum(int(j) != i for i, j in enumerate(perm))))
+        return land(self, space, solved)
+
+    deferred.DeferredPermutations._land = recorded
+
+
+def print_moved_units() -> None:
+    """A table by sweep. Every sweep solves each MLP once and lands them all before its inner passes, so
+    the landings come in sweep-sized groups."""
+    per_sweep = len({space for space, _ in MOVED})
+    print("\n| sweep | units moved | MLPs that changed |\n|---|---|---|")
+    for start in range(0, len(MOVED), per_sweep):
+        group = [moved for _, moved in MOVED[start:start + per_sweep]]
+        print(f"| {start // per_sweep + 1} | {sum(group):,} | {sum(1 for m in group if m)} of {len(group)} |")
+
+
 def cross_flop(ua, ub, into=None) -> float:
     count = ua.shape[0] if ua.dim() == 3 else 1
     return 2.0 * count * ua.shape[-2] * ua.shape[-1] * ub.shape[-2]
@@ -91,6 +117,8 @@ def main() -> None:
                         help="also every product's GFLOP (torch's FlopCounterMode; the run is then about 10%% slower)")
     parser.add_argument("--eager-residual", action="store_true",
                         help="every MLP tensor rotated at each residual step (lazy_residual=False, as before)")
+    parser.add_argument("--moved-units", action="store_true",
+                        help="also, per sweep, the units each MLP's permutation moved")
     args = parser.parse_args()
     params = use_gpt2_pair(Path(args.work))
 
@@ -110,6 +138,8 @@ def main() -> None:
     timed(mapped.MappedModel, "distance", "distance")
     timed(deferred.DeferredPermutations, "settle", "waiting for solves")
     solver_cpu_counted(deferred)
+    if args.moved_units:
+        moved_units_recorded(deferred)
     timed(solvers, "procrustes", "Procrustes")
     timed(solvers, "procrustes_fixing_ones", "Procrustes")
     if args.eager_residual:
@@ -143,6 +173,8 @@ def main() -> None:
     for s in result.report.sweeps:
         print(f"  sweep {s.sweep}: distance {s.distance:.10f} at {s.seconds:.1f} s"
               + (f", {s.inner_passes} inner passes" if s.inner_passes else ""))
+    if args.moved_units:
+        print_moved_units()
     sys.stdout.flush()
 
 
