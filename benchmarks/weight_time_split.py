@@ -96,6 +96,9 @@ def moved_units_recorded(deferred) -> None:
 def print_moved_units() -> None:
     """A table by sweep. Every sweep solves each MLP once and lands them all before its inner passes, so
     the landings come in sweep-sized groups."""
+    if not MOVED:
+        print("\nno permutation solves landed")
+        return
     per_sweep = len({space for space, _ in MOVED})
     print("\n| sweep | units moved | MLPs that changed |\n|---|---|---|")
     for start in range(0, len(MOVED), per_sweep):
