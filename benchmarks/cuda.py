@@ -1,6 +1,6 @@
 """CUDA: does every path agree with the CPU, and how fast is it at GPT-2-small shapes?
 
-    python benchmarks/cuda.py [--check] [--timings] [--work DIR] [--json FILE]
+    python -m benchmarks.cuda [--check] [--timings] [--work DIR] [--json FILE]
 
 `--check` runs each workflow on the zoo twice, on `cpu` and on `cuda`, through the same Python API
 the command line uses (barrier; weight, activation and learned matching with their barriers;
@@ -98,9 +98,8 @@ def check() -> None:
                                     device=d).result.task_loss[0])
 
 
-def timings(work: Path, device: str, points: int, steps: int, device_batches_only: bool = False) -> None:
-    from memory import ORG, use_gpt2_pair  # benchmarks/memory.py: the same checkpoints
-
+def timings(work: Path, device: str, points: int, steps: int) -> None:
+    from benchmarks.memory import ORG, use_gpt2_pair  # the same checkpoints
     from symalign.match.align import align
     from symalign.match.config import AlignConfig
     from symalign.models import load_model
@@ -123,14 +122,9 @@ def timings(work: Path, device: str, points: int, steps: int, device_batches_onl
     result, s = timed(lambda: align(a, b, AlignConfig(method="weight", preset="all", max_sweeps=3, device=device)))
     sweeps = result.report.sweeps
     row("weight matching, all classes, 3 sweeps", s, f"solves {sweeps[-1].seconds:.1f} s, {sweeps[-1].stopped or ''}")
-    import symalign.landscape.evaluate as evaluate
-
-    for merged in ((True,) if device_batches_only else (False, True)):  # CPU-sized batches, then the device's
-        evaluate.DEVICE_BATCHES = merged
-        (_, curve), s = timed(lambda: barrier_run(a, b, "shakespeare", points=points, device=device))
-        row(f"barrier, {points} points, 256 windows of 128", s,
-            f"{s / points:.2f} s per point, {'device-sized' if merged else 'CPU-sized'} batches, "
-            f"barrier {curve.barrier:.6f}")
+    (_, curve), s = timed(lambda: barrier_run(a, b, "shakespeare", points=points, device=device))
+    row(f"barrier, {points} points, 256 windows of 128", s,
+        f"{s / points:.2f} s per point, device-sized batches, barrier {curve.barrier:.6f}")
 
     config = AlignConfig(method="learned", preset="all", data="shakespeare", device=device, steps=steps,
                          patience=steps, max_sweeps=1)
@@ -151,8 +145,6 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=21, help="--timings: barrier points")
     parser.add_argument("--steps", type=int, default=30, help="--timings: learned steps")
     parser.add_argument("--only", nargs="*", default=[], help="substrings of the --check cases to run")
-    parser.add_argument("--device-batches-only", action="store_true",
-                        help="--timings: the barrier with device-sized batches only (not also the CPU-sized ones)")
     args = parser.parse_args()
     DEVICES[:] = args.devices
     ONLY[:] = args.only
@@ -165,7 +157,7 @@ def main() -> None:
         if args.check:
             check()
         if args.timings:
-            timings(Path(args.work), args.device, args.points, args.steps, args.device_batches_only)
+            timings(Path(args.work), args.device, args.points, args.steps)
     finally:
         if args.json:
             Path(args.json).write_text(json.dumps(ROWS, indent=2, default=str))

@@ -1,6 +1,6 @@
 """Curved paths on a GPU (issue #57): the bend fitted on `cuda` beside `cpu`, and the plane's points.
 
-    python benchmarks/curve_cuda.py [--steps 400] [--families vit-digits gpt-shakespeare]
+    python -m benchmarks.curve_cuda [--steps 400] [--families vit-digits gpt-shakespeare]
 
 For each zoo family's seeds 0 ↔ 1 (canonical forms, no alignment): fit the Bézier bend at the default
 options on each device, print the fit's seconds and the curve's barrier (the two differ in the last

@@ -1,7 +1,7 @@
 """Estimate against actual (issue #56): what the pages say before a run, and what the run then took, for
 the guided demo, Simplex's defaults, Ablations' `quick` grid and a learned Align, on both zoo families.
 
-    python benchmarks/estimates.py [--families vit-digits gpt-shakespeare] [--steps N] [--only demo simplex …]
+    python -m benchmarks.estimates [--families vit-digits gpt-shakespeare] [--steps N] [--only demo simplex …]
 
 Two passes, each task in a fresh data folder (so nothing is reused, not even the demo's vanilla
 barrier by Align): the first is estimated as a new

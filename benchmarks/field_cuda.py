@@ -1,7 +1,7 @@
 """The field's baselines on a GPU (issue #45): OT fusion and the rescale add-on give the CPU's numbers
 on `--device`, and the `peers` table's cost there.
 
-    python benchmarks/field_cuda.py [--device cuda] [--steps N] [--json FILE]
+    python -m benchmarks.field_cuda [--device cuda] [--steps N] [--json FILE]
 
 Prints, for vit-digits seeds 0 ↔ 1: merged loss of OT-ACTS / OT-WTS (exact and Sinkhorn) on the CPU and
 on the device (plans are solved by POT on the CPU either way; activations and evaluation run on the

@@ -8,7 +8,7 @@ each until its heading is on screen. Each run first times a bare Streamlit page 
 button, its own cold server) in the same browser: Home's ratio to it is the goal (at most 2x).
 Prints each run, the medians and the ratio.
 
-    python benchmarks/first_paint.py [--runs 3] [--pages Models Align Simplex]
+    python -m benchmarks.first_paint [--runs 3] [--pages Models Align Simplex]
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from symalign.browser import chromium, served_app
+from research.browser import chromium, served_app
 
 HEADINGS = {"Models": "The shipped zoo", "Align": "Symmetries to use", "Interpolation": "Interpolation curves",
             "Simplex": "Loss over the simplex of three models", "Run history": "Run history"}
@@ -50,7 +50,7 @@ def one_bare() -> float:
     baseline Home is measured against (issue #43: within 2x of it)."""
     import subprocess
 
-    from symalign.browser import free_port, wait_healthy
+    from research.browser import free_port, wait_healthy
 
     with tempfile.TemporaryDirectory() as folder, chromium() as browser:
         script = Path(folder) / "bare.py"

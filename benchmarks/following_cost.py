@@ -12,7 +12,7 @@ job worker (per second of wall), then times `--rounds` rounds of page loads (eac
 torch, goto to heading; the demo still running) and reads the server's resident memory after them: turning the
 collection off must not let memory grow. Run it on an otherwise idle machine (chromium is counted machine-wide).
 
-    python benchmarks/following_cost.py [--seconds 30] [--rounds 2] [--settings on off]
+    python -m benchmarks.following_cost [--seconds 30] [--rounds 2] [--settings on off]
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from symalign.browser import chromium, free_port, wait_healthy
+from research.browser import chromium, free_port, wait_healthy
 from symalign.ui.launch import QUIET_WELCOME, app_command
 
 HZ = os.sysconf("SC_CLK_TCK")

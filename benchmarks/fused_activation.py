@@ -2,7 +2,7 @@
 against the fused kernel of the same function that symalign runs (symalign.models.functional.
 fused_config): one forward and backward, in eval mode, on random weights.
 
-    python benchmarks/fused_activation.py [--threads 2] [--repeats 5]
+    python -m benchmarks.fused_activation [--threads 2] [--repeats 5]
 
 Prints, per shape, the median seconds of each and their ratio, and the largest logit difference."""
 

@@ -42,16 +42,16 @@ run() {
       transformers.__version__, torch.cuda.is_available() and torch.cuda.get_device_name())"; nproc; } > "$OUT/device.txt" 2>&1
     cat "$OUT/device.txt"
     # GPT-2-small at the defaults (goal: <= 10 s on an H100); builds the memory benchmark's random pair first
-    row weight_scale 240 python3 benchmarks/weight_scale.py --device "$device" --settings after --threads "$threads"
+    row weight_scale 240 python3 -m benchmarks.weight_scale --device "$device" --settings after --threads "$threads"
     # a learned step over a plain training step of the same model and batch (goal: <= 2), with θ(w) summed as now
     # and out of place (the first change to try on a GPU: about 460 fewer kernel launches a zoo step)
-    row learned_step 200 python3 benchmarks/learned_step.py --device "$device" --variants in-place out-of-place
+    row learned_step 200 python3 -m benchmarks.learned_step --device "$device" --variants in-place out-of-place
     # Zhang et al.'s one pass beside their Table 3 (1.59 / 1.71 / 3.48 s on an A100)
-    row zhang_one_pass 150 python3 benchmarks/weight_matching.py --models gpt2 roberta --sweeps 1 --classes zhang \
+    row zhang_one_pass 150 python3 -m benchmarks.weight_matching --models gpt2 roberta --sweeps 1 --classes zhang \
         --pair independent --devices "$device"
     # last, and cut first if the call runs out: where GPT-2-small's time goes on the device, by function (each kernel
     # waited for, so the timers see the device's time; its total is slower than the first row's and not the goal's)
-    row weight_split 150 env CUDA_LAUNCH_BLOCKING=1 python3 benchmarks/weight_time_split.py --threads "$threads" \
+    row weight_split 150 env CUDA_LAUNCH_BLOCKING=1 python3 -m benchmarks.weight_time_split --threads "$threads" \
         --option "device=\"$device\""
 }
 

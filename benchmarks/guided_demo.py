@@ -1,6 +1,6 @@
 """The numbers the Home page's guided demo shows, through the demo's own code (symalign.demo).
 
-    python benchmarks/guided_demo.py [--recipe vit-digits] [--threads 2] [--beside] [--job]
+    python -m benchmarks.guided_demo [--recipe vit-digits] [--threads 2] [--beside] [--job]
 
 `--beside`: the same, while another process runs a learned alignment of the gpt-shakespeare pair
 (as on a laptop that is also doing something else; issue #43's "within 120 s beside one other

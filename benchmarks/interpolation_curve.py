@@ -3,7 +3,7 @@
 The curve reuses one module through torch.func.functional_call, so its overhead over plain
 forwards should be small (lerp of the parameters per λ). Prints a table and the ratio.
 
-    python benchmarks/interpolation_curve.py [zoo:vit-digits/0 zoo:vit-digits/1] [--max-examples N] [--repeats 3]
+    python -m benchmarks.interpolation_curve [zoo:vit-digits/0 zoo:vit-digits/1] [--max-examples N] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import argparse
 import time
 
 import torch
-from plain import plain_forwards
 
+from benchmarks.plain import plain_forwards
 from symalign.data import load_data
 from symalign.landscape.evaluate import Evaluator
 from symalign.landscape.interpolation import interpolation_curve

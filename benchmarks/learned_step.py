@@ -1,6 +1,6 @@
 """A learned-matching step beside a plain training step of the same model, batch and device (issue #73 item 3).
 
-    python benchmarks/learned_step.py [--pairs zoo:gpt-shakespeare/0,zoo:gpt-shakespeare/1,shakespeare ...]
+    python -m benchmarks.learned_step [--pairs zoo:gpt-shakespeare/0,zoo:gpt-shakespeare/1,shakespeare ...]
                                       [--steps 20] [--device cpu|cuda] [--variants in-place out-of-place]
 
 The natural floor of a learned step: it runs one forward and backward pass through the model interpolated

@@ -1,6 +1,6 @@
 """Which machine a benchmark ran on, and how fast it multiplies: the line that makes two machines' timings comparable.
 
-    python benchmarks/machine.py [--threads 2] [--device cpu]
+    python -m benchmarks.machine [--threads 2] [--device cpu]
 
 Why: the project's 2-core machines differ. On 2026-12-02 the same code took 48-60 s of GPT-2-small weight
 matching on a 2-core Intel Xeon and 97-122 s on a 2-core AMD EPYC, whose float32 matmul runs at about half the

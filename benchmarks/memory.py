@@ -1,6 +1,6 @@
 """Peak memory per parameter of symalign's commands on checkpoints of real shapes.
 
-    python benchmarks/memory.py [--work DIR] [--only weight barrier ...] [--tinyllama] [--json FILE]
+    python -m benchmarks.memory [--work DIR] [--only weight barrier ...] [--tinyllama] [--json FILE]
 
 Builds (once, cached in --work) three GPT-2-small checkpoints (12 layers, width 768, vocabulary
 50,257: 124M parameters, random weights, bf16 on disk) with a byte-level BPE tokenizer trained
@@ -56,8 +56,8 @@ def build(work: Path, shape: str, names: list[str], vocab: int | None) -> tuple[
     """Checkpoints of `shape` (offline_hub.REAL_CONFIGS) in work/hf; returns HF_HOME and the parameter count."""
     import torch
 
+    from research.offline_hub import bpe_tokenizer, put_in_cache, real_config, write_checkpoint
     from symalign.data.text import shakespeare_text
-    from symalign.offline_hub import bpe_tokenizer, put_in_cache, real_config, write_checkpoint
 
     hf = work / "hf"
     config = real_config(shape)

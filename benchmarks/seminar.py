@@ -1,6 +1,6 @@
 """A seminar: N browsers open Home of one shared app and click the guided demo at once.
 
-    python benchmarks/seminar.py [--sessions 1 5 20] [--recipe vit-digits]
+    python -m benchmarks.seminar [--sessions 1 5 20] [--recipe vit-digits]
 
 One fresh server (`symalign app --share`, an empty data folder) and one headless Debian chromium with
 a browser context per visitor (each its own Streamlit session). Rounds run in the order given:
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from symalign.browser import CHROMIUM, CHROMIUM_FLAGS, served_app
+from research.browser import CHROMIUM, CHROMIUM_FLAGS, served_app
 
 RESULT = "2 · Two seeds trained apart"  # the demo's second part has painted its results
 

@@ -12,7 +12,7 @@ turn (two of them load torch), one after another, for `--minutes`. Every `--ever
 server's resident memory and the sessions Streamlit reports (`/_stcore/metrics`). Run it on an otherwise idle
 machine.
 
-    python benchmarks/session_memory.py [--minutes 15] [--every 100] [--settings off on]
+    python -m benchmarks.session_memory [--minutes 15] [--every 100] [--settings off on]
 """
 
 from __future__ import annotations
@@ -22,9 +22,13 @@ import re
 import time
 import urllib.request
 
-from following_cost import PAGES, app_with_setting, load_page, rss_mib  # benchmarks/following_cost.py: the same server
-
-from symalign.browser import chromium
+from benchmarks.following_cost import (  # benchmarks/following_cost.py: the same server
+    PAGES,
+    app_with_setting,
+    load_page,
+    rss_mib,
+)
+from research.browser import chromium
 
 
 def session_counts(url: str) -> str:

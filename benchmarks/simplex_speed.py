@@ -4,7 +4,7 @@ The surface reuses one module through torch.func.functional_call and mixes three
 per grid point, so it should cost little more than the forwards themselves (target ≤ 1.3×).
 Resolution 10 is 66 grid points.
 
-    python benchmarks/simplex_speed.py [--recipes vit-digits gpt-shakespeare] [--resolution 10]
+    python -m benchmarks.simplex_speed [--recipes vit-digits gpt-shakespeare] [--resolution 10]
                                        [--max-examples N] [--repeats 3] [--threads 2]
 """
 
@@ -14,8 +14,8 @@ import argparse
 import time
 
 import torch
-from plain import plain_forwards
 
+from benchmarks.plain import plain_forwards
 from symalign.data import load_data
 from symalign.landscape.evaluate import Evaluator
 from symalign.landscape.simplex import barycentric_grid, simplex_surface

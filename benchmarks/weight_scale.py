@@ -2,12 +2,12 @@
 --classes all` on two local-cache GPT-2-small checkpoints (random weights, bf16 on disk, built and
 cached by benchmarks/memory.py's builder), one process per run, 2 threads unless told.
 
-    python benchmarks/weight_scale.py [--work DIR] [--settings before after ...] [--threads 2]
+    python -m benchmarks.weight_scale [--work DIR] [--settings before after ...] [--threads 2]
         [--barrier] [--json FILE] [--device cuda]
 
 Settings: `before` is issue #58's starting point (float64 cost matmuls, stop below 1e-5 relative
 improvement), `float32` changes the precision, `after` is today's defaults (float32 at this size,
-the stopping rule unchanged: symalign/experiments/stopping_rule.py shows why), `three-sweeps` stops below 1e-3
+the stopping rule unchanged: research/experiments/stopping_rule.py shows why), `three-sweeps` stops below 1e-3
 (3 sweeps here). Per run: the
 command's wall time, weight matching's own seconds and sweeps, the final distance and, with
 `--barrier`, the 21-point barrier on the memory benchmark's data (the bundled plays through the
@@ -25,8 +25,8 @@ import sys
 import time
 from pathlib import Path
 
-from machine import describe  # benchmarks/machine.py: the CPU and its matmul speed beside the timings
-from memory import ORG, build  # benchmarks/memory.py: the same checkpoints
+from benchmarks.machine import describe  # the CPU and its matmul speed beside the timings
+from benchmarks.memory import ORG, build  # the same checkpoints
 
 SETTINGS = {
     "before": ["--precision", "float64", "--min-improvement", "1e-5"],

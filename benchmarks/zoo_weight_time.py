@@ -1,6 +1,6 @@
 """Weight matching at the zoo's scale, timed: the run every sweep cell, report row, demo part and test repeats.
 
-    python benchmarks/zoo_weight_time.py [--recipes vit-digits gpt-shakespeare] [--repeats 5] [--threads 2]
+    python -m benchmarks.zoo_weight_time [--recipes vit-digits gpt-shakespeare] [--repeats 5] [--threads 2]
 
 Aligns seed 1 to seed 0 of each recipe with `--classes all` at the defaults (plain coordinate descent in float64:
 no inner passes below LARGE_MODEL_PARAMETERS), once to warm up, then `--repeats` times, and prints each run's

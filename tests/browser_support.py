@@ -1,6 +1,6 @@
 """Shared by the browser tests: Debian's chromium (skip, or fail in CI, without it), and the app
 served by `symalign app` (the README's command) on a free port with its own data folder
-(symalign.browser, which the benchmarks and the docs' screenshots use too)."""
+(research.browser, which the benchmarks and the docs' screenshots use too)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from symalign.browser import CHROMIUM, CHROMIUM_FLAGS, chromium, free_port, served_app, settle, wait_healthy
+from research.browser import CHROMIUM, CHROMIUM_FLAGS, chromium, free_port, served_app, settle, wait_healthy
 
 __all__ = ["CHROMIUM", "CHROMIUM_FLAGS", "chromium", "free_port", "recorded", "require_chromium", "served_app",
            "settle", "wait_healthy"]

@@ -126,7 +126,8 @@ def test_module_size_and_docstring(name):
 
 def _repo_python_files() -> list[Path]:
     root = PACKAGE.parent
-    return [p for folder in ("symalign", "benchmarks", "tests", "app_pages") for p in (root / folder).rglob("*.py")] \
+    return [p for folder in ("symalign", "research", "benchmarks", "tests", "app_pages")
+            for p in (root / folder).rglob("*.py")] \
         + [root / "app.py"]
 
 
@@ -147,3 +148,141 @@ def test_no_test_imports_a_script():
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             found += [f"{path.name}: {n}" for n in names if n.split(".")[0] in scripts | {"benchmarks"}]
     assert not found
+
+
+def _imports_of_file(path: Path) -> set[str]:
+    """The package's modules a file outside the package imports (the app's pages, the README's examples)."""
+    return imported_modules("__outside__", path)
+
+
+def reachable_modules() -> set[str]:
+    """Every package module an import chain reaches from what users run: the `symalign` command (symalign.cli),
+    the app (app.py and its pages) and the public API (every `from symalign... import` in the README's examples),
+    function-local imports included. A package reaches its __init__, an import of `a.b.c` reaches `a.b` too."""
+    root = PACKAGE.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    api = root / ".readme_api.py"
+    seen: set[str] = set()
+    todo = {"symalign", "symalign.cli"} | {m for m in MODULES if m.startswith("symalign.cli.")}
+    for page in [root / "app.py", *sorted((root / "app_pages").glob("*.py"))]:
+        todo |= _imports_of_file(page)
+    lines = "\n".join(m.group(0) for m in re.finditer(r"^(from symalign[\w.]* import [^\n]+|import symalign[\w.]*)$",
+                                                       readme, flags=re.M))
+    try:
+        api.write_text(lines + "\n", encoding="utf-8")
+        todo |= _imports_of_file(api)
+    finally:
+        api.unlink(missing_ok=True)
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in MODULES:
+            continue
+        seen.add(name)
+        parent = name.rpartition(".")[0]
+        todo |= imported_modules(name, MODULES[name]) | ({parent} if parent else set()) | _named_modules(MODULES[name])
+    return seen
+
+
+def _named_modules(path: Path) -> set[str]:
+    """Modules a module loads by name rather than by an import statement: "symalign.x:function" entries of a
+    registry, `python -m symalign.x` subprocesses, and every submodule of a package its __init__ collects with
+    pkgutil (the families)."""
+    text = path.read_text(encoding="utf-8")
+    out = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            target = node.value.partition(":")[0]
+            if target in MODULES:
+                out.add(target)
+    if path.name == "__init__.py" and "iter_modules(__path__)" in text:
+        package = module_name(path)
+        out |= {m for m in MODULES if m.rpartition(".")[0] == package}
+    return out
+
+
+def test_every_module_is_reached_by_what_users_run():
+    """`pip install .` installs no module that only tests, research or benchmarks import: each one is reached from
+    the CLI, the app or the public API (the research/ folder and benchmarks/ live outside the package)."""
+    unreached = sorted(set(MODULES) - reachable_modules())
+    assert not unreached, "modules only tests, research or benchmarks reach (move them out of symalign/):\n" + \
+        "\n".join(unreached)
+
+
+def test_the_reach_check_finds_an_orphan(tmp_path, monkeypatch):
+    """The check above can fail: a module nothing imports is reported."""
+    orphan = tmp_path / "orphan.py"
+    orphan.write_text('"""An orphan."""\n')
+    monkeypatch.setitem(MODULES, "symalign.orphan", orphan)
+    assert "symalign.orphan" not in reachable_modules()
+
+
+_ATTRIBUTE_ASSIGNMENT = re.compile(r"^\s*(?!self\.)([A-Za-z_]\w*)\.(\w+)\s*=[^=]", flags=re.M)
+
+
+def test_nothing_outside_tests_assigns_to_a_symalign_module():
+    """Research, benchmarks and the app call the public API; none replaces a function or a constant of a symalign
+    module at run time (`weight.weight_match = ...`). Names bound by `import symalign.x as y` or
+    `from symalign.x import y` (y a module) are the ones checked."""
+    root = PACKAGE.parent
+    found = []
+    files = [p for folder in ("symalign", "research", "benchmarks", "app_pages") for p in (root / folder).rglob("*.py")]
+    for path in files + [root / "app.py"]:
+        text = path.read_text(encoding="utf-8")
+        modules = set()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Import):
+                modules |= {a.asname or a.name.split(".")[0] for a in node.names if a.name.startswith("symalign")}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("symalign"):
+                modules |= {a.asname or a.name for a in node.names if f"{node.module}.{a.name}" in MODULES}
+        found += [f"{path.relative_to(root)}: {m.group(0).strip()}" for m in _ATTRIBUTE_ASSIGNMENT.finditer(text)
+                  if m.group(1) in modules]
+    assert not found, "\n".join(found)
+
+
+def _doc_pages() -> list[Path]:
+    root = PACKAGE.parent
+    return [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+
+
+def test_docs_are_a_reference_not_a_journal():
+    """The README is a map (under 200 lines), docs/benchmarks.md a page of current figures (under 300), and no
+    section of any page is titled by an issue number, a stop or a date: the history is in git."""
+    root = PACKAGE.parent
+    assert len((root / "README.md").read_text(encoding="utf-8").splitlines()) < 200
+    assert len((root / "docs" / "benchmarks.md").read_text(encoding="utf-8").splitlines()) < 300
+    ordinal = r"\b(first|second|third|fourth|fifth|sixth|seventh|eighth) round\b"
+    dated = re.compile(rf"^#+ .*(#\d+|\b20\d\d-\d\d\b|\b[Ii]ssues? \d|\b[Ss]tops? \d|{ordinal})", flags=re.M)
+    found = [f"{p.relative_to(root)}: {m.group(0)}" for p in _doc_pages() for m in dated.finditer(p.read_text())]
+    assert not found, "\n".join(found)
+
+
+def test_nothing_cites_a_file_outside_the_repository():
+    """The design the code follows is the repository's own (docs/engine.md): no page, module or script cites
+    DESIGN.md or a path above the checkout."""
+    root = PACKAGE.parent
+    files = _doc_pages() + [p for folder in ("symalign", "research", "benchmarks", "app_pages")
+                            for p in (root / folder).rglob("*.py")]
+    found = [str(p.relative_to(root)) for p in files if re.search(r"DESIGN\.md|\.\./shared/", p.read_text())]
+    assert not found, found
+
+
+def test_relative_links_between_pages_resolve():
+    """Every relative link in the README and docs/ names a file that exists and, with an anchor, a heading there."""
+    root = PACKAGE.parent
+
+    def anchors(page: Path) -> set[str]:
+        heads = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), flags=re.M)
+        return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in heads}
+
+    broken = []
+    for page in _doc_pages():
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path).resolve()
+            if not linked.exists():
+                broken.append(f"{page.relative_to(root)}: {target}")
+            elif anchor and linked.suffix == ".md" and anchor not in anchors(linked):
+                broken.append(f"{page.relative_to(root)}: {target} (no such heading)")
+    assert not broken, "\n".join(broken)

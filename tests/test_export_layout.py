@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 from browser_support import chromium, require_chromium
 
+from research.figure_boxes import layout_problems, read_boxes
 from symalign.plots import barrier_bars, curves_figure, spectrum_figure
 from symalign.plots.curves import bands_figure
-from symalign.plots.figure_boxes import layout_problems, read_boxes
 from symalign.plots.plane import paths_figure
 from symalign.plots.presentation import projector
 from symalign.plots.static_files import figure_file, one_browser, static_export_missing

@@ -159,8 +159,8 @@ def test_a_pythia_by_hub_id_with_its_real_layout_loads_in_bf16_and_aligns(tmp_pa
     hub cache: loaded by id, a quarter of each head rotary, aligned with `all`, exported in bf16."""
     from safetensors import safe_open
 
+    from research.offline_hub import bpe_tokenizer, put_in_cache, real_config, write_checkpoint
     from symalign.data.text import shakespeare_text
-    from symalign.offline_hub import bpe_tokenizer, put_in_cache, real_config, write_checkpoint
 
     tokenizer = bpe_tokenizer(shakespeare_text()[:100_000], 300)
     config = real_config("pythia-160m", num_hidden_layers=2, hidden_size=64, num_attention_heads=4,

@@ -1,4 +1,4 @@
-"""The held-out pairs of issue #29 (symalign/experiments/heldout_pairs.py, learned_heldout.py) at a CI size:
+"""The held-out pairs of issue #29 (research/experiments/heldout_pairs.py, learned_heldout.py) at a CI size:
 a pair trained with a plain transformers loop on text the zoo does not use, with a byte-level BPE
 tokenizer trained here, is loadable by plain transformers and symalign, and its benchmark row is
 real computation (learned matching below the vanilla barrier)."""
@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from symalign.experiments import heldout_pairs, learned_heldout, learned_levers
+from research.experiments import heldout_pairs, learned_heldout, learned_levers
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,7 @@ def test_a_widened_recipe_is_another_pair_of_the_same_recipe_at_that_width():
 
 @pytest.mark.slow
 def test_lever_runs_are_real_computation_and_leave_no_option_behind(tiny_pair):
-    """symalign/experiments/learned_levers.py (issue #59): one worker serves several runs, so a lever's option
+    """research/experiments/learned_levers.py (issue #59): one worker serves several runs, so a lever's option
     patch must not reach the next run (it once did: every run after `joint-perms` had its freeze)."""
     import torch
 

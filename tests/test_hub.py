@@ -16,10 +16,10 @@ import torch
 from safetensors import safe_open
 from transformers import AutoModelForCausalLM
 
+from research.offline_hub import bpe_tokenizer, put_in_cache, real_config, write_checkpoint
 from symalign.cli import main
 from symalign.data.text import shakespeare_text
 from symalign.models import load_model, outputs, random_inputs
-from symalign.offline_hub import bpe_tokenizer, put_in_cache, real_config, write_checkpoint
 
 ORG = "test-org"
 

@@ -17,7 +17,7 @@ LAYERS = [
     {"registry", "hub_cache", "torch_threads", "json_files"},
     {"memory", "device", "data", "zoo", "symmetry", "plots", "progress"},
     {"models", "output_folder"},  # output_folder: what a command may write over (the zoo, its inputs)
-    {"offline_hub", "landscape"},
+    {"landscape"},
     {"match", "symmetry_anatomy"},
     {"merge", "train", "workspace", "papers"},  # papers: the tables as data (their classes from match.config)
     {"runs"},
@@ -26,8 +26,6 @@ LAYERS = [
     {"jobs"},  # a job may run the guided demo (symalign.jobs.kinds.demo_job)
     {"ui"},
     {"cli"},
-    {"browser"},  # serves `symalign app` in a process and drives chromium: for tests, benchmarks, screenshots
-    {"docgen", "experiments"},  # the docs' generators and the findings' investigations: nothing imports them
 ]
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from research.transcription import EXCERPTS, printed_row, quote_span, table_region
 from symalign.papers import TABLES
-from symalign.papers.transcription import EXCERPTS, printed_row, quote_span, table_region
 from symalign.papers.verdict import verdict
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "papers"

@@ -195,7 +195,7 @@ def test_yaml_and_json_sweep_files_read_like_toml(tmp_path):
 
 @pytest.mark.slow
 def test_the_report_regenerates_with_its_documented_command(tmp_path, monkeypatch):
-    """`python -m symalign.docgen.results_report` (shrunk by its quick-check options) writes the report from
+    """`python -m research.docgen.results_report` (shrunk by its quick-check options) writes the report from
     sweeps recorded in the run history: its numbers are those sweeps' means ± stds, a second run
     recomputes nothing, and every claim paragraph is there."""
     import re
@@ -205,7 +205,7 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path, monkeypatc
 
     root = Path(__file__).resolve().parents[1]
     home, out = tmp_path / "home", tmp_path / "docs" / "results.md"
-    command = [sys.executable, "-m", "symalign.docgen.results_report", "--families", "vit-digits",
+    command = [sys.executable, "-m", "research.docgen.results_report", "--families", "vit-digits",
                "--executor", "serial", "--points", "3", "--max-examples", "48", "--steps", "3", "--max-sweeps", "3",
                "--out", str(out),
                "--ablations", "layer-subsets", "vit-digits:lambda-sampling", "vit-digits:wm-iterations",
@@ -281,7 +281,7 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path, monkeypatc
     # minute that checks nothing here (issue #73: CI time).
     # In this process (the first run was the documented command itself): a second interpreter's imports only
     # cost time here.
-    from symalign.docgen import results_report
+    from research.docgen import results_report
 
     before = len(store.list(kind="align"))
     monkeypatch.setenv("SYMALIGN_HOME", str(home))

@@ -134,7 +134,7 @@ def test_a_sweep_over_widths_prints_and_writes_the_barrier_against_width(width_s
 
 
 def test_the_report_replaces_its_width_section_in_place(tmp_path):
-    from symalign.docgen.results_report import with_section
+    from research.docgen.results_report import with_section
 
     WIDTH_HEADING = "## The barrier against width"
     report = "# Results\n\n## vit-digits\n\nrows\n"

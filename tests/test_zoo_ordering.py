@@ -1,10 +1,10 @@
 """The ordering the papers report, as the zoo actually shows it (margins from measured values, see the
-README table and `symalign/docgen/zoo_barriers.py`): vanilla > weight matching with residual rotations >
+README table and `research/docgen/zoo_barriers.py`): vanilla > weight matching with residual rotations >
 learned ≈ 0. Measured on vit-digits 0↔1: none 3.95, weight-perm 4.91, weight-full 2.34, activation-full
 1.45, learned-perm 0.67, learned-full 0.08 (at the default 600 steps; the tests run learned
 matching for fewer steps, `VIT_STEPS` and `TEXT_STEPS`, where it already shows the ordering:
 measured below). On gpt-shakespeare 0↔1: none 1.27, weight-perm 1.24, weight-full 0.22. Permutations
-alone do not lower the barrier at this scale (as DESIGN.md's calibration found): the residual basis
+alone do not lower the barrier at this scale (as the zoo's calibration found (docs/zoo.md)): the residual basis
 is what matters. (Activation beats weight matching on 0↔1 and 0↔2 but not on 1↔2, so that test names
 its pair.)"""
 
@@ -65,7 +65,7 @@ def test_vit_digits_ordering(vit_barriers):
 
 
 def test_vit_digits_activation_residual_beats_data_free(vit_barriers):
-    """DESIGN.md: for images, a residual basis from hidden states beats the data-free start."""
+    """docs/zoo.md: for images, a residual basis from hidden states beats the data-free start."""
     assert vit_barriers["activation-full"] < vit_barriers["weight-full"]
 
 
@@ -79,7 +79,7 @@ def test_gpt_shakespeare_ordering():
 
 
 def test_a_narrow_zoo_model_aligns_with_a_wide_one():
-    """Width-heterogeneous (README table, symalign/docgen/zoo_widths.py; narrow 1 ↔ wide 2 measured:
+    """Width-heterogeneous (README table, research/docgen/zoo_widths.py; narrow 1 ↔ wide 2 measured:
     none 3.26, weight all 0.86, learned all 0.02): the narrow model keeps its loss once embedded,
     and learned matching over all classes removes the barrier the bare embedding leaves."""
     from symalign.landscape.evaluate import evaluate

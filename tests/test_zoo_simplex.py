@@ -1,6 +1,6 @@
 """Theus et al.'s three-model finding on the shipped zoo: over the simplex of three seeds, learned
 matching opens the widest near-zero region and the lowest maximum barrier. The README's settings
-(`symalign/docgen/zoo_simplex.py`: all classes, resolution 10, ε = 0.05; gpt-shakespeare on its first 64
+(`research/docgen/zoo_simplex.py`: all classes, resolution 10, ε = 0.05; gpt-shakespeare on its first 64
 evaluation windows) but learned matching runs fewer steps than its default (600), where the finding
 already shows. Measured there at the defaults (text then 300 steps): vit-digits near-zero 0.27 / 0.24 /
 0.71 and max barrier 3.95 / 4.19 / 0.15 (none / weight / learned); gpt-shakespeare 0.05 / 0.17 /

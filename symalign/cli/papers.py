@@ -29,7 +29,7 @@ def cmd_paper(args) -> None:
     table = paper_table(args.table)
     if args.run:
         return run_table(args)
-    print(f"{table.paper}, {table.name} (../shared/papers/{table.source})\n")
+    print(f"{table.paper}, {table.name}\n")
     print(f"Setting: {table.setting}\n")
     if table.rows:
         width = max(len(r.shown) for r in table.rows) + 2

@@ -77,9 +77,6 @@ def examples_per_chunk(template: TransformerModel, inputs: dict[str, torch.Tenso
     return max(1, int(budget // (4 * floats)))
 
 
-DEVICE_BATCHES = True  # benchmarks/cuda.py turns it off to time the CPU-sized batches beside
-
-
 def device_batches(batches: list, template: TransformerModel, device: torch.device) -> list:
     """The data source's batches, merged on a GPU into as few as a third of its free memory holds.
 
@@ -88,7 +85,7 @@ def device_batches(batches: list, template: TransformerModel, device: torch.devi
     barrier point. Merging consecutive batches of the same shape changes nothing but the summation
     order of the loss (float64 per batch either way). The CPU keeps its batches (its numbers stay
     bit for bit; its memory is shared with the rest of the run)."""
-    if device.type != "cuda" or not DEVICE_BATCHES or len(batches) < 2:
+    if device.type != "cuda" or len(batches) < 2:
         return batches
     room = examples_per_chunk(template, batches[0][0], activation_budget(template, device))
     merged: list = []

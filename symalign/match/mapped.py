@@ -126,7 +126,7 @@ class MappedModel:
     """A (read in the compute precision), and B under the current transform."""
 
     def __init__(self, a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, str], consume_b: bool = False,
-                 compute: torch.dtype = torch.float64, lazy_residual: bool = False):
+                 compute: torch.dtype = torch.float64):
         self.compute = compute
         self.static: dict[str, tuple[str, torch.Tensor]] = {}  # tensor -> (space, M = A·Bᵀ [1, n, n])
         self.static_norms = 0.0  # Σ ‖A‖² + ‖B‖² over the static tensors
@@ -159,10 +159,10 @@ class MappedModel:
         self.norm_a = math.sqrt(norm_a + sum(self.norms_a.values()))
         self._touching = {s: sorted({n for n, _, _ in self.spec.axes_of(s)}) for s in spec.spaces}
         self.held: HeldTensors | None = None  # tensors the inner passes leave in place (symalign.match.held)
-        # lazy_residual: each MLP's tensors rotated by the residual only when their MLP next reads them
+        # each MLP's tensors rotated by an orthogonal residual only when their MLP next reads them
         self.lazy: LazyResidual | None = None
         self._residual_axis: dict[str, int] = {}
-        if lazy_residual and classes.get("residual") == "orthogonal" and "residual" in spec.spaces:
+        if classes.get("residual") == "orthogonal" and "residual" in spec.spaces:
             self._start_lazy("residual")
 
     def _start_lazy(self, space: str) -> None:

@@ -8,7 +8,8 @@ the new head order. Sweeps run in random order until the distance stops improvin
 
 The residual starts from Procrustes (or assignment) on the boundary tensors only (token and
 position embeddings, the head's rows, patch embedding): their rows correspond across models
-without knowing any other space, unlike interior weights (the data-free trap in DESIGN.md).
+without knowing any other space, unlike interior weights (the data-free trap: an interior row
+corresponds only once every other space is known).
 
 B under the transform so far lives in a `MappedModel`: a step touches only its space's tensors."""
 
@@ -21,7 +22,6 @@ from functools import partial
 
 import torch
 
-from symalign.match.anderson import ResidualMixing
 from symalign.match.certified import Hint
 from symalign.match.deferred import DeferredPermutations
 from symalign.match.experts import update_experts
@@ -58,10 +58,9 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
                  max_seconds: float | None = None, device: torch.device | str | None = None,
                  init: Transform | None = None, fixed: frozenset[str] = frozenset(),
                  consume_b: bool = False,
-                 on_unit: Callable[[MappedModel, Transform], None] | None = None,
                  on_sweep: Callable[[Transform], dict] | None = None,
-                 precision: str | None = None, residual_mixing: int = 0,
-                 inner_passes: int | None = None, lazy_residual: bool = True) -> tuple[Transform, list[SweepRecord]]:
+                 precision: str | None = None,
+                 inner_passes: int | None = None) -> tuple[Transform, list[SweepRecord]]:
     """Transform T with T(B) ≈ A, and the per-sweep history (distance, seconds). The last entry
     says why it stopped (`stopped`: converged, sweep budget or time budget). Progress is reported
     per update unit (an MLP, a layer's attention), so a real-size model shows life within seconds.
@@ -72,16 +71,10 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     copy lets each of B's tensors go as it replaces it, so B never exists twice. That copy is T(B)
     applied step by step, rounded to the working precision after each step (float32 above
     LARGE_MODEL_PARAMETERS: T(B) to about 1e-6 relative, far below a bf16 checkpoint's rounding).
-    `on_unit(mapped, transform)`: called after every update unit, e.g. to check that the running B is
-    the accumulated transform applied to B from scratch (tests/test_weight_invariant.py).
     `on_sweep(transform)`: before the first sweep and after each; its dict joins that history entry, off the clock.
     `precision`: float32 or float64 for the cost matmuls and steps (symalign.match.mapped); None: by size.
-    `residual_mixing`: Anderson mixing of the residual rotation over this many sweeps (symalign.match.anderson;
-    0: off, the default: measured and not kept, docs/benchmarks.md).
     `inner_passes`: after each sweep, up to this many passes over the residual and attention with the MLPs
-    held (`_inner_passes`; 0: off; None: by size, `default_inner_passes`).
-    `lazy_residual`: each MLP's tensors rotated by the residual only when their MLP next reads them
-    (symalign.match.lazy_residual: the same steps, fewer products; False only to measure against)."""
+    held (`_inner_passes`; 0: off; None: by size, `default_inner_passes`)."""
     handed = b if consume_b else None
     if device is not None or consume_b:
         b = {k: (b.pop(k) if consume_b else b[k]).to(device or "cpu") for k in list(b)}
@@ -93,7 +86,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     parameters = sum(t.numel() for t in a.values())
     compute = compute_dtype(precision, parameters)
     inner_passes = default_inner_passes(parameters) if inner_passes is None else inner_passes
-    mapped = MappedModel(a, b, spec, classes, consume_b=consume_b, compute=compute, lazy_residual=lazy_residual)
+    mapped = MappedModel(a, b, spec, classes, consume_b=consume_b, compute=compute)
     del b  # consumed: the working copy holds what is left of B
     if transform:
         mapped.act(dict(transform))
@@ -116,7 +109,6 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
         c = mapped.correlation("residual", None, names=boundary, dtype=torch.float64)
         transform["residual"] = solve(res_cls, mapped.a, mapped.touching("residual"), mapped.spec, "residual", c)
         mapped.act({"residual": transform["residual"]})
-        _tell_unit(on_unit, mapped, transform)
         history.append({"sweep": 0, "distance": mapped.distance(transform),
                         "seconds": time.perf_counter() - start, "step": "residual from boundary tensors"})
     measured(history[-1])
@@ -124,11 +116,10 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     hints: dict[str, Hint] = {}  # warm starts of the permutation solves, sweep to sweep
     deferred = DeferredPermutations(mapped, transform, hints)
     try:
-        mixing = ResidualMixing(residual_mixing) if residual_mixing else None
         with heap_kept(parameters):  # the sweeps make and free the same large shapes over and over (symalign.memory)
             stopped = _sweeps(mapped, transform, spec, classes, units, deferred, head_cost_kind, max_sweeps, tol,
-                              rng, progress, on_unit, measured, history, lambda: time.perf_counter() - start,
-                              max_seconds, mixing, inner_passes)
+                              rng, progress, measured, history, lambda: time.perf_counter() - start,
+                              max_seconds, inner_passes)
     finally:
         deferred.close()
     history[-1]["stopped"] = stopped
@@ -161,22 +152,17 @@ def default_inner_passes(parameters: int) -> int:
 
 def _sweeps(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, classes: dict[str, str],
             units: list[tuple[str, ...]], deferred: DeferredPermutations, head_cost_kind: str, max_sweeps: int,
-            tol: float, rng: random.Random, progress: Progress | None, on_unit, measured, history: list[dict],
-            elapsed: Callable[[], float], max_seconds: float | None, mixing=None, inner_passes: int = 0) -> str:
+            tol: float, rng: random.Random, progress: Progress | None, measured, history: list[dict],
+            elapsed: Callable[[], float], max_seconds: float | None, inner_passes: int = 0) -> str:
     """Sweep until converged or out of budget; returns why it stopped (the history grows per sweep)."""
     best = history[-1]["distance"]
     stopped = f"sweep budget ({max_sweeps} sweeps)"
     improvement = None
     for sweep in range(1, max_sweeps + 1):
         rng.shuffle(units)
-        if mixing is not None:
-            mixing.start_sweep(transform)
         note = sweep_note(sweep, max_sweeps, improvement, tol)
         for k, unit in enumerate(units):
             _update_unit(unit, mapped, transform, spec, classes, deferred, head_cost_kind)
-            if on_unit is not None:
-                deferred.settle()
-                _tell_unit(on_unit, mapped, transform)
             if progress:
                 progress((sweep - 1) * len(units) + k + 1, max_sweeps * len(units), note)
         deferred.settle()
@@ -184,33 +170,18 @@ def _sweeps(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, class
         passed = partial(_tell_inner, progress, sweep * len(units), max_sweeps * len(units), note) if progress else None
         inner = _inner_passes(mapped, transform, spec, classes, units, deferred, head_cost_kind, inner_passes, tol,
                               passed)
-        if inner:
-            _tell_unit(on_unit, mapped, transform)
         current = mapped.distance(transform)
         improvement = (best - current) / best if best > 0 else 0.0
         history.append(measured({"sweep": sweep, "distance": current, "seconds": elapsed(),
                                  **({"inner_passes": inner} if inner else {})}))
-        if mixing is not None and mixing.mixed_last and current > best:  # the extrapolation overshot:
-            mixing.reset()  # forget it and sweep plainly from here, judged against where it landed
-            best = current
-            continue
         if current > best * (1 - tol):  # converged: less than `tol` relative improvement
             stopped = f"converged after {sweep} sweeps (relative improvement below {tol:g})"
             break
         best = current
-        if mixing is not None:
-            mixing.end_sweep(mapped, transform)
         if max_seconds is not None and elapsed() >= max_seconds and sweep < max_sweeps:
             stopped = f"time budget ({max_seconds:g} s) after {sweep} sweeps"
             break
     return stopped
-
-
-def _tell_unit(on_unit, mapped: MappedModel, transform: Transform) -> None:
-    """`on_unit(mapped, transform)` with every lagging MLP brought up to date: it reads B as T(B)."""
-    if on_unit is not None:
-        mapped.bring_up_to_date()
-        on_unit(mapped, transform)
 
 
 def _tell_inner(progress: Progress, at: int, total: int, note: str, done: int) -> None:

@@ -1,5 +1,5 @@
 """The papers symalign reproduces, as objects (issue #69): each table's setting, the values its paper
-prints (transcribed from ../shared/papers/ and checked against the text by tests/test_papers.py), its
+prints (transcribed from the papers' texts and checked against them by tests/test_papers.py), its
 claims in the paper's words and how the zoo decides them. One registry for the CLI, the report and the app."""
 
 from symalign.papers import theus, transfusion, verma, zhang

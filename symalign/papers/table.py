@@ -34,7 +34,7 @@ class Claim:
 class PaperTable:
     key: str  # e.g. "transfusion-table3": the CLI's and the app's name for it
     paper: str  # "Rinaldi et al. 2025 (TransFusion)"
-    source: str  # its text in ../shared/papers/
+    source: str  # the file name of its converted text (research/excerpts/ keeps the table's region)
     name: str  # "Table 3"
     caption: str  # the caption's opening words as printed: where the rows are looked for in the text
     setting: str  # the paper's setting: models, data, symmetry classes, metric, protocol

@@ -1,5 +1,5 @@
-"""Theus et al. 2025, "Generalized Linear Mode Connectivity for Transformers" (../shared/papers/001_*:
-the main paper's summary with Tables 1-2; 000_*: the appendix)."""
+"""Theus et al. 2025, "Generalized Linear Mode Connectivity for Transformers" (Tables 1-2
+in the main text; the appendix's tables and figures)."""
 
 from symalign.papers.table import Claim, PaperTable, Row
 

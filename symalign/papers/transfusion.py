@@ -1,5 +1,5 @@
 """Rinaldi et al. 2025, "Update Your Transformer to the Latest Release: Re-Basin of Task Vectors"
-(TransFusion; ../shared/papers/004_*): task vectors carried from one pre-training to another by a
+(TransFusion): task vectors carried from one pre-training to another by a
 permutation found without data."""
 
 from symalign.match.config import CLASS_PRESETS

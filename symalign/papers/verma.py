@@ -1,5 +1,5 @@
-"""Verma & Elbayad 2024, "Merging Text Transformer Models from Different Initializations"
-(../shared/papers/003_*): activation-based permutations of MultiBERTs (post-LN BERT-base), loss barriers
+"""Verma & Elbayad 2024, "Merging Text Transformer Models from Different Initializations":
+activation-based permutations of MultiBERTs (post-LN BERT-base), loss barriers
 of the masked-LM loss."""
 
 from symalign.papers.table import Claim, PaperTable, Row

@@ -1,5 +1,5 @@
 """Zhang et al. 2025, "Beyond the Permutation Symmetry of Transformers: The Role of Rotation for Model
-Fusion" (../shared/papers/002_*): FFN permutations, within-head rotations and QK rescaling matched in one
+Fusion": FFN permutations, within-head rotations and QK rescaling matched in one
 pass, then merged by six fusion methods."""
 
 from symalign.papers.table import Claim, PaperTable, Row

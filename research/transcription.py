@@ -74,7 +74,7 @@ def excerpt(text: str, table: PaperTable) -> str:
 
 
 def write_excerpts(papers: str | Path) -> list[Path]:
-    """Rewrite the shipped excerpts from the full texts in `papers` (../shared/papers): every table's region
+    """Rewrite the shipped excerpts from the full texts in the folder `papers`: every table's region
     and claims, one file per paper text."""
     from symalign.papers import TABLES
 

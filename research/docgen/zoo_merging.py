@@ -1,7 +1,7 @@
 """Merging zoo seeds: evaluation loss and accuracy of the merged model by alignment and merge rule,
 mean ± std over the three seed pairs (the README's merging table).
 
-    python -m symalign.docgen.zoo_merging [--recipes vit-digits gpt-shakespeare] [--examples 64] [--threads 2]
+    python -m research.docgen.zoo_merging [--recipes vit-digits gpt-shakespeare] [--examples 64] [--threads 2]
                                      [--aligns none weight learned] [--hows average fisher regmean]
                                      [--base zoo:vit-digits/0]
 

@@ -1,6 +1,6 @@
 """Issue #74's code-trained GPT-2 pair, built exactly as the issue describes it (a user's own script).
 
-    python -m symalign.experiments.code_pair [--cache DIR] [--seeds 0 1] [--device cpu|cuda] [--threads N]
+    python -m research.experiments.code_pair [--cache DIR] [--seeds 0 1] [--device cpu|cuda] [--threads N]
 
 - Corpus: the top-level `*.py` modules of the running interpreter's standard library in sorted file-name
   order, joined with newlines until the text passes 3,000,000 characters.
@@ -14,7 +14,7 @@
   100 steps, then a cosine to 0 at step 1,200 (transformers' `get_cosine_schedule_with_warmup`). No gradient
   clipping (the issue names none). Saved with `save_pretrained`, the tokenizer beside the model.
 
-It differs from symalign/experiments/heldout_pairs.py's family in the corpus (all top-level modules, not a few
+It differs from research/experiments/heldout_pairs.py's family in the corpus (all top-level modules, not a few
 packages' source), the tokenizer's `min_frequency`, the warm-up (100 steps, not 5%), the batch generator's
 seed and the absence of clipping. Models are cached under DIR/SEED; the corpus is DIR/corpus.txt, which is
 what `--data text:PATH` names (symalign's own split of it is the last 5% of its characters)."""

@@ -2,7 +2,7 @@
 task) carried into zoo:BASE/1 and /2 by each alignment; the fine-tune task's and the original
 task's evaluation loss along α, mean ± std over the fine-tune seeds × receiving models.
 
-    python -m symalign.docgen.zoo_transport [--alphas 0,0.25,0.5,0.75,1,1.5] [--aligns none weight learned]
+    python -m research.docgen.zoo_transport [--alphas 0,0.25,0.5,0.75,1,1.5] [--aligns none weight learned]
         [--base vit-digits --fine-tune vit-digits-flipped]     # or gpt-shakespeare, gpt-shakespeare-upper
         [--max-examples N]
 

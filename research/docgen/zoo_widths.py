@@ -1,6 +1,6 @@
 """Barriers between models of different widths: the README's width-heterogeneous table.
 
-    python -m symalign.docgen.zoo_widths [--narrow vit-digits-narrow] [--wide vit-digits]
+    python -m research.docgen.zoo_widths [--narrow vit-digits-narrow] [--wide vit-digits]
                                     [--pairs 0,1 1,2 2,0] [--steps N] [--threads 2] [--json FILE]
 
 Each pair is (narrow seed i, wide seed j): the narrow model is embedded in the wide one's basis

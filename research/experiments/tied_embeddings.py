@@ -1,6 +1,6 @@
 """Tied against untied embeddings under learned matching (issue #59's first finding).
 
-    python -m symalign.experiments.tied_embeddings [--recipe gpt-shakespeare] [--cache DIR] [--pairs 0-1 0-2 1-2]
+    python -m research.experiments.tied_embeddings [--recipe gpt-shakespeare] [--cache DIR] [--pairs 0-1 0-2 1-2]
 
 Trains the zoo recipe with `tied=True` (seeds 0, 1, 2; the same trainer, data, steps and seeds as
 the zoo's untied models; cached in DIR), then hands every seed pair, tied and untied (the zoo's own
@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from symalign.experiments import learned_levers
+from research.experiments import learned_levers
 from symalign.train.loop import train
 from symalign.train.recipes import RECIPES
 

@@ -2,7 +2,7 @@
 view after the guided demo and of Compare with ten runs over three pairs; Compare's figure exported
 as SVG and PNG and rendered back; and the λ panel's update time on Interpolation.
 
-    python -m symalign.docgen.seminar_screens [--out docs/screenshots/seminar] [--demo-steps 150] [--parts …]
+    python -m research.docgen.seminar_screens [--out docs/screenshots/seminar] [--demo-steps 150] [--parts …]
 
 Needs Debian's chromium (the browser tests' setup). Starts the app (`symalign app`) on a fresh data
 folder, records the runs from the command line, drives chromium, and prints what fits in each
@@ -20,8 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from symalign.browser import chromium, served_app
-from symalign.plots.figure_boxes import layout_problems, read_boxes
+from research.browser import chromium, served_app
+from research.figure_boxes import layout_problems, read_boxes
 
 SIZES = ((1600, 1000), (1280, 720))
 PAIRS = ((0, 1), (0, 2), (1, 2))
@@ -177,7 +177,7 @@ def main() -> None:
         lines += exports(page, url, out, ids) if "export" in args.parts else []
         lines += lambda_timing(page, url, home) if "lambda" in args.parts else []
     print("\n".join(lines))
-    title = "# The app at seminar sizes (symalign/docgen/seminar_screens.py)\n\n"
+    title = "# The app at seminar sizes (research/docgen/seminar_screens.py)\n\n"
     (out / f"README-{'-'.join(args.parts)}.md").write_text(title + "\n".join(f"- {line}" for line in lines) + "\n")
 
 

@@ -114,7 +114,7 @@ def field_section(families: list[str], report: str, steps: int | None = None,
               "CIFAR-10, the character GPT for Tiny Shakespeare); its values are the family sections' above "
               "(mean ± std over three seed pairs).", ""]
     lines += theus_table(zoo_table1(report)) + [""]
-    lines += ["The paper's own architectures on a GPU (`symalign/experiments/theus_gpu.py`): the Tiny "
+    lines += ["The paper's own architectures on a GPU (`research/experiments/theus_gpu.py`): the Tiny "
               "Shakespeare GPT-2 of "
               "their Table 2 (6 layers, width 256, 4 heads, MLP 1024, AdamW; recipe `gpt-tinyshakespeare`; their "
               "appendix Table 4's width-512 GPT-2 is the BookCorpus model) and their CIFAR ViT on Fashion-MNIST "

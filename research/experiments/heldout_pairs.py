@@ -1,6 +1,6 @@
 """Model pairs the project's defaults were not tuned on (issue #29), trained with plain `transformers` loops.
 
-    python -m symalign.experiments.heldout_pairs [--set dev|eval|wide|all] [--cache DIR] [--steps N] [--only NAME ...]
+    python -m research.experiments.heldout_pairs [--set dev|eval|wide|all] [--cache DIR] [--steps N] [--only NAME ...]
                                        [--width N] [--device cpu|cuda]
 
 Each pair is two models of one architecture trained from two seeds on the same data. The zoo is
@@ -15,10 +15,10 @@ the part `text:PATH` trains learned matching on; the barrier is read on the last
 symalign's digits training split.
 
 The **development set** is where learned matching's defaults were chosen; the **evaluation set**
-(other seeds, other corpora, other shapes) is only ever reported (symalign/experiments/learned_heldout.py).
+(other seeds, other corpora, other shapes) is only ever reported (research/experiments/learned_heldout.py).
 The **wide set** (issue #59) is a family of GPT-2 pairs of width 192-512 that varies what a user's
 pairs vary: corpus, vocabulary, tie, heads, depth, width, training length. Its models take about
-20 minutes each on 2 cores and under a minute on a GPU (`--device cuda`; symalign/experiments/learned_levers.py
+20 minutes each on 2 cores and under a minute on a GPU (`--device cuda`; research/experiments/learned_levers.py
 trains them in parallel).
 Trained pairs are cached under DIR (default ~/.cache/symalign/heldout) keyed by their recipe, so
 a second run costs nothing."""
@@ -197,7 +197,7 @@ def data_spec(r: PairRecipe, cache: Path) -> str:
 
 
 def _tokenizer(r: PairRecipe, text: str):
-    from symalign.offline_hub import bpe_tokenizer, wordpiece_tokenizer
+    from research.offline_hub import bpe_tokenizer, wordpiece_tokenizer
 
     train = text[: int(len(text) * (1 - EVAL_FRACTION))]
     return (bpe_tokenizer if r.tokenizer == "bpe" else wordpiece_tokenizer)(train, r.shape.get("vocab", 1024))
@@ -305,7 +305,7 @@ def train_model(r: PairRecipe, seed: int, out: Path, cache: Path, steps: int | N
 def trained_model(r: PairRecipe, seed: int, cache: Path = DEFAULT_CACHE, steps: int | None = None, log=print,
                   device: str = "cpu") -> Path:
     """One model folder of the pair, trained first if the cache lacks it (one seed at a time, so
-    symalign/experiments/learned_levers.py can train seeds in parallel)."""
+    research/experiments/learned_levers.py can train seeds in parallel)."""
     tag = r.key() if steps is None else f"{r.key()}-{steps}"
     out = cache / "models" / f"{r.name}-{tag}" / str(seed)
     if not (out / "config.json").is_file():

@@ -1,10 +1,10 @@
 """Does learned matching close the barrier on pairs its defaults were not tuned on? (issue #29)
 
-    python -m symalign.experiments.learned_heldout [--set eval|dev|all] [--only NAME ...] [--cache DIR]
+    python -m research.experiments.learned_heldout [--set eval|dev|all] [--only NAME ...] [--cache DIR]
                                          [--presets all full] [--threads 2] [--option NAME=VALUE ...] [--json FILE]
                                          [--width N]
 
-For every pair of symalign/experiments/heldout_pairs.py (trained and cached on first use): the barrier on
+For every pair of research/experiments/heldout_pairs.py (trained and cached on first use): the barrier on
 the evaluation split of the vanilla path, of weight matching (all classes) and of learned
 matching at its defaults for each class preset asked for (`--presets`, default `all full`: what
 `symalign align A B --method learned --classes all --data D` does, and the same with `--classes
@@ -30,8 +30,8 @@ from pathlib import Path
 
 import torch
 
+from research.experiments import heldout_pairs
 from symalign.data import load_data  # noqa: E402
-from symalign.experiments import heldout_pairs
 from symalign.landscape.interpolation import interpolation_curve  # noqa: E402
 from symalign.match.align import align  # noqa: E402
 from symalign.match.config import AlignConfig  # noqa: E402
@@ -53,7 +53,7 @@ def _parse_option(text: str) -> tuple[str, object]:
 def options_overridden(overrides: dict):
     """AlignConfig.learned_options patched while the block runs, so the overrides reach the matcher
     (experiments only), and restored after it: a worker process that serves several runs must not
-    carry one run's overrides into the next (symalign/experiments/learned_levers.py once did)."""
+    carry one run's overrides into the next (research/experiments/learned_levers.py once did)."""
     original = AlignConfig.learned_options
     if overrides:
         AlignConfig.learned_options = lambda self: dataclasses.replace(original(self), **overrides)

@@ -1,6 +1,6 @@
 """Barriers between zoo seeds for each matcher setting: the table in the README.
 
-    python -m symalign.docgen.zoo_barriers [--recipes vit-digits gpt-shakespeare llama-shakespeare]
+    python -m research.docgen.zoo_barriers [--recipes vit-digits gpt-shakespeare llama-shakespeare]
                                            [--pairs 0,1 0,2 1,2]
                                       [--steps N] [--threads 2] [--json FILE]
 

@@ -1,6 +1,6 @@
 """Why weight matching closes less than activation matching on vit-digits (issue #54, item 5).
 
-    python -m symalign.experiments.vit_weight_vs_activation [--pairs 0-1 0-2 1-2] [--wide] [--max-examples N]
+    python -m research.experiments.vit_weight_vs_activation [--pairs 0-1 0-2 1-2] [--wide] [--max-examples N]
 
 On each seed pair of vit-digits (and with --wide, seeds 0 ↔ 1 of vit-digits-w128, the same recipe at
 twice the width): the barrier after vanilla, activation (all), weight (all), Git Re-Basin's own

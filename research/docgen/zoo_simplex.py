@@ -1,6 +1,6 @@
 """Simplex surfaces over the three zoo seeds of each family: the README's three-model table.
 
-    python -m symalign.docgen.zoo_simplex [--recipes vit-digits gpt-shakespeare] [--resolution 10]
+    python -m research.docgen.zoo_simplex [--recipes vit-digits gpt-shakespeare] [--resolution 10]
                                      [--methods none weight learned] [--threads 2] [--json FILE]
 
 For each recipe and method (universe alignment with all classes, then the surface at resolution

@@ -1,9 +1,9 @@
 """Which of learned matching's levers close more of the barrier, on many pairs at once (issue #59).
 
-    python -m symalign.experiments.learned_levers [--pairs SPEC ...] [--levers NAME ...] [--jobs N] [--threads T]
+    python -m research.experiments.learned_levers [--pairs SPEC ...] [--levers NAME ...] [--jobs N] [--threads T]
                                         [--device auto|cpu|cuda] [--budget SECONDS] [--cache DIR] [--json FILE]
 
-A pair SPEC is `heldout:NAME` (a recipe of symalign/experiments/heldout_pairs.py, trained and cached on first
+A pair SPEC is `heldout:NAME` (a recipe of research/experiments/heldout_pairs.py, trained and cached on first
 use, on `--device`) or `paths:A,B,DATA` (two model folders and a `--data` spec). Each lever is one
 change to `symalign align A B --method learned --classes all` (LEVERS below); `default` is the
 command as it is. For every pair the vanilla barrier and weight matching's (all classes) are read
@@ -28,7 +28,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
 
-from symalign.experiments import heldout_pairs, learned_heldout
+from research.experiments import heldout_pairs, learned_heldout
 
 # name: (class preset, AlignConfig fields, LearnedOptions fields that AlignConfig does not carry)
 LEVERS: dict[str, tuple[str, dict, dict]] = {

@@ -1,7 +1,7 @@
 """Where weight matching may stop (issue #58): the barrier after every sweep, against the rule that
 stops when a sweep shrinks the distance by less than a tolerance.
 
-    python -m symalign.experiments.stopping_rule [--families vit-digits gpt-shakespeare] [--classes all permutations]
+    python -m research.experiments.stopping_rule [--families vit-digits gpt-shakespeare] [--classes all permutations]
         [--points 7] [--tols 1e-2 3e-3 1e-3 3e-4 1e-4 1e-5] [--json FILE]
 
 Each zoo pair is weight-matched to convergence by the old rule (relative improvement below 1e-5,

@@ -1,10 +1,10 @@
 """Theus et al. Table 1's rows at the paper's own architectures, on a GPU (issues #54 and #69, item 6).
 
-    python -m symalign.experiments.theus_gpu --out DIR [--recipe gpt-tinyshakespeare | vit-fashion] [--data SPEC]
+    python -m research.experiments.theus_gpu --out DIR [--recipe gpt-tinyshakespeare | vit-fashion] [--data SPEC]
                                    [--steps N | --train-budget S] [--budget S] [--seeds 0 1 2] [--workers N]
                                    [--device cuda] [--learned-steps N] [--tf32]
                                    [--width W] [--layers L] [--heads H] [--context C] [--batch-size B]
-    python -m symalign.experiments.theus_gpu --out DIR --report     # the table from the cells already in DIR
+    python -m research.experiments.theus_gpu --out DIR --report     # the table from the cells already in DIR
 
 Two recipes (symalign.train.recipes):
 - `gpt-tinyshakespeare`: their Table 2's Tiny Shakespeare GPT-2 (6 layers, width 256, 4 heads, MLP 1024,
@@ -171,7 +171,7 @@ def main() -> None:
               "paper_model": RECIPES[args.recipe].model, "device": args.device,
               "gpu": torch.cuda.get_device_name() if args.device == "cuda" else None,
               "train_seconds": train_seconds, "learned_steps": args.learned_steps,
-              "command": f"python -m symalign.experiments.theus_gpu --out DIR --recipe {args.recipe}"
+              "command": f"python -m research.experiments.theus_gpu --out DIR --recipe {args.recipe}"
                          + (f" --data {args.data}" if args.data else "") + f" --steps {steps}{scale}"
                          + (f" --learned-steps {args.learned_steps}" if args.learned_steps else "")}
     (out / "theus.json").write_text(json.dumps(result, indent=2))

@@ -1,6 +1,6 @@
 """Eigen-angles of learned corrections on the zoo pairs: the README's spectra table.
 
-    python -m symalign.docgen.zoo_spectra [--recipes vit-digits gpt-shakespeare] [--pairs 0,1 0,2 1,2] [--threads 2]
+    python -m research.docgen.zoo_spectra [--recipes vit-digits gpt-shakespeare] [--pairs 0,1 0,2 1,2] [--threads 2]
 
 For each pair, learned matching with all classes (what `symalign align A B --method learned
 --classes all` does), then `symalign spectrum` on its output: the median eigen-angle per component

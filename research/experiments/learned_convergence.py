@@ -1,6 +1,6 @@
 """Does learned matching converge to the same barrier whatever the seed and the thread count?
 
-    python -m symalign.experiments.learned_convergence [--recipes vit-digits gpt-shakespeare] [--pairs 0,1 0,2 1,2]
+    python -m research.experiments.learned_convergence [--recipes vit-digits gpt-shakespeare] [--pairs 0,1 0,2 1,2]
                                              [--seeds 0 1 2] [--threads 1 2] [--steps 300] [--patience 3]
                                              [--json FILE]
 
