@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import random
 
 import pytest
 import torch
+from family_configs import random_configs  # noqa: F401 (the tests over every family import it from here)
 
 from symalign.models.io import FAMILIES
 from symalign.models.tiny import random_model, tiny_config, tiny_families
@@ -17,12 +17,6 @@ THREADS = 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2
 torch.set_num_threads(THREADS)
 if THREADS == 1:  # and so do the processes the tests start (the CLI, the app, job workers)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-
-def random_configs(family: str, n: int, seed: int) -> list:
-    """Varied small configs of the family (its adapter's `test_configs`: layers, heads, widths, ties,
-    activations, biases, grouped queries, whatever the family can vary)."""
-    return FAMILIES[family].test_configs(random.Random(seed), n)
 
 
 # Pre-LN LayerNorm families (GPT-2, ViT): the tests of the all-ones condition and of widening with its

@@ -1,7 +1,7 @@
 """Does learned matching close the barrier on pairs its defaults were not tuned on? (issue #29)
 
     python -m research.experiments.learned_heldout [--set eval|dev|all] [--only NAME ...] [--cache DIR]
-                                         [--presets all full] [--threads 2] [--option NAME=VALUE ...] [--json FILE]
+                                         [--presets all full] [--threads 2] [--json FILE]
                                          [--width N]
 
 For every pair of research/experiments/heldout_pairs.py (trained and cached on first use): the barrier on
@@ -12,16 +12,12 @@ full`, invertible maps inside heads), the share of the vanilla barrier each clos
 seconds learned matching took (loading, weight matching's start and learning; not the barrier
 evaluation), also as a count of plain training steps of the pair's model (one forward and
 backward at the same batch, timed on the same machine just before: machines here differ by 2-3x
-from day to day, the count much less). `--option` overrides one of learned matching's options
-(symalign.match.learned.LearnedOptions) for an experiment on the development set; `--width N`
-runs the pairs' recipes at another width (`heldout_pairs.widened`: how much of what is left is
-narrowness). The README's table is run without either."""
+from day to day, the count much less). `--width N` runs the pairs' recipes at another width
+(`heldout_pairs.widened`: how much of what is left is narrowness). The README's table is run without it."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import dataclasses
 import json
 import statistics
 import sys
@@ -38,36 +34,11 @@ from symalign.match.config import AlignConfig  # noqa: E402
 from symalign.models import load_model  # noqa: E402
 
 
-def _parse_option(text: str) -> tuple[str, object]:
-    from symalign.match.learned import LearnedOptions
-
-    name, _, raw = text.partition("=")
-    kinds = {f.name: f.type for f in dataclasses.fields(LearnedOptions)}
-    if name not in kinds:
-        raise SystemExit(f"--option {text}: no such learned option; known: {', '.join(kinds)}")
-    value = json.loads(raw) if raw not in ("None", "") else None
-    return name, value
-
-
-@contextlib.contextmanager
-def options_overridden(overrides: dict):
-    """AlignConfig.learned_options patched while the block runs, so the overrides reach the matcher
-    (experiments only), and restored after it: a worker process that serves several runs must not
-    carry one run's overrides into the next (research/experiments/learned_levers.py once did)."""
-    original = AlignConfig.learned_options
-    if overrides:
-        AlignConfig.learned_options = lambda self: dataclasses.replace(original(self), **overrides)
-    try:
-        yield
-    finally:
-        AlignConfig.learned_options = original
-
-
-def learned_row(a_path: Path, b_path: Path, spec: str, data, preset: str) -> dict:
-    """Learned matching under one class preset: its barrier and what it took."""
+def learned_row(a_path: Path, b_path: Path, spec: str, data, preset: str, steps: int | None = None) -> dict:
+    """Learned matching under one class preset (at `steps`, or the data's default): its barrier and what it took."""
     start = time.perf_counter()
     a, b = load_model(str(a_path)), load_model(str(b_path))
-    learned = align(a, b, AlignConfig(method="learned", preset=preset, data=spec))
+    learned = align(a, b, AlignConfig(method="learned", preset=preset, data=spec, steps=steps))
     seconds = time.perf_counter() - start
     summary = learned.report.learned_summary
     return {"learned": interpolation_curve(a, learned.aligned, data).barrier, "seconds": seconds,
@@ -97,7 +68,7 @@ def plain_step_seconds(model, data, batch_size: int = 64, repeats: int = 4) -> f
 
 
 def row_for(r: heldout_pairs.PairRecipe, cache: Path, baselines: dict, log=print,
-            presets: tuple[str, ...] = ("all", "full")) -> dict:
+            presets: tuple[str, ...] = ("all", "full"), steps: int | None = None) -> dict:
     a_path, b_path = heldout_pairs.pair_paths(r, cache, log=log)
     spec = heldout_pairs.data_spec(r, cache)
     data = load_data(spec)
@@ -111,7 +82,7 @@ def row_for(r: heldout_pairs.PairRecipe, cache: Path, baselines: dict, log=print
     row = {"pair": r.name, "set": r.split, **baselines[key],
            "plain_step": plain_step_seconds(load_model(str(a_path)), data)}
     for preset in presets:
-        learned = learned_row(a_path, b_path, spec, data, preset)
+        learned = learned_row(a_path, b_path, spec, data, preset, steps)
         learned["closed"] = 1 - learned["learned"] / vanilla if vanilla > 0 else float("nan")
         learned["plain_steps"] = learned["seconds"] / row["plain_step"]
         row[preset] = learned
@@ -126,15 +97,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--presets", nargs="+", default=["all", "full"], choices=["all", "full"],
                         help="the class presets learned matching runs under (a column each)")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--option", action="append", default=[], help="NAME=VALUE: a learned option (experiments)")
     parser.add_argument("--json", default=None)
     parser.add_argument("--width", type=int, default=None,
                         help="the recipes at this residual width, heads kept (an experiment; trained and cached)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    overrides = dict(_parse_option(o) for o in args.option)
-    if overrides:
-        print(f"learned options overridden: {overrides}")
     baseline_file = args.cache / "baselines.json"
     baselines = json.loads(baseline_file.read_text()) if baseline_file.is_file() else {}
     rows = []
@@ -143,9 +110,8 @@ def main(argv: list[str] | None = None) -> None:
         f"learned ({p}) | closed ({p}) | seconds ({p}) | steps ({p})" for p in presets) + " | plain step (s) |")
     print("|---|---|---|---|" + "---|---|---|---|" * len(presets) + "---|")
     for r in heldout_pairs.chosen(args.set, args.only, args.width):
-        with options_overridden(overrides):
-            row = row_for(r, args.cache, baselines, log=lambda m: print(m, file=sys.stderr, flush=True),
-                          presets=presets)
+        row = row_for(r, args.cache, baselines, log=lambda m: print(m, file=sys.stderr, flush=True),
+                      presets=presets)
         baseline_file.parent.mkdir(parents=True, exist_ok=True)
         baseline_file.write_text(json.dumps(baselines, indent=1))
         rows.append(row)
@@ -159,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"\nlearned ({p}) closed: mean {100 * statistics.mean(closed):.1f}%, worst {100 * min(closed):.1f}%; "
                   f"slowest {max(r[p]['seconds'] for r in rows):.0f} s")
     if args.json:
-        Path(args.json).write_text(json.dumps({"options": overrides, "rows": rows}, indent=2))
+        Path(args.json).write_text(json.dumps({"rows": rows}, indent=2))
 
 
 if __name__ == "__main__":

@@ -28,20 +28,19 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
 
-from research.experiments import heldout_pairs, learned_heldout
+from research.experiments import heldout_pairs
 
-# name: (class preset, AlignConfig fields, LearnedOptions fields that AlignConfig does not carry)
-LEVERS: dict[str, tuple[str, dict, dict]] = {
-    "default": ("all", {}, {}),
-    "full": ("full", {}, {}),
-    "steps1200": ("all", {"steps": 1200}, {}),
-    "steps2400": ("all", {"steps": 2400}, {}),  # issue #74's long run at the default's classes (4x its steps)
-    "lr0.03": ("all", {"lr": 0.03}, {}),
-    "joint-perms": ("all", {}, {"freeze_at": 0.5}),  # permutations learned beside the rotations until half-way
-    "lambda-uniform": ("all", {"lambdas": "uniform"}, {}),
-    "batch256": ("all", {"batch_size": 256}, {}),
-    "start-auto": ("all", {"start": "auto"}, {}),
-    "lr0.003": ("all", {"lr": 0.003}, {}),
+# name: (class preset, AlignConfig fields): each lever is a declared option of learned matching
+LEVERS: dict[str, tuple[str, dict]] = {
+    "default": ("all", {}),
+    "full": ("full", {}),
+    "steps1200": ("all", {"steps": 1200}),
+    "steps2400": ("all", {"steps": 2400}),  # a long run at the default's classes (4x its steps)
+    "lr0.03": ("all", {"lr": 0.03}),
+    "lambda-uniform": ("all", {"lambdas": "uniform"}),
+    "batch256": ("all", {"batch_size": 256}),
+    "start-auto": ("all", {"start": "auto"}),
+    "lr0.003": ("all", {"lr": 0.003}),
 }
 
 
@@ -118,11 +117,10 @@ def _run(job: tuple) -> dict:
         return {"pair": pair["pair"], "lever": lever, "weight_seconds": seconds,
                 "vanilla": interpolation_curve(a, b, data, device=device).barrier,
                 "weight": interpolation_curve(a, weight.aligned, data, device=device).barrier}
-    preset, fields, extra = LEVERS[lever]
+    preset, fields = LEVERS[lever]
     fields = {**fields, "steps": steps} if steps and "steps" not in fields else fields
     config = AlignConfig(method="learned", preset=preset, data=pair["data"], device=device, **fields)
-    with learned_heldout.options_overridden(extra):  # this run only: a worker process serves several runs
-        learned = align(a, b, config, progress=_progress_line(f"{pair['pair']} {lever}", begin))
+    learned = align(a, b, config, progress=_progress_line(f"{pair['pair']} {lever}", begin))
     seconds = time.perf_counter() - begin
     s = learned.report.learned_summary
     return {"pair": pair["pair"], "lever": lever, "seconds": seconds, "steps": s.steps, "stopped": s.stopped,

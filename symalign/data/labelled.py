@@ -89,7 +89,7 @@ class LabelledText:
 
     def _encoded(self, model, part: str) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         part = self.eval_part if part == "eval" else part
-        key = (tokenizer_fingerprint(model.source), part, "embed.type" in model.family.outer_tags,
+        key = (tokenizer_fingerprint(model.source), part, "embed.type" in model.family.outer(model.config),
                model.config.num_labels)
         if key not in self._cache:
             rows = self.rows(part)
@@ -103,7 +103,7 @@ class LabelledText:
             encoded = tok([t for t, _, _ in rows], pairs if any(p is not None for p in pairs) else None,
                           truncation=True, max_length=min(model.family.context(model.config), MAX_TOKENS),
                           padding="longest", return_tensors="pt")
-            types = "embed.type" in model.family.outer_tags  # BERT-style segment embeddings (GPT-2's would misread)
+            types = "embed.type" in model.family.outer(model.config)  # BERT-style segments (GPT-2 would misread)
             wanted = ("input_ids", "attention_mask") + (("token_type_ids",) if types else ())
             inputs = {k: encoded[k] for k in wanted if k in encoded}
             self._cache[key] = (inputs, self._labels(model, part))

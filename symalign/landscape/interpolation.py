@@ -80,11 +80,6 @@ def same_forms(models: list[TransformerModel], form: str, consume: bool = False)
     raise SymalignError(f"unknown form {form!r}; choose canonical or raw")
 
 
-def same_form(a: TransformerModel, b: TransformerModel, form: str) -> tuple[TransformerModel, TransformerModel]:
-    a, b = same_forms([a, b], form)
-    return a, b
-
-
 def check_points(points: int) -> None:
     """A curve needs its two endpoints: said before any work (an alignment measured afterwards included)."""
     if not isinstance(points, (int, float)) or points != int(points):

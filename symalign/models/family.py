@@ -56,18 +56,6 @@ def causal_inputs(config: Any, n: int, generator: torch.Generator) -> dict[str, 
     return token_inputs(config.vocab_size, positions(config), n, generator)
 
 
-def varied_configs(tiny: Callable[..., Any], rng, n: int, activations: list[str]) -> list:
-    """n small configs of a pre-LN family (GPT-2, ViT): layers, heads, widths, MLP sizes, activations,
-    tied or untied head, with or without q/k/v biases (each family reads the options it has)."""
-    out = []
-    for _ in range(n):
-        heads = rng.choice([1, 2, 4])
-        width = heads * rng.choice([4, 8, 12])
-        out.append(tiny(layers=rng.choice([1, 2, 3]), width=width, heads=heads, mlp=rng.choice([16, 24, 48]),
-                        activation=rng.choice(activations), tied=rng.random() < 0.5, qkv_bias=rng.random() < 0.7))
-    return out
-
-
 @dataclass(frozen=True)
 class Family:
     """One architecture family (e.g. GPT-2): declarative rows plus the few functions that differ."""
@@ -115,13 +103,16 @@ class Family:
     # Another head on a model type that has one already (BERT's sequence classifier beside its masked-LM
     # family): its registry key is MODEL_TYPE-VARIANT, and the config's `architectures` picks it.
     variant: str = ""
+    # Whether a tied config's head must still equal its token embedding when written (a classifier's score
+    # head is never the embedding, whatever the config says).
+    tied_head: bool = True
 
     def __post_init__(self) -> None:
         if self.to_logical is None or self.from_logical is None:
             if self.weight_map is None:
                 raise ValueError(f"family {self.name}: give a weight_map or both to_logical and from_logical")
-            read, write = adapters(self.weight_map, self.dims,
-                                   lambda t, config: check_tied(t, config, self.title or self.name))
+            check = (lambda t, config: check_tied(t, config, self.title or self.name)) if self.tied_head else None
+            read, write = adapters(self.weight_map, self.dims, check)
             object.__setattr__(self, "to_logical", self.to_logical or read)
             object.__setattr__(self, "from_logical", self.from_logical or write)
 
@@ -130,10 +121,8 @@ class Family:
         return f"{self.model_type}-{self.variant}" if self.variant else self.model_type
     context: Callable[[Any], int] = field(default=positions)
     # Small models of the family (tests, `symalign init`): `tiny(**options)` takes symalign.models.tiny's
-    # keywords (those of other families are ignored); `test_configs(rng, n)` draws n varied small configs
-    # covering what the family can vary (biases, ties, activations, grouped queries, ...).
+    # keywords (those of other families are ignored).
     tiny: Callable[..., Any] | None = None
-    test_configs: Callable[[Any, int], list] | None = None
 
     @property
     def hf_class(self):

@@ -4,7 +4,8 @@ config.json sent as separate files.
 Uploads are untrusted: sizes are capped (also the unpacked size, against zip bombs), zip member
 paths may not leave the target folder (no absolute paths, no `..`, no links), pickled weights
 are refused outright (only safetensors), and the result must load as a supported architecture
-before it is kept. Any failure leaves nothing behind and says what is wrong in one line."""
+before it is kept. Files are recognised by their content (a zip's, a safetensors header, pickle's
+opcodes), never by their name. Any failure leaves nothing behind and says what is wrong in one line."""
 
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ from symalign.models.io import load_model, save_model
 from symalign.models.towers import load_towers, two_towers_of
 
 MAX_UPLOAD_BYTES = 512 * 1024 * 1024
-PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
 ALLOWED_FILES = re.compile(r"^(config\.json|model(-\d+-of-\d+)?\.safetensors|model\.safetensors\.index\.json|"
                            r"tokenizer(_config)?\.json|special_tokens_map\.json|preprocessor_config\.json|"
                            r"generation_config\.json|training\.json|vocab\.json|merges\.txt|README\.md)$")
@@ -36,8 +36,23 @@ def _safe_name(name: str) -> str:
     return cleaned[:64] or "model"
 
 
-def _refuse_pickle(name: str) -> None:
-    if name.lower().endswith(PICKLE_SUFFIXES):
+def content_kind(head: bytes) -> str:
+    """What a file is by its first bytes: zip, pickle, safetensors, json or unknown. torch.save writes a zip
+    holding a pickle, and pickles of protocol 2 and up start with the PROTO opcode (0x80) and their version."""
+    if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+        return "zip"
+    if len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5:
+        return "pickle"
+    if len(head) >= 9 and head[8:9] == b"{" and int.from_bytes(head[:8], "little") < 1 << 32:
+        return "safetensors"
+    if head.lstrip()[:1] in (b"{", b"["):
+        return "json"
+    return "unknown"
+
+
+def _refuse_pickle(name: str, head: bytes) -> None:
+    """Refuse a pickled checkpoint, or a torch.save archive (a zip holding one), by content."""
+    if content_kind(head) in ("pickle", "zip"):
         raise UploadError(f"{name} is a pickled checkpoint, which symalign never loads from an upload "
                           "(unpickling runs code); save the model with safetensors "
                           "(`model.save_pretrained(dir)` does by default) and upload that")
@@ -64,11 +79,25 @@ def _extract_zip(data: bytes, target: Path, max_bytes: int) -> None:
                 raise UploadError(f"the zip member {member.filename!r} is a symbolic link; refusing the archive")
             if path.parts and path.parts[0] == "__MACOSX":
                 continue
-            _refuse_pickle(path.name)
             dest = target.joinpath(*path.parts)
             dest.parent.mkdir(parents=True, exist_ok=True)
             with archive.open(member) as src, open(dest, "wb") as out:
+                _refuse_pickle(path.name, src.peek(16)[:16] if hasattr(src, "peek") else b"")
                 shutil.copyfileobj(src, out)
+
+
+def _is_torch_archive(data: bytes) -> bool:
+    """A zip that torch.save wrote (a folder holding data.pkl), not a zipped model directory."""
+    try:
+        with zipfile.ZipFile(BytesIO(data)) as archive:
+            return any(PurePosixPath(n).name == "data.pkl" for n in archive.namelist())
+    except zipfile.BadZipFile:
+        return False
+
+
+def _described(kind: str) -> str:
+    return {"safetensors": "a safetensors file", "json": "a JSON file", "zip": "a zip archive",
+            "unknown": "neither a zip, a safetensors file nor JSON"}.get(kind, kind)
 
 
 def _model_root(folder: Path) -> Path:
@@ -106,18 +135,24 @@ def import_uploads(files: list[tuple[str, bytes]], dest_root: str | Path, name: 
     with tempfile.TemporaryDirectory(dir=dest_root, prefix=".upload-") as tmp:
         staging = Path(tmp) / "model"
         staging.mkdir()
-        zips = [f for f in files if f[0].lower().endswith(".zip")]
+        kinds = [content_kind(data[:16]) for _, data in files]
+        zips = [f for f, kind in zip(files, kinds) if kind == "zip" and not _is_torch_archive(f[1])]
         if zips:
             if len(files) > 1:
                 raise UploadError("upload either one zip or loose files (config.json + model.safetensors), not both")
             _extract_zip(zips[0][1], staging, max_bytes)
         else:
-            for filename, data in files:
+            for (filename, data), kind in zip(files, kinds):
                 base = Path(filename).name
-                _refuse_pickle(base)
+                _refuse_pickle(base, data[:16])
+                if base.lower().endswith(".zip"):
+                    raise UploadError(f"{base} is not a valid zip archive (by its content: {_described(kind)})")
+                if kind == "safetensors" and not base.endswith(".safetensors") and len(files) <= 2:
+                    base = "model.safetensors"  # weights under another name: recognised by their header
                 if not ALLOWED_FILES.match(base):
-                    raise UploadError(f"{base} is not part of a Hugging Face model directory; expected config.json, "
-                                      "model.safetensors and optionally tokenizer files")
+                    raise UploadError(f"{base} is not part of a Hugging Face model directory (by its content: "
+                                      f"{_described(kind)}); expected config.json, model.safetensors and "
+                                      "optionally tokenizer files")
                 (staging / base).write_bytes(data)
         root = _model_root(staging)
         if two_towers_of(root) is not None:

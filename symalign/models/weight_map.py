@@ -43,31 +43,6 @@ class Row:
         return "{i}" in self.hf
 
 
-def layer_rows(prefix: str, table: dict[str, str | tuple]) -> dict[str, Row]:
-    """{logical: Row} from a family's table {logical: hf suffix, or (suffix, pattern[, part[, split]])}:
-    every name under one per-layer prefix such as "model.layers.{i}."."""
-    def row(logical: str, entry: str | tuple) -> Row:
-        suffix, *rest = (entry,) if isinstance(entry, str) else entry
-        return Row(logical, prefix + suffix, *rest)
-
-    return {logical: row(logical, entry) for logical, entry in table.items()}
-
-
-def multi_head_table(q: dict[str, str], o: str, affine: dict[str, str]) -> dict[str, str | tuple]:
-    """A layer table of a multi-head block with biases (ViT, CLIP, BERT, DistilBERT): q, k and v (`q`:
-    logical name -> the Linear's HF name) split into heads, o joined from them, and the `affine` modules
-    (norms and MLP Linears: logical -> HF name) read as their weight and bias."""
-    table: dict[str, str | tuple] = {}
-    for n, hf in q.items():
-        table[f"attn.{n}.weight"] = (f"{hf}.weight", "(h dh) d -> h dh d")
-        table[f"attn.{n}.bias"] = (f"{hf}.bias", "(h dh) -> h dh")
-    table["attn.o.weight"] = (f"{o}.weight", "d (h dh) -> d h dh")
-    table["attn.o.bias"] = f"{o}.bias"
-    for local, hf in affine.items():
-        table[f"{local}.weight"], table[f"{local}.bias"] = f"{hf}.weight", f"{hf}.bias"
-    return table
-
-
 def sizes(dims: Dims) -> dict[str, int]:
     """The names patterns may use, read from a family's Dims."""
     return {"d": dims.d_model, "h": dims.n_head, "kv": dims.kv_heads, "g": dims.group, "dh": dims.d_head,

@@ -87,7 +87,7 @@ def _train(recipe: Recipe, seed: int, out: Path, steps: int | None, spec: str, d
     if base is not None:
         config = base.config.__class__.from_dict(base.config.to_dict())
         if FAMILIES[recipe.family] is not base.family:  # the base's body with a new head (a classifier)
-            from symalign.models.families.classifiers import as_classifier
+            from symalign.models.family_hooks import as_classifier
 
             # the base's body with a classifier of the data's classes, named as the data names them
             config = as_classifier(config, FAMILIES[recipe.family].hf_class_name, data.num_labels,
