@@ -1,15 +1,15 @@
 """Where the barrier lives: which parameter group holds it, how alike the two models' features are,
 and which of learned matching's transforms carries its gain. A thin page over
-symalign.landscape.attribution, symalign.match.correlations and symalign.landscape.swaps (the same as
+symalign.landscape.attribution, symalign.match.activation.correlations and symalign.landscape.swaps (the same as
 `symalign attribute`, `symalign correlations` and `symalign attribute --swap`)."""
 
 import streamlit as st
 
 from symalign.landscape.attribution import attribute
 from symalign.landscape.swaps import swap_barriers
+from symalign.match.activation.correlations import feature_correlations
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
-from symalign.match.correlations import feature_correlations
 from symalign.models import canonicalize
 from symalign.models.io import default_data_spec
 from symalign.models.widen import check_pair

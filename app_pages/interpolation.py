@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from symalign.plots.curves import bands_figure, distinct_labels
+from symalign.plots.interpolation import bands_figure, distinct_labels
 from symalign.runs.bands import seed_pair_groups
 from symalign.runs.table import run_label, runs_table
 from symalign.ui.at_lambda import curves_at_lambda

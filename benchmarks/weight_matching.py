@@ -24,8 +24,8 @@ import time
 
 import torch
 
-from symalign.match.certified import STATS
-from symalign.match.weight import boundary_tensors, weight_match
+from symalign.match.weight.assignment import STATS
+from symalign.match.weight.descent import boundary_tensors, weight_match
 from symalign.models import canonicalize, spec_of, transformed
 from symalign.models.tiny import random_model, tiny_config
 from symalign.sweeps.zhang import MATCHING

@@ -2,7 +2,7 @@
 was made (exact command) and what it scores (evaluation metrics), with file hashes.
 
 This is the zoo's read side, low in the package (models resolve zoo:RECIPE/SEED through it); the
-side that trains it lives in symalign.train.zoo_build."""
+side that trains it lives in symalign.train.loop."""
 
 from __future__ import annotations
 

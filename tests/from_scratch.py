@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from symalign.match.solvers import correlation
-from symalign.match.weight import distance
+from symalign.match.weight.descent import distance
 from symalign.symmetry.transform import Transform, apply_unchecked
 
 

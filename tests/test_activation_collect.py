@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from symalign.data import load_data
-from symalign.match import capture
+from symalign.match.activation import capture
 from symalign.models import load_model
 
 

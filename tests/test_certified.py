@@ -1,4 +1,4 @@
-"""The warm-started, certified assignment (symalign.match.certified) returns what scipy's dense
+"""The warm-started, certified assignment (symalign.match.weight.assignment) returns what scipy's dense
 solver returns: the same perm where the optimum is unique, the same cost where it is not; a hint
 only changes how fast, never what."""
 
@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from symalign.match import certified
-from symalign.match.certified import Hint, certified_assignment, dense_assignment
+from symalign.match.weight import assignment
+from symalign.match.weight.assignment import Hint, certified_assignment, dense_assignment
 
 
 @pytest.fixture(autouse=True)
 def certify_small_problems(monkeypatch):
     """The tests' sizes are below the size the solver certifies by default (dense is fast there)."""
-    monkeypatch.setattr(certified, "SMALL", 64)
+    monkeypatch.setattr(assignment, "SMALL", 64)
 
 
 def total(cost: torch.Tensor, perm: np.ndarray) -> float:
@@ -40,7 +40,7 @@ def test_warm_solves_agree_with_scipy_and_are_certified(kind):
     cost = torch.as_tensor(rng.standard_normal((n, n)))
     if kind == "planted":
         cost += 3 * torch.eye(n)[torch.as_tensor(rng.permutation(n))]
-    certified.STATS.clear()
+    assignment.STATS.clear()
     perm, hint = certified_assignment(cost)
     assert np.array_equal(perm, dense_assignment(cost))
     assert hint is not None
@@ -48,7 +48,7 @@ def test_warm_solves_agree_with_scipy_and_are_certified(kind):
         cost = drifted(cost, perm, rng, 0.02)
         perm, hint = certified_assignment(cost, None, Hint(hint.potentials[perm]))
         assert np.array_equal(perm, dense_assignment(cost))  # continuous costs: the optimum is unique
-    assert certified.STATS["certified"] >= 2, dict(certified.STATS)  # the fast path did the work
+    assert assignment.STATS["certified"] >= 2, dict(assignment.STATS)  # the fast path did the work
 
 
 @pytest.mark.parametrize("kind", ["random", "low rank", "planted"])
@@ -63,10 +63,10 @@ def test_a_first_solve_is_certified_from_zero_potentials(kind):
         cost = torch.as_tensor(rng.standard_normal((n, 128)) @ rng.standard_normal((128, n)), dtype=torch.float32)
     if kind == "planted":
         cost += 3 * torch.eye(n)[torch.as_tensor(rng.permutation(n))]
-    certified.STATS.clear()
+    assignment.STATS.clear()
     perm, hint = certified_assignment(cost)
     assert np.array_equal(perm, dense_assignment(cost))
-    assert certified.STATS["dense"] == 0 and certified.STATS["certified"] == 1, dict(certified.STATS)
+    assert assignment.STATS["dense"] == 0 and assignment.STATS["certified"] == 1, dict(assignment.STATS)
     again, _ = certified_assignment(cost, None, hint)  # its potentials are a hint for the next solve
     assert np.array_equal(again, perm)
 
@@ -76,12 +76,12 @@ def test_a_first_solve_the_candidates_miss_goes_dense(monkeypatch):
     solver decides, and its answer is scipy's."""
     rng = np.random.default_rng(6)
     cost = torch.as_tensor(rng.standard_normal((300, 300)))
-    monkeypatch.setattr(certified, "CANDIDATES", 1)
-    monkeypatch.setattr(certified, "ROUNDS", 1)
-    certified.STATS.clear()
+    monkeypatch.setattr(assignment, "CANDIDATES", 1)
+    monkeypatch.setattr(assignment, "ROUNDS", 1)
+    assignment.STATS.clear()
     perm, _ = certified_assignment(cost)
     assert np.array_equal(perm, dense_assignment(cost))
-    assert certified.STATS["dense"] == 1
+    assert assignment.STATS["dense"] == 1
 
 
 def test_a_round_that_leaves_most_rows_violating_goes_dense_at_once(monkeypatch):
@@ -89,14 +89,14 @@ def test_a_round_that_leaves_most_rows_violating_goes_dense_at_once(monkeypatch)
     the first: scipy decides, with nothing spent on rounds that would cost more than it."""
     rng = np.random.default_rng(7)
     cost = torch.as_tensor(rng.standard_normal((300, 300)))
-    certified.STATS.clear()
+    assignment.STATS.clear()
     certified_assignment(cost)
-    assert certified.STATS["rounds"] > 1, dict(certified.STATS)  # by default this cost takes more than one round
-    monkeypatch.setattr(certified, "FAR", 0.0)
-    certified.STATS.clear()
+    assert assignment.STATS["rounds"] > 1, dict(assignment.STATS)  # by default this cost takes more than one round
+    monkeypatch.setattr(assignment, "FAR", 0.0)
+    assignment.STATS.clear()
     perm, _ = certified_assignment(cost)
     assert np.array_equal(perm, dense_assignment(cost))
-    assert certified.STATS["rounds"] == 1 and certified.STATS["dense"] == 1, dict(certified.STATS)
+    assert assignment.STATS["rounds"] == 1 and assignment.STATS["dense"] == 1, dict(assignment.STATS)
 
 
 def test_a_wrong_hint_costs_time_not_the_answer():
@@ -123,13 +123,13 @@ def test_the_certificate_rejects_a_guess_that_is_not_optimal(monkeypatch):
     rng = np.random.default_rng(3)
     n = 300
     cost = torch.as_tensor(rng.standard_normal((n, n)))
-    monkeypatch.setattr(certified, "CANDIDATES", 1)
-    monkeypatch.setattr(certified, "ROUNDS", 1)
-    certified.STATS.clear()
+    monkeypatch.setattr(assignment, "CANDIDATES", 1)
+    monkeypatch.setattr(assignment, "ROUNDS", 1)
+    assignment.STATS.clear()
     guess = rng.permutation(n)
     perm, _ = certified_assignment(cost, guess, Hint(np.zeros(n)))
     assert np.array_equal(perm, dense_assignment(cost))
-    assert certified.STATS["dense"] == 1
+    assert assignment.STATS["dense"] == 1
 
 
 def test_small_problems_go_to_scipy():
@@ -141,7 +141,7 @@ def test_small_problems_go_to_scipy():
 def test_weight_matching_finds_the_same_permutations_with_and_without_warm_starts(monkeypatch):
     """A model whose MLP is wide enough for the certified path: every permutation identical to
     the dense solver's, and the distance equal."""
-    from symalign.match.weight import boundary_tensors, weight_match
+    from symalign.match.weight.descent import boundary_tensors, weight_match
     from symalign.models import canonicalize, spec_of
     from symalign.models.tiny import random_model, tiny_config
 
@@ -152,13 +152,13 @@ def test_weight_matching_finds_the_same_permutations_with_and_without_warm_start
     spec = spec_of(a)
 
     def run():
-        certified.STATS.clear()
+        assignment.STATS.clear()
         transform, history = weight_match(a.tensors, b.tensors, spec, classes, boundary_tensors(a), max_sweeps=6)
-        return transform, history, dict(certified.STATS)
+        return transform, history, dict(assignment.STATS)
 
     fast, fast_history, stats = run()
     assert stats.get("certified", 0) > 0, stats
-    monkeypatch.setattr(certified, "SMALL", 10**9)
+    monkeypatch.setattr(assignment, "SMALL", 10**9)
     dense, dense_history, _ = run()
     for space in ("layer.0.mlp", "layer.1.mlp"):
         assert torch.equal(fast[space].perm, dense[space].perm), space
@@ -190,13 +190,13 @@ def test_a_guess_worse_than_the_sparse_optimum_gets_no_bellman_ford(monkeypatch)
     cost = torch.as_tensor(rng.standard_normal((n, n)))
     guess = rng.permutation(n)
     tried = []
-    potentials = certified._potentials
+    potentials = assignment._potentials
 
     def recording(n, rows, cols, weights, sigma, start, scale):
         tried.append(np.array_equal(sigma, guess))
         return potentials(n, rows, cols, weights, sigma, start, scale)
 
-    monkeypatch.setattr(certified, "_potentials", recording)
+    monkeypatch.setattr(assignment, "_potentials", recording)
     perm, _ = certified_assignment(cost, guess, Hint(np.zeros(n)))
     assert np.array_equal(perm, dense_assignment(cost))
     assert tried and not any(tried), tried

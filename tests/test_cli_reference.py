@@ -7,7 +7,7 @@ import re
 import subprocess
 import sys
 
-from symalign.cli import reference
+from research.docgen import cli_reference as reference
 
 
 def help_commands() -> list[str]:
@@ -18,7 +18,7 @@ def help_commands() -> list[str]:
 
 
 def test_readme_and_cli_reference_are_up_to_date():
-    assert reference.main([]) == 0, "run python -m symalign.cli.reference --write"
+    assert reference.main([]) == 0, "run python -m research.docgen.cli_reference --write"
 
 
 def test_the_table_lists_exactly_the_commands_of_symalign_help():

@@ -1,6 +1,7 @@
-"""The habits that keep symalign easy to change (issue #40), checked over every module of the
-package: no import circle (every import, function-local ones too; modules not packages), no module over 400 lines,
-no function over about 80, and a docstring at the top of every module that says what it is for."""
+"""The habits that keep symalign easy to change, checked over every module of the package: no import circle
+(every import, function-local ones too; modules not packages), modules sized by their concept (none a lone
+helper under 40 lines, none over a generous 600), no function over about 80, and a docstring at the top of every
+module that says what it is for."""
 
 from __future__ import annotations
 
@@ -11,7 +12,16 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "symalign"
-MAX_MODULE_LINES = 400
+MAX_MODULE_LINES = 600  # a generous bound: a module holds one concept, whatever its size
+SMALL_MODULE_LINES = 40
+# Small single-function modules kept on their own, and why: each is a floor-level unit others import without
+# pulling in what a neighbour would bring (torch, plotly, the zoo).
+SMALL_ON_PURPOSE = {
+    "symalign.progress": "the (done, total) protocol every floor reports through; imports nothing",
+    "symalign.output_folder": "the check every writing command runs first; the CLI imports it without torch",
+    "symalign.data.defaults": "the data's learned defaults, read by the CLI's parser without torch",
+    "symalign.cli.__main__": "`python -m symalign.cli`",
+}
 MAX_FUNCTION_LINES = 85  # "about 80"
 
 
@@ -93,7 +103,7 @@ def import_cycles() -> list[list[str]]:
 
 
 def test_the_module_list_is_the_whole_package():
-    assert len(MODULES) > 50 and "symalign.match.weight" in MODULES and "symalign" in MODULES
+    assert len(MODULES) > 50 and "symalign.match.weight.descent" in MODULES and "symalign" in MODULES
 
 
 def test_no_import_circle():
@@ -115,6 +125,10 @@ def test_module_size_and_docstring(name):
     text = path.read_text(encoding="utf-8")
     lines = len(text.splitlines())
     assert lines <= MAX_MODULE_LINES, f"{path}: {lines} lines (at most {MAX_MODULE_LINES}: split it by concept)"
+    functions = [n for n in ast.parse(text).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    assert not (lines < SMALL_MODULE_LINES and len(functions) <= 1 and name not in SMALL_ON_PURPOSE
+                and not path.name == "__init__.py" and any(isinstance(f, ast.FunctionDef) for f in functions)), \
+        f"{path}: {lines} lines holding one helper: put it with the concept it serves"
     tree = ast.parse(text)
     doc = ast.get_docstring(tree)
     assert doc and len(doc.split()) >= 3, f"{path}: no module docstring naming its one concept"
@@ -163,7 +177,7 @@ def reachable_modules() -> set[str]:
     readme = (root / "README.md").read_text(encoding="utf-8")
     api = root / ".readme_api.py"
     seen: set[str] = set()
-    todo = {"symalign", "symalign.cli"} | {m for m in MODULES if m.startswith("symalign.cli.")}
+    todo = {"symalign", "symalign.cli", "symalign.cli.__main__"}
     for page in [root / "app.py", *sorted((root / "app_pages").glob("*.py"))]:
         todo |= _imports_of_file(page)
     lines = "\n".join(m.group(0) for m in re.finditer(r"^(from symalign[\w.]* import [^\n]+|import symalign[\w.]*)$",

@@ -11,9 +11,9 @@ import pytest
 
 from symalign.cli import main
 from symalign.data import load_data
+from symalign.match.activation.correlations import feature_correlations
 from symalign.match.align import align
 from symalign.match.config import CLASS_PRESETS, AlignConfig
-from symalign.match.correlations import feature_correlations
 from symalign.models import canonicalize, load_model, spec_of, transformed
 from symalign.symmetry.random import random_transform
 

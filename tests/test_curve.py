@@ -202,7 +202,8 @@ def test_the_curves_table_and_its_verdict_come_from_the_numbers():
     Garipov et al., decided per pair: one pair above 10% turns "agrees" into "agrees in part", named."""
     import pandas as pd
 
-    from symalign.sweeps.curves import curve_claim, curves_summary, curves_text
+    from research.docgen.curves_section import curve_claim
+    from symalign.sweeps.curves import curves_summary, curves_text
 
     cells = pd.DataFrame({"a": ["zoo:f/0", "zoo:f/0"], "b": ["zoo:f/1", "zoo:f/2"], "line_barrier": [2.0, 1.0],
                           "line_accuracy_barrier": [50.0, 40.0], "aligned_line_barrier": [1.0, 0.4],

@@ -1,4 +1,4 @@
-"""The assignment solves that run beside a sweep (symalign.match.deferred): at most `depth` wait at a time
+"""The assignment solves that run beside a sweep (symalign.match.weight.assignment): at most `depth` wait at a time
 (a GPT-2-small cost is 38 MB, and a first sweep's twelve queued costs were the run's peak memory), and a
 bounded queue finds exactly what an unbounded one finds."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import torch
 
-from symalign.match import deferred
-from symalign.match.weight import boundary_tensors, weight_match
+from symalign.match.weight import assignment
+from symalign.match.weight.descent import boundary_tensors, weight_match
 from symalign.models import canonicalize, spec_of
 from symalign.models.tiny import random_model, tiny_config
 
@@ -17,8 +17,8 @@ def run(monkeypatch, depth: int):
     most solves that waited at once)."""
     config = tiny_config("gpt2", layers=4, width=32, heads=4, mlp=96, tied=False)
     a, b = (canonicalize(random_model(config, seed=s)) for s in (0, 1))
-    monkeypatch.setattr(deferred, "solver_threads", lambda: 2)  # a pool even on a one-thread test worker
-    init, submit, most = deferred.DeferredPermutations.__init__, deferred.DeferredPermutations.submit, [0]
+    monkeypatch.setattr(assignment, "solver_threads", lambda: 2)  # a pool even on a one-thread test worker
+    init, submit, most = assignment.DeferredPermutations.__init__, assignment.DeferredPermutations.submit, [0]
 
     def bounded(self, *args, **kwargs):
         init(self, *args, **kwargs)
@@ -28,8 +28,8 @@ def run(monkeypatch, depth: int):
         submit(self, space, cost)
         most[0] = max(most[0], len(self.pending))
 
-    monkeypatch.setattr(deferred.DeferredPermutations, "__init__", bounded)
-    monkeypatch.setattr(deferred.DeferredPermutations, "submit", counted)
+    monkeypatch.setattr(assignment.DeferredPermutations, "__init__", bounded)
+    monkeypatch.setattr(assignment.DeferredPermutations, "submit", counted)
     transform, history = weight_match(a.tensors, b.tensors, spec_of(a), {"mlp": "perm", "heads": "perm",
                                       "residual": "orthogonal"}, boundary_tensors(a), max_sweeps=4, seed=3)
     return transform, history, most[0]
@@ -46,7 +46,7 @@ def test_a_bounded_queue_waits_and_finds_what_an_unbounded_one_finds(monkeypatch
 
 
 def test_the_default_depth_is_one_more_than_the_threads():
-    pool = deferred.DeferredPermutations(None, None, {}, threads=2)
+    pool = assignment.DeferredPermutations(None, None, {}, threads=2)
     try:
         assert pool.depth == 3
     finally:

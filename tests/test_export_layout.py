@@ -15,11 +15,10 @@ from browser_support import chromium, require_chromium
 
 from research.figure_boxes import layout_problems, read_boxes
 from symalign.plots import barrier_bars, curves_figure, spectrum_figure
-from symalign.plots.curves import bands_figure
+from symalign.plots.interpolation import bands_figure, width_figure
 from symalign.plots.plane import paths_figure
 from symalign.plots.presentation import projector
 from symalign.plots.static_files import figure_file, one_browser, static_export_missing
-from symalign.plots.width import width_figure
 
 pytestmark = pytest.mark.slow
 require_chromium()

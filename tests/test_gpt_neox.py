@@ -16,9 +16,9 @@ from symalign.data.text import char_tokenizer
 from symalign.errors import InadmissibleError
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
-from symalign.match.latent import LatentElement
+from symalign.match.learned.latent import LatentElement
 from symalign.models import canonicalize, load_model, outputs, random_inputs, save_model, spec_of, transformed
-from symalign.models.fused import join_qkv, split_qkv
+from symalign.models.fused import split_qkv
 from symalign.models.tiny import random_model, tiny_config
 from symalign.symmetry.groups import Dense, rotary_matrix
 from symalign.symmetry.random import random_orthogonal, random_transform
@@ -47,7 +47,9 @@ def test_fused_qkv_layouts_round_trip_and_differ():
     for layout in ("blocks", "per-head"):
         parts = split_qkv(x, 2, layout, dim=-1)
         assert all(p.shape == (2, 8) for p in parts)
-        assert torch.equal(join_qkv(*parts, 2, layout, dim=-1), x)
+        joined = (torch.cat(parts, -1) if layout == "blocks"  # the inverse, written out: each head's q, k, v in turn
+                  else torch.stack([p.unflatten(-1, (2, 4)) for p in parts], -2).flatten(-3))
+        assert torch.equal(joined, x)
     q = split_qkv(x, 2, "per-head", dim=-1)[0]
     assert torch.equal(q[0], torch.tensor([0, 1, 2, 3, 12, 13, 14, 15.0]))  # head 0's q, then head 1's
 

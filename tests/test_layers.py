@@ -30,7 +30,7 @@ LAYERS = [
 
 
 def unit_of(module: str) -> str:
-    """symalign.match.weight -> match; symalign.zoo -> zoo."""
+    """symalign.match.weight.descent -> match; symalign.zoo -> zoo."""
     return module.split(".")[1]
 
 

@@ -1,5 +1,5 @@
 """MLP tensors that an orthogonal residual's rotations reach only when their MLP next reads them
-(symalign.match.lazy_residual). The lagging groups must give what the transform applied to B from scratch
+(symalign.match.weight.lagging). The lagging groups must give what the transform applied to B from scratch
 gives: the residual's correlation and the distance at every step, each MLP's correlation when it reads, and
 B once brought up to date."""
 
@@ -10,7 +10,7 @@ import torch
 from from_scratch import FromScratch
 
 from symalign.match.config import preset_classes
-from symalign.match.mapped import MappedModel
+from symalign.match.weight.running import MappedModel
 from symalign.models import canonicalize, spec_of
 from symalign.models.tiny import random_model, tiny_config
 from symalign.symmetry.groups import Permutation

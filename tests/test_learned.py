@@ -11,9 +11,9 @@ from symalign.data import load_data
 from symalign.landscape.interpolation import interpolation_curve
 from symalign.match.align import align
 from symalign.match.config import CLASS_PRESETS, AlignConfig
-from symalign.match.learned import LearnedOptions
-from symalign.match.mixing import WeightSampler, check_points
-from symalign.match.weight import distance
+from symalign.match.learned.objective import WeightSampler, check_points
+from symalign.match.learned.optimisation import LearnedOptions
+from symalign.match.weight.descent import distance
 from symalign.models import canonicalize, load_model, spec_of, transformed
 from symalign.symmetry.random import random_transform
 
@@ -208,7 +208,7 @@ def test_the_checks_are_sized_by_their_options_and_cost_what_the_plan_says():
     """check_examples / check_points / check_every reach the run (issue #46): a midpoint check of 8
     examples every 2 steps is read at steps 0, 2, 4 and 5, on one point; its value is the loss at
     λ = 0.5 on that many examples, and the plan printed before the run counts those checks."""
-    from symalign.match.learned import check_plan
+    from symalign.match.learned.optimisation import check_plan
 
     a, b = load_model("zoo:vit-digits/0"), load_model("zoo:vit-digits/1")
     config = AlignConfig.from_options({"check_examples": 8, "check_points": "midpoint", "check_every": 2,

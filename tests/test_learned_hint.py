@@ -3,7 +3,7 @@ command that goes on; one that flattened out or stalled does not."""
 
 from __future__ import annotations
 
-from symalign.match.learned_hint import STILL_FALLING, learned_hint, still_falling
+from symalign.match.learned.checks import STILL_FALLING, learned_hint, still_falling
 from symalign.match.results import LearnedStep, LearnedSummary
 
 

@@ -7,13 +7,13 @@ import pytest
 import torch
 
 from symalign.data import load_data
-from symalign.match.activation import activation_match
+from symalign.match.activation.matching import activation_match
 from symalign.match.align import align
 from symalign.match.config import CLASS_PRESETS, PRESET_HELP, AlignConfig
-from symalign.match.learned import LearnedOptions, learned_match
-from symalign.match.learned_start import activation_permutation_start
+from symalign.match.learned.optimisation import LearnedOptions, learned_match
+from symalign.match.learned.start import activation_permutation_start
 from symalign.match.matchers import MatchInputs
-from symalign.match.weight import boundary_tensors, distance, weight_match
+from symalign.match.weight.descent import boundary_tensors, distance, weight_match
 from symalign.models import canonicalize, load_model, spec_of, transformed
 from symalign.models.tiny import random_model, tiny_config
 from symalign.symmetry.groups import Permutation

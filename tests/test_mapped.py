@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from symalign.match import mapped as mapped_module
 from symalign.match.align import align, boundary_tensors
 from symalign.match.config import AlignConfig
-from symalign.match.mapped import MappedModel
 from symalign.match.solvers import correlation
-from symalign.match.weight import distance, weight_match
+from symalign.match.weight import running as mapped_module
+from symalign.match.weight.descent import distance, weight_match
+from symalign.match.weight.running import MappedModel
 from symalign.models import canonicalize, spec_of, transformed
 from symalign.models.tiny import random_model, tiny_config
 from symalign.symmetry.random import random_transform

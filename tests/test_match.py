@@ -14,7 +14,7 @@ from symalign.errors import ArchitectureMismatchError, InadmissibleError, Symali
 from symalign.landscape.interpolation import interpolation_curve
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
-from symalign.match.weight import distance
+from symalign.match.weight.descent import distance
 from symalign.models import canonicalize, outputs, random_inputs, save_model, spec_of, transformed
 from symalign.models.tiny import random_model, tiny_config
 from symalign.symmetry.random import random_transform

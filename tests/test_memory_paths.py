@@ -8,8 +8,8 @@ import pytest
 import torch
 
 import symalign.landscape.evaluate as evaluate_module
-import symalign.match.mapped as mapped_module
-import symalign.match.objective as objective_module
+import symalign.match.learned.objective as objective_module
+import symalign.match.weight.running as mapped_module
 import symalign.models.canonical as canonical_module
 import symalign.symmetry.groups as groups_module
 from symalign.data import load_data
@@ -17,7 +17,7 @@ from symalign.landscape.evaluate import evaluate
 from symalign.landscape.interpolation import interpolation_curve
 from symalign.match.align import align
 from symalign.match.config import CLASS_PRESETS, AlignConfig
-from symalign.match.weight import distance
+from symalign.match.weight.descent import distance
 from symalign.models import canonicalize, load_model, spec_of, transformed
 from symalign.models.tiny import random_model, tiny_config
 from symalign.symmetry.random import random_transform
@@ -153,7 +153,7 @@ def test_weight_matching_builds_aligned_b_in_a_handed_over_b(monkeypatch, inner_
     working copy): the same transform, and the same tensors as the transform applied once to B, to
     float32 round-off; static tensors (embedding, LM head) included. With and without inner passes
     (issue #73: held MLP tensors are moved once, when the passes end)."""
-    import symalign.match.weight as weight_module
+    import symalign.match.weight.descent as weight_module
 
     a = canonicalize(random_model(tiny_config("gpt2", layers=2, width=32, tied=False), seed=0))
     b = transformed(a, random_transform(spec_of(a), ALL, seed=1))
@@ -191,7 +191,7 @@ def test_a_curve_between_consumed_models_walks_their_own_memory_and_matches(monk
 def test_head_costs_from_factors_are_the_inner_products_of_the_circuits(grouped):
     """Weight matching scores head pairs without forming d × d circuits; the score is still
     ⟨QK_a, QK_b⟩ + ⟨OV_a, OV_b⟩ of the circuits written out (biases as an extra column)."""
-    from symalign.match.heads import head_cost, query_head_cost
+    from symalign.match.weight.units import head_cost, query_head_cost
 
     g = torch.Generator().manual_seed(0)
     h, q, dh, d = 3, 2, 4, 10

@@ -15,7 +15,7 @@ from transformers import AutoModelForImageClassification
 from symalign.cli import main
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
-from symalign.match.heads import best_inner_similarity, brute_force_head_cost, inner_correlations
+from symalign.match.weight.units import best_inner_similarity, brute_force_head_cost, inner_correlations
 from symalign.merge import merge_models
 from symalign.merge.ot_fusion import OTSettings
 from symalign.merge.task_vectors import with_head_strategy
@@ -124,7 +124,7 @@ def test_brute_force_finds_heads_that_were_shuffled_and_rotated_inside():
 def test_weight_matching_scores_brute_force_heads_by_the_class_inside_them(pair, monkeypatch, inside, expected):
     """The whole-head step hands brute force the class chosen inside heads (a permutation-only run, as
     TransFusion's Table 3 is, must score head pairs by permutations, not rotations)."""
-    import symalign.match.weight as weight
+    import symalign.match.weight.descent as weight
 
     seen, real = [], weight.head_cost
 
@@ -262,7 +262,7 @@ def test_zhang_fig3_takes_each_part_of_the_matching_out_and_says_what_each_does(
 
 
 def test_zhang_fig4_ot_of_the_ffn_alone_moves_only_mlp_units_and_keeps_b(pair):
-    from symalign.match.weight import distance
+    from symalign.match.weight.descent import distance
     from symalign.models import outputs, random_inputs
     from symalign.sweeps.zhang_figures import _aligned_b, fig4_cells
 

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from symalign.data import load_data
-from symalign.match import capture
-from symalign.match.moments import PairMoments, pair_moments, pearson
+from symalign.match.activation import capture
+from symalign.match.activation.moments import PairMoments, pair_moments, pearson
 from symalign.match.solvers import rotary_fit, rotary_fit_moments
 from symalign.models import load_model
 

@@ -296,7 +296,7 @@ def test_a_clip_model_pair_is_aligned_tower_by_tower_and_in_its_shared_space(tmp
     from transformers import CLIPModel
 
     from symalign.cli import main
-    from symalign.match.towers import HEAD, shared_map
+    from symalign.match.two_towers import HEAD, shared_map
     from symalign.models.towers import load_towers, save_towers
 
     a_dir = _clip_pair_checkpoint(tmp_path / "a", seed=0)

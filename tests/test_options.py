@@ -27,7 +27,7 @@ PAIR = ["zoo:vit-digits/0", "zoo:vit-digits/1"]
 
 def capped_weight(inputs: MatchInputs) -> MatchOutput:
     """A plugin matcher: weight matching for at most `cap` sweeps, an option only it declares."""
-    from symalign.match.weight import run_weight_matching
+    from symalign.match.weight.descent import run_weight_matching
 
     cap = inputs.config.option("cap")
     return run_weight_matching(replace(inputs, config=replace(inputs.config, max_sweeps=cap)))
@@ -202,7 +202,7 @@ def test_each_options_default_is_written_once_and_read_by_config_optimiser_and_h
     from dataclasses import MISSING, fields
 
     from symalign.data import defaults
-    from symalign.match.learned import LearnedOptions
+    from symalign.match.learned.optimisation import LearnedOptions
 
     declared = all_options()
     for cls in (AlignConfig, LearnedOptions):
@@ -239,10 +239,10 @@ def test_the_value_a_run_records_is_the_value_its_matcher_used(method):
 def test_each_option_is_declared_beside_a_matcher_that_reads_it():
     """Issue #71: a matcher's options live beside it (weight_options, learned_options, activation_options),
     each read by the matcher it sits beside, and the collection is exactly their union, none twice."""
-    from symalign.match.activation_options import ACTIVATION_OPTIONS
-    from symalign.match.learned_options import LEARNED_OPTIONS, LEARNERS
-    from symalign.match.options import BUILTIN_OPTIONS
-    from symalign.match.weight_options import WEIGHT_OPTIONS
+    from symalign.match.activation.options import ACTIVATION_OPTIONS
+    from symalign.match.learned.options import LEARNED_OPTIONS, LEARNERS
+    from symalign.match.matchers import BUILTIN_OPTIONS
+    from symalign.match.weight.options import WEIGHT_OPTIONS
 
     for declared, readers in ((WEIGHT_OPTIONS, {"weight"}), (LEARNED_OPTIONS, set(LEARNERS)),
                               (ACTIVATION_OPTIONS, {"activation"})):

@@ -14,7 +14,7 @@ import pytest
 
 from research.transcription import EXCERPTS, printed_row, quote_span, table_region
 from symalign.papers import TABLES
-from symalign.papers.verdict import verdict
+from symalign.papers.table import verdict
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "papers"
 PRINTED = [t for t in TABLES.values() if t.rows]

@@ -157,7 +157,7 @@ def test_compare_groups_runs_by_model_pair_with_one_colour_per_method():
 def test_bands_are_the_mean_and_one_std_of_a_methods_seed_pairs():
     import numpy as np
 
-    from symalign.plots.curves import bands_figure
+    from symalign.plots.interpolation import bands_figure
 
     curves = [{"lambdas": [0.0, 0.5, 1.0], "loss": [1.0, 1.0 + b, 1.1], "accuracy": [0.9, 0.5, 0.9]}
               for b in (1.0, 2.0, 3.0)]
@@ -171,7 +171,7 @@ def test_bands_are_the_mean_and_one_std_of_a_methods_seed_pairs():
 def test_loss_and_accuracy_share_one_lambda_axis_so_one_crosshair_runs_through_both():
     """Issue #70: side by side, the hover and the crosshair showed in the hovered panel only. Stacked on the one
     λ axis (hoversubplots='axis'), a pointer at λ reads loss and accuracy there; the λ marker spans both."""
-    from symalign.plots.curves import bands_figure, mark_lambda
+    from symalign.plots.interpolation import bands_figure, mark_lambda
 
     for fig in (curves_figure([("none", curve(1.2)), ("weight", curve(0.1))], methods=["none", "weight"]),
                 bands_figure([("none: none · vit-digits", "none", [curve(1.0), curve(1.4)])])):

@@ -26,7 +26,7 @@ PAIR = ["zoo:vit-digits/0", "zoo:vit-digits/1"]
 
 def mlp_units_only(inputs: MatchInputs) -> MatchOutput:
     """A test matcher: weight matching restricted to the MLP units."""
-    from symalign.match.weight import run_weight_matching
+    from symalign.match.weight.descent import run_weight_matching
 
     return run_weight_matching(replace(inputs, classes={k: c for k, c in inputs.classes.items() if k == "mlp"}))
 

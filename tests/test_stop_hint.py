@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from symalign.match.results import SweepRecord
-from symalign.match.stop_hint import looser_stop, stop_hint
+from symalign.match.weight.descent import looser_stop, stop_hint
 
 
 def history(distances: list[float], seconds_per_sweep: float) -> list[SweepRecord]:

@@ -12,8 +12,8 @@ import sys
 import pytest
 import torch
 
-from symalign.match.deferred import DeferredPermutations
 from symalign.match.solvers import SERIAL_SVD, procrustes
+from symalign.match.weight.assignment import DeferredPermutations
 from symalign.torch_threads import one_torch_thread
 
 # Run in a fresh process: what counts is the threads that process holds, and a test worker's other tests

@@ -16,7 +16,7 @@ from symalign.errors import SymalignError
 from symalign.landscape.interpolation import interpolation_curve
 from symalign.match.config import CLASS_PRESETS, AlignConfig
 from symalign.match.universe import align_many
-from symalign.match.weight import distance
+from symalign.match.weight.descent import distance
 from symalign.models import canonicalize, load_model, outputs, random_inputs, save_model, spec_of, transformed
 from symalign.models.tiny import random_model, tiny_config
 from symalign.symmetry.random import random_transform

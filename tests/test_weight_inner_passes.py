@@ -1,5 +1,5 @@
 """Issue #73's inner passes: the residual and attention converged between the MLP permutations' solves,
-with the MLP tensors held (symalign.match.held). Held tensors must give exactly what the transform applied
+with the MLP tensors held (symalign.match.weight.lagging). Held tensors must give exactly what the transform applied
 from scratch gives (correlation, distance, and B once released), and the passes must buy what they are for: far fewer
 sweeps on a zoo pair at no worse a distance."""
 
@@ -11,8 +11,8 @@ from from_scratch import FromScratch
 
 from symalign.match.align import align
 from symalign.match.config import AlignConfig, preset_classes
-from symalign.match.mapped import MappedModel
-from symalign.match.weight import HELD_KINDS, default_inner_passes
+from symalign.match.weight.descent import HELD_KINDS, default_inner_passes
+from symalign.match.weight.running import MappedModel
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.models import canonicalize, load_model, spec_of
 from symalign.models.tiny import random_model, tiny_config
@@ -28,7 +28,7 @@ def test_held_tensors_give_what_the_transform_from_scratch_gives():
     truth = FromScratch(a, b, spec)
     # what the inner passes hold: every tensor the residual touches that no attention space reads, the norm
     # gains (a diag axis: their share of C is 1·1ᵀ, which D leaves as it is) included; the MLPs' tensors lag
-    # behind the residual already (symalign.match.lazy_residual), so the hold takes the rest
+    # behind the residual already (symalign.match.weight.lagging), so the hold takes the rest
     attention = set().union(*(holding.touched(s) for s, sp in spec.spaces.items()
                               if sp.kind not in HELD_KINDS and s != "residual"))
     holding.hold("residual", holding.touched("residual") - attention)
@@ -91,7 +91,7 @@ def test_inner_passes_are_on_by_default_at_real_scale_only():
 def test_inner_passes_refine_the_maps_inside_heads_and_keep_the_head_pairings(monkeypatch):
     """The passes update the residual and the rotations inside heads; the whole-head pairings, discrete like the
     MLPs' permutations, are re-solved by the sweeps only (their circuit costs were a quarter of a GPT-2-small pass)."""
-    from symalign.match import weight
+    from symalign.match.weight import descent as weight
 
     a = canonicalize(random_model(tiny_config("gpt2"), seed=0))
     b = canonicalize(random_model(tiny_config("gpt2"), seed=1))

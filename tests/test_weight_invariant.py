@@ -13,8 +13,8 @@ import torch
 
 from symalign.match.align import align
 from symalign.match.config import AlignConfig, preset_classes
-from symalign.match.mapped import MappedModel
-from symalign.match.weight import boundary_tensors, distance, weight_match
+from symalign.match.weight.descent import boundary_tensors, distance, weight_match
+from symalign.match.weight.running import MappedModel
 from symalign.models import canonicalize, outputs, random_inputs, spec_of, transformed
 from symalign.models.tiny import initialised_model, random_model, tiny_config
 from symalign.symmetry.random import random_transform

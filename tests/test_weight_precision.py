@@ -12,7 +12,7 @@ import torch
 from symalign.cli import main
 from symalign.match.align import boundary_tensors
 from symalign.match.config import CLASS_PRESETS
-from symalign.match.weight import compute_dtype, weight_match
+from symalign.match.weight.descent import compute_dtype, weight_match
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.models import canonicalize, load_model, spec_of
 from symalign.symmetry.groups import Permutation
@@ -42,8 +42,8 @@ def test_float32_correlations_and_distances_agree_with_float64_on_mlp_shaped_ten
     """The float32 paths (a wide correlation's products summed in place; differences taken before
     widening, issue #73) against float64, on an MLP of 1024 units: within float32's rounding, and
     every tensor counted in the sum."""
-    from symalign.match.mapped import squared_distance
     from symalign.match.solvers import WIDE_SUM_ENTRIES, correlation
+    from symalign.match.weight.running import squared_distance
     from symalign.symmetry.groups import CO, CONTRA
     from symalign.symmetry.spec import Space, SymmetrySpec, Tag
 

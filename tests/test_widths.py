@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from symalign.cli import main
 from symalign.errors import SymalignError
-from symalign.plots.width import width_figure
+from symalign.plots.interpolation import width_figure
 from symalign.runs import RunStore
 from symalign.sweeps.grid import preset_grid
 from symalign.sweeps.widths import width_claim, width_of, width_table

@@ -7,9 +7,9 @@ from __future__ import annotations
 from symalign.data import load_data
 from symalign.landscape.attribution import attribute
 from symalign.landscape.swaps import swap_barriers
+from symalign.match.activation.correlations import feature_correlations
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
-from symalign.match.correlations import feature_correlations
 from symalign.models import canonicalize, load_model
 
 HEADING = "## Where the barrier lives"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from symalign.papers.table import verdict
 from symalign.papers.theus import ZOO_DATASET, ZOO_ROWS
-from symalign.papers.verdict import verdict
 from symalign.papers.zhang import TABLE2 as ZHANG_TABLE2
 from symalign.sweeps.peers import peers_cells, peers_summary, peers_text
 
@@ -65,7 +65,7 @@ def theus_table(zoo: dict[str, dict[str, str]]) -> list[str]:
 
 def peers_claim(summary, cells: pd.DataFrame, family: str = "vit-digits") -> str:
     """Zhang et al.'s Table 2 finding (OT-ACTS far above plain averaging), its two cells as printed, and
-    the zoo's per-pair verdict by the one rule (symalign.papers.verdict); then where function-preserving
+    the zoo's per-pair verdict by the one rule (symalign.papers.table); then where function-preserving
     alignment stands against transport, from the numbers."""
     acc = dict(zip(summary["method"], summary["accuracy_mean"]))
     loss = dict(zip(summary["method"], summary["loss_mean"]))

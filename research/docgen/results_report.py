@@ -40,9 +40,9 @@ from research.docgen.curves_section import curves_section
 from research.docgen.field_section import field_section
 from research.docgen.papers_section import papers_section
 from research.docgen.verma_section import verma_section
+from symalign.papers.table import verdict as verdict_of
 from symalign.papers.theus import TABLE1 as THEUS
 from symalign.papers.theus import ZOO_ROWS
-from symalign.papers.verdict import verdict as verdict_of
 from symalign.runs import RunStore
 from symalign.sweeps import PRESETS, preset_grid, run_sweep
 
@@ -99,7 +99,7 @@ def claims(family: str, table: dict, components: dict, cells=None) -> list[str]:
                + (f". Per seed pair it breaks on {len(exceptions)}: " + "; ".join(exceptions) + "." if exceptions
                   else ", and on every seed pair." if cells is not None else "."))
     perms_w, perms_l = m["weight (all-perm)"], m["learned (all-perm)"]  # the paper's permutation-only setting
-    if cells is not None:  # per seed pair, by the one verdict rule (symalign.papers.verdict)
+    if cells is not None:  # per seed pair, by the one verdict rule (symalign.papers.table)
         verdict = "; ".join(f"{matcher}: " + verdict_of(per_pair(cells, f"{matcher} (all-perm)", f"{matcher} (all)"))
                             for matcher in ("weight", "learned"))
     else:
@@ -161,7 +161,7 @@ def chart(family: str, table: dict, path: Path) -> None:
 
 def width_section(families: list[str], overrides: dict, executor: str, store: RunStore, folder: Path) -> list[str]:
     """The barrier against width (`width` preset) for each family: a table, a chart and the literature's claim."""
-    from symalign.plots.width import width_figure
+    from symalign.plots.interpolation import width_figure
     from symalign.sweeps.widths import width_claim, width_table, width_text
 
     lines = [WIDTH_HEADING, "", "Seeds 0 ↔ 1 of each family at each width (`symalign sweep --preset width --family "

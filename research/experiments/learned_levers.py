@@ -104,7 +104,7 @@ def _run(job: tuple) -> dict:
     from symalign.landscape.interpolation import interpolation_curve
     from symalign.match.align import align
     from symalign.match.config import AlignConfig
-    from symalign.match.learned_hint import learned_hint
+    from symalign.match.learned.checks import learned_hint
     from symalign.models import load_model
 
     torch.set_num_threads(threads)

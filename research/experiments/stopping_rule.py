@@ -20,7 +20,7 @@ from itertools import combinations
 
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
-from symalign.match.stop_hint import looser_stop
+from symalign.match.weight.descent import looser_stop
 from symalign.models import load_model
 from symalign.train.recipes import DEMO_DATA
 

@@ -12,7 +12,9 @@ from typing import NoReturn
 from symalign.cli.common import check_outputs, fold_columns
 from symalign.errors import SymalignError, os_error_line
 
-GROUPS = ("models", "training", "aligning", "landscape", "attributing", "merging", "sweeps", "papers", "history")
+GROUPS = ("symalign.cli.models", "symalign.cli.training", "symalign.cli.aligning", "symalign.cli.landscape",
+          "symalign.cli.attributing", "symalign.cli.merging", "symalign.cli.sweeps", "symalign.cli.papers",
+          "symalign.cli.history")
 ORDER = ("inspect", "transform", "canonicalize", "init", "train", "zoo", "align", "align-many", "merge", "transport",
          "simplex", "spectrum", "barrier", "curve", "plane", "attribute", "correlations", "sweep", "paper", "runs",
          "app")  # as `symalign --help` lists them
@@ -34,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="symalign", description=__doc__.split("\n\n")[0])  # its subparsers share the class
     sub = parser.add_subparsers(dest="command", required=True)
     adders = {add.__name__[len("add_"):].replace("_", "-"): add
-              for group in GROUPS for add in import_module(f"symalign.cli.{group}").COMMANDS}
+              for group in GROUPS for add in import_module(group).COMMANDS}
     for name in sorted(adders, key=lambda n: ORDER.index(n) if n in ORDER else len(ORDER)):
         adders[name](sub)
     return parser

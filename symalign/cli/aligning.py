@@ -50,14 +50,14 @@ def plan_checks(config, n_models: int = 2) -> None:
     import sys
 
     if config.method in ("learned", "soft") and sys.stderr.isatty():
-        from symalign.match.learned import check_plan
+        from symalign.match.learned.optimisation import check_plan
 
         print(f"{config.method}: {check_plan(config.learned_options(), n_models)}", file=sys.stderr)
 
 
 def cmd_align(args) -> None:
-    from symalign.match.learned_hint import learned_hint
-    from symalign.match.stop_hint import stop_hint
+    from symalign.match.learned.checks import learned_hint
+    from symalign.match.weight.descent import stop_hint
     from symalign.models.towers import two_towers_of
     from symalign.workflows.execute import align_run, align_summary
 
@@ -121,7 +121,7 @@ def align_two_towers(args, config) -> None:
     """`align` on two CLIPModel checkpoints: tower by tower, then the shared embedding space."""
     from dataclasses import asdict
 
-    from symalign.match.towers import align_towers
+    from symalign.match.two_towers import align_towers
 
     with Bar("align (two towers)"):
         r = align_towers(args.a, args.b, config, args.out, measure=args.barrier)

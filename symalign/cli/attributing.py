@@ -1,6 +1,6 @@
 """Where a barrier lives: `symalign attribute` (which parameter groups hold it,
 symalign.landscape.attribution) and `symalign correlations` (how alike the pair's features are per
-layer, before and after alignment, and the head blocks: symalign.match.correlations)."""
+layer, before and after alignment, and the head blocks: symalign.match.activation.correlations)."""
 
 from __future__ import annotations
 
@@ -150,8 +150,8 @@ def cmd_correlations(args) -> None:
     from symalign.data import load_data
     from symalign.data.splits import split_view
     from symalign.device import pick_device
+    from symalign.match.activation.correlations import feature_correlations
     from symalign.match.align import align
-    from symalign.match.correlations import feature_correlations
     from symalign.models import canonicalize, load_model
     from symalign.models.io import default_data_spec
     from symalign.models.widen import check_pair

@@ -44,8 +44,8 @@ def add_zoo(sub) -> None:
 
 
 def cmd_zoo(args) -> None:
+    from symalign.train.loop import build
     from symalign.train.recipes import RECIPES
-    from symalign.train.zoo_build import build
     from symalign.zoo import manifest
 
     if args.action == "build":

@@ -17,7 +17,7 @@ from symalign.match.config import AlignConfig
 from symalign.match.layers import frozen_spaces
 from symalign.match.matchers import MatchInputs, MatchOutput, matcher
 from symalign.match.results import MatchReport
-from symalign.match.weight import boundary_tensors, distance  # noqa: F401 (boundary_tensors: align's API)
+from symalign.match.weight.descent import boundary_tensors, distance  # noqa: F401 (boundary_tensors: align's API)
 from symalign.models import canonicalize, load_model, outputs, random_inputs, save_model, spec_of, transformed
 from symalign.models.family import TransformerModel
 from symalign.models.finite import FOLDED, require_finite

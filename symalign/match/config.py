@@ -7,8 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 from symalign.data.defaults import learned_defaults
 from symalign.errors import SymalignError
-from symalign.match.matchers import all_options, matcher, options_of
-from symalign.match.options import declared_default
+from symalign.match.matchers import all_options, declared_default, matcher, options_of
 from symalign.symmetry.spec import DENSE_KINDS
 
 # Precisions a written checkpoint may take (`auto`: the input's own; symalign.models.io maps the names).
@@ -168,9 +167,9 @@ class AlignConfig:
     def learned_options(self):
         """The learned optimiser's settings: what the user set, else the data's defaults (input noise:
         `symalign.data.learned_defaults`; the steps were filled from it in __post_init__; the checks:
-        sized from the steps by LearnedOptions, symalign.match.check_budget)."""
-        from symalign.match.check_budget import budget_checks
-        from symalign.match.learned import LearnedOptions
+        sized from the steps by LearnedOptions, symalign.match.learned.checks)."""
+        from symalign.match.learned.checks import budget_checks
+        from symalign.match.learned.optimisation import LearnedOptions
 
         steps = self.steps  # a learner needs data, so __post_init__ has filled the data's default
         noise = self.input_noise if self.input_noise is not None else learned_defaults(self.data)["input_noise"]

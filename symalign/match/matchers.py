@@ -12,8 +12,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from symalign.match.options import BUILTIN_OPTIONS, Option
+from symalign.match.activation.options import ACTIVATION_OPTIONS
+from symalign.match.learned.options import LEARNED_OPTIONS
+from symalign.match.options import Option
+from symalign.match.weight.options import WEIGHT_OPTIONS
 from symalign.registry import Registry, resolve
+
+# The built-in matchers' options, each declared beside its matcher, in one order.
+BUILTIN_OPTIONS: tuple[Option, ...] = WEIGHT_OPTIONS + LEARNED_OPTIONS + ACTIVATION_OPTIONS
+_BUILTIN_DEFAULTS = {o.name: o.default for o in BUILTIN_OPTIONS}
+
+
+def declared_default(name: str):
+    """A built-in option's declared default: what AlignConfig's and LearnedOptions' fields start from."""
+    return _BUILTIN_DEFAULTS[name]
 
 
 @dataclass
@@ -86,16 +98,16 @@ def _identity(inputs: MatchInputs) -> MatchOutput:
 
 register(Matcher("none", "no alignment: the vanilla barrier", _identity, universe=True))
 register(Matcher("weight", "data-free: coordinate descent over components (Git Re-Basin), closed-form rotations",
-                 "symalign.match.weight:run_weight_matching", universe=True, options=_declared("weight")))
+                 "symalign.match.weight.descent:run_weight_matching", universe=True, options=_declared("weight")))
 register(Matcher("activation", "match activations on data (needs a data set)",
-                 "symalign.match.activation:run_activation_matching", needs_data=True,
+                 "symalign.match.activation.matching:run_activation_matching", needs_data=True,
                  options=_declared("activation")))
 register(Matcher("learned", "optimise the group elements for low loss along the path (needs data)",
-                 "symalign.match.learned:run_learned_matching", needs_data=True, universe=True, stochastic=True,
-                 learns=True, options=_declared("learned")))
+                 "symalign.match.learned.optimisation:run_learned_matching", needs_data=True, universe=True,
+                 stochastic=True, learns=True, options=_declared("learned")))
 register(Matcher("soft", "Sinkhorn relaxation of the permutations, learned like `learned` (needs data)",
-                 "symalign.match.learned:run_learned_matching", needs_data=True, universe=True, stochastic=True,
-                 learns=True, relaxed=True, options=_declared("soft")))
+                 "symalign.match.learned.optimisation:run_learned_matching", needs_data=True, universe=True,
+                 stochastic=True, learns=True, relaxed=True, options=_declared("soft")))
 
 
 def options_of(method: str) -> dict[str, Option]:

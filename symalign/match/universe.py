@@ -21,10 +21,10 @@ from symalign.data import load_data
 from symalign.device import pick_device
 from symalign.errors import SymalignError
 from symalign.match.config import AlignConfig
-from symalign.match.learned import learn_transforms
-from symalign.match.learned_start import start_classes
+from symalign.match.learned.optimisation import learn_transforms
+from symalign.match.learned.start import start_classes
 from symalign.match.matchers import matcher, method_names
-from symalign.match.weight import boundary_tensors, distance, sweep_settings, weight_match
+from symalign.match.weight.descent import boundary_tensors, distance, sweep_settings, weight_match
 from symalign.models import canonicalize, save_model, spec_of, transformed
 from symalign.models.compare import function_gap
 from symalign.models.compat import check_compatible

@@ -20,7 +20,7 @@ from symalign.merge.rule import (  # noqa: F401  (the registry's API, re-exporte
     unregister,
 )
 
-register(MergeRule("average", "average", "symalign.merge.average:average"))
+register(MergeRule("average", "average", "symalign.merge.rule:average"))
 register(MergeRule("fisher", "Fisher-weighted average", "symalign.merge.fisher:fisher_merge", needs_data=True))
 register(MergeRule("regmean", "RegMean (per linear map)", "symalign.merge.regmean:regmean_merge", needs_data=True))
 # OT fusion as a merge rule (Zhang et al. Table 2: matching is a plug-in *before* any fusion): the members, aligned or

@@ -32,14 +32,12 @@ import numpy as np
 import torch
 
 from symalign.errors import SymalignError
-from symalign.match.capture import residual_keys
-from symalign.match.head_blocks import paired, two_stage
-from symalign.match.heads import head_cost
-from symalign.match.moments import PairMoments, pair_moments
+from symalign.match.activation.capture import residual_keys
+from symalign.match.activation.moments import PairMoments, pair_moments, paired, two_stage
 from symalign.match.solvers import assignment, slices
-from symalign.match.weight import boundary_tensors
-from symalign.merge.average import average
-from symalign.merge.rule import OT_ALIGNS, MergeInputs
+from symalign.match.weight.descent import boundary_tensors
+from symalign.match.weight.units import head_cost
+from symalign.merge.rule import OT_ALIGNS, MergeInputs, average
 from symalign.merge.rule import OT_SOLVERS as SOLVERS
 from symalign.models import canonicalize, spec_of
 from symalign.models.family import TransformerModel
@@ -48,7 +46,7 @@ from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform, apply_unchecked
 
 # Examples OT-ACTS reads activations on when none are given. Its distances come from statistics summed batch by
-# batch (symalign.match.moments), so the examples cost time, not memory; MAX_ROWS positions bound both.
+# batch (symalign.match.activation.moments), so the examples cost time, not memory; MAX_ROWS positions bound both.
 ACTIVATION_EXAMPLES = 256
 DEFAULT_REG = {"ot-acts": 0.08, "ot-wts": 0.06}  # Imfeld et al.'s tuned Sinkhorn strengths (their ViT config)
 

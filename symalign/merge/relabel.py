@@ -21,7 +21,7 @@ from __future__ import annotations
 import torch
 
 from symalign.errors import SymalignError
-from symalign.match.moments import pearson
+from symalign.match.activation.moments import pearson
 from symalign.match.solvers import assignment
 from symalign.models.family import TransformerModel
 
@@ -31,7 +31,7 @@ ATTENTION_ROWS = ("q", "k", "v")
 def attention_streams(model: TransformerModel, data, max_examples: int | None = 256) -> dict[str, torch.Tensor]:
     """Every residual stream of a post-LN model, [rows, d] each: `stream.0` after the embedding norm,
     `stream.{2i+1}` after block i's attention norm, `stream.{2i+2}` after its MLP norm."""
-    from symalign.match.capture import MAX_ROWS
+    from symalign.match.activation.capture import MAX_ROWS
 
     if model.dims.norm != "post-layernorm":
         raise SymalignError("separate residual streams are defined for post-LN models (BERT, RoBERTa): in a pre-LN "

@@ -11,11 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symalign.errors import SymalignError, require_at_least
 from symalign.progress import phase
 from symalign.registry import Registry, resolve
+
+if TYPE_CHECKING:
+    import torch
+
+    from symalign.models.family import TransformerModel
 
 # How models are brought into one basis before they are merged or a task vector is carried
 # (`--align` of merge and transport): kept here, free of torch, so the CLI offers it without loading it.
@@ -104,3 +109,12 @@ def install_hint(package: str) -> str:
 
 _RULES: Registry[MergeRule] = Registry("unknown merge --how {name}; choose {choices}")
 register, unregister, merge_rule, merge_rules = _RULES.register, _RULES.unregister, _RULES.get, _RULES.entries
+
+
+def average(members: list[TransformerModel], inputs: MergeInputs) -> dict[str, torch.Tensor]:
+    """The `average` rule: the mean of the (aligned) logical tensors (OT fusion and the merging pipeline both read
+    it from here, so neither imports the other)."""
+    import torch
+
+    return {n: torch.stack([m.tensors[n].double() for m in members]).mean(0).to(t.dtype)
+            for n, t in members[0].tensors.items()}

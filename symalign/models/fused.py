@@ -24,15 +24,3 @@ def split_qkv(x: torch.Tensor, n_head: int, layout: str, dim: int = 0,
         parts = x.unflatten(dim, (n_head, 3, d_head))
         return tuple(parts.select(dim + 1, j).flatten(dim, dim + 1) for j in range(3))
     raise ValueError(f"unknown fused QKV layout {layout!r}; choose from {', '.join(LAYOUTS)}")
-
-
-def join_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, n_head: int, layout: str, dim: int = 0) -> torch.Tensor:
-    """The fused axis from its parts: the inverse of `split_qkv`."""
-    if layout == "blocks":
-        return torch.cat([q, k, v], dim=dim)
-    if layout == "per-head":
-        dim = dim % q.dim()
-        d_head = q.shape[dim] // n_head
-        parts = [t.unflatten(dim, (n_head, d_head)) for t in (q, k, v)]
-        return torch.stack(parts, dim=dim + 1).flatten(dim, dim + 2)
-    raise ValueError(f"unknown fused QKV layout {layout!r}; choose from {', '.join(LAYOUTS)}")

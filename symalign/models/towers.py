@@ -3,7 +3,7 @@ models symalign knows (each tower with its projection: clip_vision_model, clip_t
 
 Why not one spec: each tower has its own residual stream, widths and norms, and symalign's spec has one
 residual stream. The towers share no hidden space but the embedding space their projections write, so a
-pair is aligned tower by tower plus one map of that space (symalign.match.towers). Each tower's own
+pair is aligned tower by tower plus one map of that space (symalign.match.two_towers). Each tower's own
 transformers class reads its weights straight from the pair's checkpoint (vision_model.*, visual_projection
 and text_model.*, text_projection are its names), given its part of the pair's config."""
 

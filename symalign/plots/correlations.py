@@ -1,6 +1,6 @@
 """Feature correlations per layer (before / after alignment, one line per kind) and the head-output
 cross-correlation heat maps whose diagonal blocks are the matched heads. They draw `symalign
-correlations --json`'s output (symalign.match.correlations.Correlations.to_json)."""
+correlations --json`'s output (symalign.match.activation.correlations.Correlations.to_json)."""
 
 from __future__ import annotations
 

@@ -84,25 +84,3 @@ def curves_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = Fal
                      f"{c['aligned_curve_barrier']:.3f} (fits {c['fit_seconds']:.0f} s and "
                      f"{c['aligned_fit_seconds']:.0f} s)")
     return "\n".join(lines)
-
-
-CURVE_SHARE = 0.10  # the issue's bar: the unaligned curve's barrier at most 10% of the straight line's
-
-
-def curve_claim(family: str, cells: pd.DataFrame) -> str:
-    """Garipov et al.'s finding (a curve of nearly constant loss joins two independently trained
-    networks), decided on every pair; exceptions named, not averaged away."""
-    share = cells["barrier"] / cells["line_barrier"]
-    over = [f"{a} ↔ {b} ({s:.0%})" for a, b, s in zip(cells["a"], cells["b"], share) if s > CURVE_SHARE]
-    aligned_left = (cells["aligned_line_barrier"] / cells["line_barrier"]).mean()
-    setting = ("Not comparable in magnitude: Garipov et al. fit polygonal chains and Bézier curves between "
-               "convolutional networks (VGG, ResNet-type) on CIFAR-10 and CIFAR-100, trained for many epochs; here "
-               f"one Bézier bend is fitted in minutes on {family}.")
-    if not over:
-        verdict = (f"**Agrees** with Garipov et al.: on every pair the fitted curve keeps at most "
-                   f"{share.max():.0%} of the straight line's barrier (≤ {CURVE_SHARE:.0%}), with no symmetry used, "
-                   f"while weight matching (all classes) leaves {aligned_left:.0%} of it on the straight line.")
-    else:
-        verdict = (f"**Agrees in part** with Garipov et al.: the curve keeps more than {CURVE_SHARE:.0%} of the "
-                   f"straight line's barrier on {', '.join(over)}.")
-    return verdict + " " + setting

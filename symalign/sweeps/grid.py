@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from symalign.errors import SymalignError
+from symalign.match.activation.options import RESIDUAL_STRATEGIES
 from symalign.match.config import CLASS_PRESETS
+from symalign.match.learned.options import LAMBDA_SAMPLERS
 from symalign.match.matchers import matcher, method_names
-from symalign.match.options import LAMBDA_SAMPLERS, RESIDUAL_STRATEGIES, Option
+from symalign.match.options import Option
 from symalign.sweeps.sweep_file import read_sweep_file
 from symalign.symmetry.spec import DENSE_KINDS
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from symalign.errors import SymalignError
 from symalign.papers import TABLES, paper_table
-from symalign.papers.verdict import verdict
+from symalign.papers.table import verdict
 from symalign.progress import PhaseProgress
 from symalign.runs.recording import recorded
 from symalign.runs.records import PaperSettings

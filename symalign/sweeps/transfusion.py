@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from symalign.errors import SymalignError
+from symalign.papers.table import verdict
 from symalign.papers.transfusion import FIG4, PERMUTATION_ONLY, TABLE3, TASKS
-from symalign.papers.verdict import verdict
 
 STRATEGIES = ("without π", "none", "brute-force", "spectral", "circuit")  # without π: `transport --align none`
 # The rows as the paper names them (Table 3); the other two are ours, and say so.
@@ -171,7 +171,7 @@ def _per_combination(cells: pd.DataFrame, alpha: float, column: str, better: str
 
 def table3_verdicts(cells: pd.DataFrame, alpha: float = TABLE3_ALPHA) -> list[str]:
     """Each Table 3 claim in the paper's words, decided per (fine-tune, receiver) combination by the one
-    verdict rule (symalign.papers.verdict)."""
+    verdict rule (symalign.papers.table)."""
     present = set(cells["strategy"])
     tests = [(0, "task_accuracy", "spectral", "brute-force", 0.0), (0, "task_accuracy", "spectral", "none", 0.0),
              (1, "task_accuracy", "none", "brute-force", 0.0),

@@ -35,8 +35,8 @@ SHARED_QKV = True  # inside heads, one permutation P_MHA for Q, K and V, as the 
 
 def relabelled(a, b, row: VermaRow, data, max_examples: int | None = 256):
     """B relabelled by the row's strategy (A and B canonical; post-LN BERTs are canonical as they are)."""
-    from symalign.match.activation import activation_match
-    from symalign.match.capture import collect
+    from symalign.match.activation.capture import collect
+    from symalign.match.activation.matching import activation_match
     from symalign.merge.relabel import attention_streams, ignore_heads, relabel_streams, stream_permutations
     from symalign.models import spec_of, transformed
 
@@ -193,7 +193,7 @@ def verma_text(preset: str, summary: pd.DataFrame, cells: pd.DataFrame, markdown
 
 
 # Each claim of the paper's as per-pair margins (positive: the claim holds on that pair): the measure it is
-# decided on, then the margin from a pair's row values. One rule (symalign.papers.verdict) turns them into words.
+# decided on, then the margin from a pair's row values. One rule (symalign.papers.table) turns them into words.
 _CLAIM_MARGINS = {
     "verma-heads": (METRIC, lambda v: min(x for k, x in v.items() if k != "Head-Perm") - v["Head-Perm"]),
     "verma-residual": (METRIC, lambda v: min(x for k, x in v.items() if k != "Identity") - v["Identity"]),
@@ -224,7 +224,7 @@ def claim_margins(preset: str, cells: pd.DataFrame, measure: str | None = None) 
 
 def claim_verdicts(preset: str, cells: pd.DataFrame) -> list[str]:
     """The paper's claim in its words, how it is decided and the verdict (every pair, or a mean beyond 2 SE)."""
-    from symalign.papers.verdict import verdict
+    from symalign.papers.table import verdict
 
     table = paper_table_of(preset)
     if preset not in _CLAIM_MARGINS or table is None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from symalign.papers.verdict import verdict
+from symalign.papers.table import verdict
 from symalign.papers.zhang import FIG3, TABLE2
 from symalign.sweeps.peers import peer_pairs
 
@@ -154,7 +154,7 @@ def _pair(a: str, b: str) -> str:
 
 def verdicts(cells: pd.DataFrame, preset: str = "zhang-table2") -> list[str]:
     """Each claim in the paper's words, decided per fusion method over the pairs by the one verdict rule
-    (symalign.papers.verdict): every pair, or a mean beyond 2 SE; else k of n. Comparative claims (Fig. 3:
+    (symalign.papers.table): every pair, or a mean beyond 2 SE; else k of n. Comparative claims (Fig. 3:
     which part contributes more) are tested as comparisons."""
     lines = []
     for better, worse, quote, *only in CLAIMS[preset]:

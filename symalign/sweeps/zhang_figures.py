@@ -55,7 +55,7 @@ def _aligned_b(a, b, how: dict | str | None, device: str = "cpu"):
 def fig4_cells(family: str, seeds: list[int] | None = None, device: str = "cpu",
                progress: Progress | None = None) -> pd.DataFrame:
     """One row per (row, pair): the relative distance ‖A − T(B)‖ / ‖A‖ over every tensor."""
-    from symalign.match.weight import distance
+    from symalign.match.weight.descent import distance
     from symalign.models import canonicalize, load_model
 
     pairs = peer_pairs(family, seeds)
@@ -145,7 +145,7 @@ def fig5_text(curves: dict[str, list[dict]]) -> str:
 
 def fig5_figure(curves: dict[str, list[dict]], family: str):
     """The figure: loss and accuracy along the path, mean ± std over the pairs, one band per row."""
-    from symalign.plots.curves import bands_figure
+    from symalign.plots.interpolation import bands_figure
 
     return bands_figure([(label, None, runs) for label, runs in curves.items()],
                         title=f"Zhang et al. Fig. 5 on {family}: the path A → T(B) by which parts are matched")

@@ -1,4 +1,5 @@
-"""Train a recipe for one seed: deterministic for a seed on a given machine, with progress."""
+"""Train a recipe for one seed (deterministic for a seed on a given machine, with progress), and the zoo's build
+side: each recipe for each seed trained into assets/zoo and recorded in the manifest."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from symalign.models.family import TransformerModel
 from symalign.models.io import FAMILIES, family_of
 from symalign.models.tiny import tiny_config
 from symalign.train.recipes import RECIPES, Recipe
+from symalign.zoo import add_entry, zoo_dir
 
 Progress = Callable[[int, int, float], None]  # step, total, loss
 
@@ -146,3 +148,17 @@ def _train(recipe: Recipe, seed: int, out: Path, steps: int | None, spec: str, d
                          + (f" --data {spec}" if data_spec else "")}
     (out / "training.json").write_text(json.dumps(record, indent=2))
     return record
+
+
+def build(recipes: list[str], seeds: list[int] | None = None, progress=None) -> list[dict]:
+    """Train each recipe for each seed (default: the recipe's own seeds) into the zoo and record it."""
+    records = []
+    for recipe in recipes:
+        for seed in seeds if seeds is not None else recipe_named(recipe).seeds:
+            folder = zoo_dir() / recipe / str(seed)
+            record = train(recipe, seed, folder, progress=progress)
+            record["command"] = f"symalign train {recipe} --seed {seed} --out assets/zoo/{recipe}/{seed}"
+            (folder / "training.json").write_text(json.dumps(record, indent=2))
+            add_entry(record, folder)
+            records.append(record)
+    return records

@@ -69,7 +69,7 @@ def curves_at_lambda(runs: list[Run], labels: list[str], key: str, title: str, l
     """The runs' curves with a λ slider: a marker on every curve, and below, in an expander titled
     `title`, the model at that λ at work (Interpolation and the guided demo)."""
     from symalign.plots import curves_figure
-    from symalign.plots.curves import mark_lambda
+    from symalign.plots.interpolation import mark_lambda
     from symalign.ui.figures import show_figure
     from symalign.ui.permalink import initial
 

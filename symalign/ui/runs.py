@@ -153,7 +153,7 @@ def barrier_colour(value: float, top: float, bottom: float = 0.0) -> str:
 
 def _show_widths(cells, run: Run) -> bool:
     """A sweep over a width family: the barrier and the share closed against width (issue #44)."""
-    from symalign.plots.width import width_figure
+    from symalign.plots.interpolation import width_figure
     from symalign.sweeps.widths import width_claim, width_table
 
     table = width_table(cells) if not cells.empty else None

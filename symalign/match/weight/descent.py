@@ -22,15 +22,12 @@ from functools import partial
 
 import torch
 
-from symalign.match.certified import Hint
-from symalign.match.deferred import DeferredPermutations
-from symalign.match.experts import update_experts
-from symalign.match.heads import head_cost, query_head_cost
-from symalign.match.mapped import MappedModel, squared_distance, squared_norm
 from symalign.match.matchers import MatchInputs, MatchOutput
-from symalign.match.reorder import reorder_whole_units
 from symalign.match.results import SweepRecord
 from symalign.match.solvers import permutation_matrices, solve
+from symalign.match.weight.assignment import DeferredPermutations, Hint
+from symalign.match.weight.running import MappedModel, squared_distance, squared_norm
+from symalign.match.weight.units import head_cost, query_head_cost, reorder_whole_units, update_experts
 from symalign.memory import LARGE_MODEL_PARAMETERS, heap_kept
 from symalign.symmetry.groups import Permutation
 from symalign.symmetry.spec import SymmetrySpec
@@ -72,7 +69,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     applied step by step, rounded to the working precision after each step (float32 above
     LARGE_MODEL_PARAMETERS: T(B) to about 1e-6 relative, far below a bf16 checkpoint's rounding).
     `on_sweep(transform)`: before the first sweep and after each; its dict joins that history entry, off the clock.
-    `precision`: float32 or float64 for the cost matmuls and steps (symalign.match.mapped); None: by size.
+    `precision`: float32 or float64 for the cost matmuls and steps (symalign.match.weight.running); None: by size.
     `inner_passes`: after each sweep, up to this many passes over the residual and attention with the MLPs
     held (`_inner_passes`; 0: off; None: by size, `default_inner_passes`)."""
     handed = b if consume_b else None
@@ -206,7 +203,7 @@ def _inner_passes(mapped: MappedModel, transform: Transform, spec: SymmetrySpec,
                   units: list[tuple[str, ...]], deferred: DeferredPermutations, head_cost_kind: str, passes: int,
                   tol: float, passed: Callable[[int], None] | None = None) -> int:
     """Up to `passes` passes over the residual and the maps inside attention heads, with the MLPs held (their
-    tensors not read or moved: symalign.match.held) and the head pairings kept, until a pass improves the
+    tensors not read or moved: symalign.match.weight.lagging) and the head pairings kept, until a pass improves the
     distance by less than `tol`. Returns the passes run. Only for an orthogonal residual that is being solved
     beside other continuous maps (alone, its re-solve with all else held would give the same element)."""
     inner = inner_units(units, spec)
@@ -282,8 +279,8 @@ def _update_space(space: str, cls: str, mapped: MappedModel, transform: Transfor
 
     Permutations are solved against B as it is (the assignment of a column-permuted cost is the
     column-permuted assignment), warm-started from the previous sweep's solve of the same space
-    (symalign.match.certified: the identity is the guess) and, unbatched, solved beside the next
-    steps (symalign.match.deferred); orthogonal maps against B before their old element (C·G), so
+    (symalign.match.weight.assignment: the identity is the guess) and, unbatched, solved beside the next
+    steps (symalign.match.weight.assignment); orthogonal maps against B before their old element (C·G), so
     the Procrustes tie-break still leans towards the identity, not towards the old element."""
     old = transform.get(space)
     if (cls == "perm" and deferred is not None and mapped.spec.spaces[space].batched_by is None
@@ -364,3 +361,35 @@ def sweep_barrier(inputs: MatchInputs, points: int) -> Callable[[Transform], dic
         return {"barrier": curve.barrier, "accuracy_barrier": curve.accuracy_barrier}
 
     return measure
+
+
+LOOSE = 1e-3  # the minute-scale setting measured at GPT-2-small (3 sweeps there)
+WORTH_SECONDS = 30.0  # below this the sweeps a looser rule skips are not worth a sentence
+
+
+def looser_stop(sweeps: list[SweepRecord], tol: float) -> SweepRecord | None:
+    """The sweep after which `--min-improvement tol` would have stopped this run (weight.py's rule: the
+    first sweep improving the distance by less than `tol` of the sweep before), or None when no sweep
+    before the last would have."""
+    start = [s for s in sweeps if s.sweep == 0]
+    runs = start[-1:] + [s for s in sweeps if s.sweep > 0]
+    for before, after in zip(runs, runs[1:]):
+        if after.distance > before.distance * (1 - tol):
+            return after if after is not runs[-1] else None
+    return None
+
+
+def stop_hint(sweeps: list[SweepRecord], tol: float = LOOSE, worth_seconds: float = WORTH_SECONDS) -> str | None:
+    """One sentence on the time a looser rule would save, when it would save at least `worth_seconds`."""
+    hint = looser_stop(sweeps, tol)
+    if hint is None or not sweeps:
+        return None
+    total, last = sweeps[-1].seconds, sweeps[-1].distance
+    saved = total - hint.seconds
+    if saved < worth_seconds:
+        return None
+    gap = 100 * (hint.distance - last) / last if last > 0 else 0.0
+    later = sweeps[-1].sweep - hint.sweep
+    return (f"sweep {hint.sweep} improved the distance by less than {tol:g}; the {later} sweep{'s' * (later > 1)} "
+            f"after it took {saved:.0f} of {total:.0f} s: --min-improvement {tol:g} stops after sweep {hint.sweep} "
+            f"(distance +{gap:.3f}%; on the zoo that moved the barrier by up to 11%: docs/benchmarks.md)")

@@ -39,8 +39,8 @@ def activation_permutation_start(inputs: MatchInputs, data) -> MatchOutput | Non
     """A start whose MLP and head permutations come from activations (units paired by the
     correlation of what they compute, which no residual basis changes) and whose continuous maps
     are solved by weight matching around them. None when no permutation is asked for."""
-    from symalign.match.activation import activation_match
-    from symalign.match.weight import boundary_tensors, sweep_settings, weight_match
+    from symalign.match.activation.matching import activation_match
+    from symalign.match.weight.descent import boundary_tensors, sweep_settings, weight_match
 
     c = inputs.config
     perms = {k: v for k, v in inputs.classes.items() if k in ("mlp", "heads") and v == "perm"}

@@ -19,9 +19,8 @@ from collections.abc import Mapping
 
 import torch
 
-from symalign.match.held import HeldTensors
-from symalign.match.lazy_residual import LazyResidual
 from symalign.match.solvers import correlation, cross
+from symalign.match.weight.lagging import LazyResidual
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.symmetry.groups import CO, CONTRA, Dense, GroupElement, Permutation
 from symalign.symmetry.spec import SymmetrySpec
@@ -158,7 +157,8 @@ class MappedModel:
         self.norms_a = {n: squared_norm(t) for n, t in self.a.items()}  # ‖A‖² per tensor: A never moves
         self.norm_a = math.sqrt(norm_a + sum(self.norms_a.values()))
         self._touching = {s: sorted({n for n, _, _ in self.spec.axes_of(s)}) for s in spec.spaces}
-        self.held: HeldTensors | None = None  # tensors the inner passes leave in place (symalign.match.held)
+        # tensors the inner passes leave in place: one lagging group of their own (symalign.match.weight.lagging)
+        self.held: LazyResidual | None = None
         # each MLP's tensors rotated by an orthogonal residual only when their MLP next reads them
         self.lazy: LazyResidual | None = None
         self._residual_axis: dict[str, int] = {}
@@ -166,7 +166,7 @@ class MappedModel:
             self._start_lazy("residual")
 
     def _start_lazy(self, space: str) -> None:
-        """Group each MLP's tensors that only it and `space` act on (symalign.match.lazy_residual)."""
+        """Group each MLP's tensors that only it and `space` act on (symalign.match.weight.lagging)."""
         groups: dict[str, frozenset[str]] = {}
         for mlp in self.spec.spaces.values():
             if mlp.kind != "mlp" or mlp.batched_by is not None:
@@ -208,13 +208,14 @@ class MappedModel:
         held = frozenset(names & set(self.b)) - self._lagging()
         cross = self.correlation(space, None, names=sorted(held))[0]
         norms = sum(self.norms_a[n] + squared_norm(self.b[n]) for n in held)
-        self.held = HeldTensors(space, held, cross, norms)
+        self.held = LazyResidual(space, {"held": held}, cross, norms)
 
     def release(self) -> None:
         """Apply the pending change to the held tensors; they are B under the transform again."""
         held, self.held = self.held, None
-        if held is not None:
-            self._move(sorted(held.names), Transform({held.space: working(held.release(), self.compute)}))
+        change = held.lag("held") if held is not None else None
+        if change is not None:
+            self._move(sorted(held.names), Transform({held.space: working(change, self.compute)}))
 
     def _move(self, names: list[str], transform: Transform) -> None:
         """Replace each of `names` in B by its image under `transform`, one tensor at a time (the old one

@@ -1,10 +1,10 @@
-"""Learned and soft matching's options (symalign.match.learned), declared beside them: the optimiser's
+"""Learned and soft matching's options (symalign.match.learned.optimisation), declared beside them: the optimiser's
 budget and step, the stopping check, where learning starts, how λ is drawn. LearnedOptions is built
 from these; the data's defaults (steps, input noise) come from symalign.data.defaults."""
 
 from __future__ import annotations
 
-from symalign.match.option import Option
+from symalign.match.options import Option
 
 LEARNERS = ("learned", "soft")
 LAMBDA_SAMPLERS = ("uniform_mid", "half", "uniform", "normal")

@@ -1,9 +1,9 @@
-"""Activation matching's options (symalign.match.activation), declared beside it: which hidden states match
+"""Activation matching's options (symalign.match.activation.matching), declared beside it: which hidden states match
 the residual, how heads are paired (Verma & Elbayad), and how many examples are matched."""
 
 from __future__ import annotations
 
-from symalign.match.option import Option
+from symalign.match.options import Option
 
 RESIDUAL_STRATEGIES = ("all", "first", "last", "identity")
 HEAD_STRATEGIES = ("two-stage", "monotonic", "ignore")  # ignore: monotonic's old name (stored runs)

@@ -5,7 +5,7 @@ correlation, and the inner passes' hold read them all again, then rotated them o
 over a GPT-2-small layer's MLP weights a sweep (4 × 3.6 GMAC) beside the MLP's own cost product (14.5).
 Kept as one group per MLP, in the frame they were last brought up to date in, the residual's step only
 advances one matrix, and a group is rotated once a sweep, just before its MLP's cost product reads it.
-Their share of the residual's correlation and of the distance stays exact (symalign.match.held's algebra,
+Their share of the residual's correlation and of the distance stays exact (symalign.match.weight.lagging's algebra,
 for many groups at once, each lagging by its own amount):
 
 - D is the residual's change since the model was built; D_g is D when group g was last brought up to date;

@@ -1,9 +1,9 @@
-"""Weight matching's options (symalign.match.weight), declared beside it: how heads are compared, when the
+"""Weight matching's options (symalign.match.weight.descent), declared beside it: how heads are compared, when the
 sweeps stop, their precision, the barrier per sweep, and refinement rounds for three or more models."""
 
 from __future__ import annotations
 
-from symalign.match.option import Option
+from symalign.match.options import Option
 
 HEAD_COSTS = ("circuit", "spectral", "brute-force")
 PRECISIONS = ("float32", "float64")

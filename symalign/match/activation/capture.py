@@ -6,7 +6,7 @@ layer.i.k (key/value heads only). Every key is [rows, features] with rows = toke
 
 Why batches: a whole model's activations over a data set do not fit beside a real model
 (GPT-2-small at 20,000 positions: about 6 GB per model in float32). The matchers read only
-second moments, which add up batch by batch (symalign.match.moments), so they never need more
+second moments, which add up batch by batch (symalign.match.activation.moments), so they never need more
 than one batch of each model at once. `collect` keeps the old whole-set view for the
 diagnostics that read samples (feature correlations, Verma's Ignore-Heads)."""
 
@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import torch
 
-from symalign.match.mapped import PrecisionView
+from symalign.match.weight.running import PrecisionView
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.models.family import TransformerModel
 from symalign.models.functional import functional_params, module_names, weightless_module
@@ -99,7 +99,7 @@ def collect(model: TransformerModel, data, max_examples: int | None = 256,
             device: torch.device | str = "cpu") -> PrecisionView:
     """Every batch's activations joined: residual.j and layer.i.mlp as [rows, n], layer.i.{heads,q,k}
     as [rows, heads, d_head] (k: key/value heads only), read as float64 one at a time. For what reads
-    samples; the matchers read moments (symalign.match.moments), which need one batch at a time."""
+    samples; the matchers read moments (symalign.match.activation.moments), which need one batch at a time."""
     store: dict[str, list[torch.Tensor]] = {}
     for batch in activation_batches(model, data, max_examples, device):
         for key, t in batch.items():

@@ -1,6 +1,6 @@
 """The command-line reference, generated from the parser so that it cannot go stale: the README's
 table of commands, docs/cli.md (every command's usage and flags) and docs/options.md (the matchers'
-declared options). `python -m symalign.cli.reference --write` rewrites them; tests/test_cli_reference.py
+declared options). `python -m research.docgen.cli_reference --write` rewrites them; tests/test_cli_reference.py
 fails when one differs from what the code declares."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-START, END = "<!-- cli-table:start (python -m symalign.cli.reference --write) -->", "<!-- cli-table:end -->"
+START, END = "<!-- cli-table:start (python -m research.docgen.cli_reference --write) -->", "<!-- cli-table:end -->"
 WIDTH = 100  # argparse's help width, fixed so the text does not depend on the terminal
 
 
@@ -58,7 +58,8 @@ def cli_reference() -> str:
     """docs/cli.md: every command's usage line, help and flags."""
     parser = _parser()
     out = ["# Command-line reference", "",
-           "Generated from the parser by `python -m symalign.cli.reference --write` (a test fails when it is stale).",
+           "Generated from the parser by `python -m research.docgen.cli_reference --write` (a test fails when it is",
+           "stale).",
            "Every command exits 2 with one line on a user error and writes nothing; `--json` prints the",
            "machine-readable result (keys as in the README's command-line section).", ""]
     for name, (help_text, sub) in _subcommands(parser).items():
@@ -76,9 +77,9 @@ def options_reference() -> str:
     from symalign.sweeps.grid import EVALUATION_KEYS
 
     out = ["# Matcher options", "",
-           "Generated from the matchers' declarations (each beside its matcher: `symalign/match/weight_options.py`, "
+           "Generated from the matchers' declarations (each beside its matcher: `symalign/match/weight/options.py`, "
            "`learned_options.py`, `activation_options.py`; collected in `options.py`) by",
-           "`python -m symalign.cli.reference --write`. Each option is a flag of `align` (and, for the matchers",
+           "`python -m research.docgen.cli_reference --write`. Each option is a flag of `align` (and, for the matchers",
            "that align three or more models, of `align-many` and `simplex`), a widget on the Align page, and a",
            "key of a sweep row or of a sweep's `[grid]` table (docs/sweeps.md), where activation's",
            "`max_examples` is written `activation_examples` (a row's `max_examples` is the evaluation's).",
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     stale = [p.name for p, text in generated.items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
     if stale:
-        print(f"stale: {', '.join(stale)}; run python -m symalign.cli.reference --write", file=sys.stderr)
+        print(f"stale: {', '.join(stale)}; run python -m research.docgen.cli_reference --write", file=sys.stderr)
         return 1
     return 0
 

@@ -1,15 +1,21 @@
-"""After a learned run that used all its steps: whether its check was still falling when it stopped.
-
-The stall rule ends a run whose check has stopped improving; a run that reaches `--steps` first may
-have had more to give. Issue #74's code pair closed 94.0% of its barrier at 300 steps, 94.4% at the
-600-step default and 96.9% in 1,450 steps with `--classes full` (docs/matching.md): a user at the
-default could not tell from the output. So the run
-says when the check improved by a real share of the run's whole gain over its last third, and which
-command goes on, instead of choosing a longer default for every pair."""
+"""The learned matcher's checks: sized from the steps asked for, and after a run that used all its steps,
+whether its check was still falling when it stopped."""
 
 from __future__ import annotations
 
 from symalign.match.results import LearnedStep, LearnedSummary
+
+FULL_EVERY, FULL_EXAMPLES = 25, 128  # the fixed sizes before: what runs of 300 steps or more still get
+MIN_EVERY, MIN_EXAMPLES = 5, 16
+MIDPOINT_BELOW = 50  # steps: shorter runs check λ = 0.5 only (a third of the path check's cost)
+
+
+def budget_checks(steps: int) -> dict:
+    """check_every, check_examples and check_points for a run of at most `steps` steps."""
+    return {"check_every": min(FULL_EVERY, max(MIN_EVERY, steps // 4)),  # about four checks a short run
+            "check_examples": min(FULL_EXAMPLES, max(MIN_EXAMPLES, 2 * steps)),
+            "check_points": "midpoint" if steps < MIDPOINT_BELOW else "path"}
+
 
 TAIL = 1 / 3  # the last third of the steps
 # A share of the run's whole gain (start check − best check) the last third still brought. Issue #74's pair: 5.2% at

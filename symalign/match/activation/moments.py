@@ -22,7 +22,9 @@ from dataclasses import dataclass
 
 import torch
 
-from symalign.match.capture import activation_batches
+from symalign.match.activation.capture import activation_batches
+from symalign.match.solvers import assignment
+from symalign.match.weight.units import best_inner_similarity
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.models.family import TransformerModel
 
@@ -135,7 +137,7 @@ def moments_dtype(model: TransformerModel) -> torch.dtype:
 
 def pair_moments(a: TransformerModel, b: TransformerModel, data, max_examples: int | None = 256,
                  device: torch.device | str = "cpu", dtype: torch.dtype | None = None) -> dict[str, PairMoments]:
-    """PairMoments at every capture point (symalign.match.capture), A and B run batch by batch in lockstep
+    """PairMoments at every capture point (symalign.match.activation.capture), A and B run batch by batch in lockstep
     on the same data (so their rows are the same positions)."""
     dtype = dtype or moments_dtype(a)
     out: dict[str, PairMoments] = {}
@@ -147,3 +149,21 @@ def pair_moments(a: TransformerModel, b: TransformerModel, data, max_examples: i
                 out[key] = PairMoments.start(x, y, a.dims.d_head if key.endswith(HEAD_KEYS) else None)
             out[key].add(x, y, dtype)
     return out
+
+
+def blocks(matrix: torch.Tensor, width: int) -> torch.Tensor:
+    """[n·width, m·width] -> [n, m, width, width]: block (i, j) at [i, j]."""
+    n, m = matrix.shape[0] // width, matrix.shape[1] // width
+    return matrix.reshape(n, width, m, width).transpose(1, 2)
+
+
+def paired(matrix: torch.Tensor, width: int, b_heads: torch.Tensor) -> torch.Tensor:
+    """[n, width, width]: A's head i against B's head b_heads[i]."""
+    return blocks(matrix, width)[torch.arange(len(b_heads)), b_heads]
+
+
+def two_stage(corr: torch.Tensor, width: int) -> torch.Tensor:
+    """Verma & Elbayad's Head-Perm on a correlation over heads of `width` features: each head pair is
+    scored by the best one-to-one matching of its features (an inner assignment), then heads are
+    paired by an outer assignment on those scores. Returns B's head for each of A's."""
+    return assignment(best_inner_similarity(blocks(corr, width), "perm"))

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from symalign.match.moments import pair_moments
+from symalign.match.activation.moments import pair_moments
 from symalign.models.family import TransformerModel
 
 KINDS = ("mlp", "heads", "residual")

@@ -1,28 +1,13 @@
-"""Exact linear assignment, warm-started and certified: the repeated MLP solves of weight matching.
-
-Weight matching solves the same spaces sweep after sweep, and from the second sweep on the cost
-changes little: the previous assignment (the identity, since B is already permuted by it) is
-usually still optimal or nearly so. scipy's dense solver cannot use that and spends ~0.7 s per
-3072×3072 solve. Here a solve is
-
-1. a *sparse* problem over the guess's edges and each row's k best candidates by reduced cost
-   under the previous column potentials (zero for a first solve: each row's largest costs), solved
-   by scipy's LAPJVsp; the guess is kept where it is as good;
-2. a *certificate*: column potentials v from Bellman-Ford on the sparse problem's difference
-   constraints (v_j − v_σ(i) ≤ w_ij − w_iσ(i)), row potentials u_i = w_iσ(i) − v_σ(i), and a check on
-   the *dense* cost that u_i + v_j ≤ w_ij everywhere (minimising w = −cost). LP duality then proves
-   σ optimal for the dense problem, whatever the candidates were;
-3. failing that, the violating edges join the candidates and 1-2 repeat; after `ROUNDS` rounds
-   scipy's dense solver decides (counted in `STATS["dense"]`).
-
-So the answer is always an optimal assignment (the same as scipy's where the optimum is unique;
-otherwise one of equal cost within n·`TOLERANCE`·max|cost|). The dense check runs on the cost's
-device (a GPU when there is one); only the sparse problem goes to the CPU."""
+"""Exact linear assignment for weight matching's repeated MLP solves: warm-started and certified by LP
+duality (scipy's dense solver where a certificate fails), and run in a thread pool beside the next steps of a
+sweep, so the solves leave the critical path."""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +16,10 @@ import torch
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from symalign.match.solvers import assignment
+from symalign.match.weight.running import MappedModel
+from symalign.symmetry.groups import Permutation
+from symalign.symmetry.transform import Transform
+from symalign.torch_threads import serial_pool
 
 SMALL = 1024  # below this scipy's dense solver takes < 40 ms, about what a certificate costs: certify nothing
 CANDIDATES = 16  # per row, by reduced cost (8: ~3 rounds a warm solve at 3072; 16: ~1-2)
@@ -203,3 +192,58 @@ def _violations(cost: torch.Tensor, sigma: np.ndarray, v: np.ndarray, scale: flo
     if not rows:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     return torch.cat(rows).cpu().numpy(), torch.cat(cols).cpu().numpy()
+
+
+def solver_threads() -> int:
+    """Threads for the solves: the CPU cores torch may use, at most 8 (a sweep has ~12 big solves)."""
+    return max(1, min(8, torch.get_num_threads(), os.cpu_count() or 1))
+
+
+class DeferredPermutations:
+    """Pending permutation solves of a sweep, settled before anything reads what they move."""
+
+    def __init__(self, mapped: MappedModel, transform: Transform, hints: dict[str, Hint],
+                 threads: int | None = None, depth: int | None = None):
+        self.mapped, self.transform, self.hints = mapped, transform, hints
+        threads = solver_threads() if threads is None else threads
+        self.depth = threads + 1 if depth is None else depth
+        # one torch thread each: OpenMP teams of their own would slow the main thread's small SVDs 4×
+        self.pool = serial_pool(threads, "assignment") if threads > 1 else None
+        self.pending: dict[str, Future] = {}
+
+    def submit(self, space: str, cost: torch.Tensor) -> None:
+        """Solve `space`'s assignment for `cost` (B as it is now; float32 is widened in the solver's thread); applied
+        at the next settle."""
+        self.settle(self.mapped.touched(space))  # a space solved twice in a row: the first lands first
+        while len(self.pending) >= self.depth:  # the oldest first: submission order
+            oldest = next(iter(self.pending))
+            self._land(oldest, self.pending.pop(oldest).result())
+        hint = self.hints.get(space)
+        if self.pool is None:
+            self._land(space, certified_assignment(cost, None, hint))
+        else:
+            self.pending[space] = self.pool.submit(certified_assignment, cost, None, hint)
+
+    def settle(self, names: set[str] | None = None) -> None:
+        """Apply every pending solve whose tensors meet `names` (all of them when None)."""
+        for space in list(self.pending):
+            if names is None or self.mapped.touched(space) & names:
+                self._land(space, self.pending.pop(space).result())
+
+    def close(self) -> None:
+        self.settle()
+        if self.pool is not None:
+            self.pool.shutdown()
+
+    def _land(self, space: str, solved: tuple) -> None:
+        """B moves by the solved permutation (the change against B as it was); the hint follows
+        the columns (the next cost's column j is this one's column perm[j])."""
+        perm, hint = solved
+        delta = Permutation(torch.as_tensor(perm, dtype=torch.long))
+        old = self.transform.get(space)
+        self.transform[space] = delta if old is None else delta.compose(old)
+        self.mapped.act({space: delta})
+        if hint is None:
+            self.hints.pop(space, None)
+        else:
+            self.hints[space] = Hint(hint.potentials[perm])

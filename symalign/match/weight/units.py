@@ -1,17 +1,16 @@
-"""Costs for matching whole attention heads, invariant to the maps inside each head.
-
-`circuit` (Theus et al.): inner products of the QK circuits W_Qᵀ W_K and OV circuits W_O W_V of
-each head pair (biases appended as an extra column), which no within-head map changes.
-`spectral` (TransFusion): closeness of the singular-value spectra of each head's q, k and v.
-`brute-force` (TransFusion's ablation): for every head pair, the best map inside the pair (a
-permutation, or a rotation: Procrustes' optimum is the nuclear norm) and the similarity it reaches;
-the Hungarian pairing then reads those similarities."""
+"""Pairing whole units in weight matching: attention heads by costs no map inside a head changes (their
+QK/OV circuits or spectra), a mixture's experts with their router rows, both through one reordering step."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import torch
 
 from symalign.match.solvers import assignment
+from symalign.match.weight.running import MappedModel
+from symalign.symmetry.groups import Permutation
+from symalign.symmetry.transform import Transform
 
 Tensors = dict[str, torch.Tensor]
 
@@ -105,3 +104,40 @@ def query_head_cost(a: Tensors, b: Tensors, layer: int) -> torch.Tensor:
     qk = torch.einsum("hgid,hGjd->hgGij", qa, qb) * torch.einsum("hid,hjd->hij", ka, kb)[:, None, None]
     ov = torch.einsum("dhgi,dhGj->hgGij", oa, ob) * torch.einsum("hid,hjd->hij", va, vb)[:, None, None]
     return (qk + ov).sum((-2, -1))
+
+
+Tensors = dict[str, torch.Tensor]
+
+
+def reorder_whole_units(space: str, mapped: MappedModel, transform: Transform,
+                        cost: Callable[[Tensors], torch.Tensor]) -> Tensors:
+    """Re-pair the units of `space` with every other space held, by `cost(current B)` ([n, n], higher
+    = more alike, unchanged by the maps inside a unit). Returns B's tensors that `space` touches, as
+    they now are."""
+    inner = [s.name for s in mapped.spec.batched_in(space) if s.name in transform]
+    current = mapped.act({n: transform.pop(n).inverse() for n in inner}, mapped.touching(space))
+    delta = Permutation(assignment(cost(current)))
+    old = transform.get(space)
+    transform[space] = delta if old is None else delta.compose(old)
+    return mapped.act({space: delta}, current)
+
+
+Tensors = dict[str, torch.Tensor]
+
+
+def expert_cost(a, b, layer: int, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+    """[E, E] score (higher = more alike) of A's expert e against B's expert f."""
+    p = f"layer.{layer}.mlp."
+    total = a[p + "router.weight"].to(dtype) @ b[p + "router.weight"].to(dtype).T
+    for branch in ("gate", "up"):
+        circuit_a = a[p + "proj.weight"].to(dtype) @ a[p + f"{branch}.weight"].to(dtype)  # [E, d, d]
+        circuit_b = b[p + "proj.weight"].to(dtype) @ b[p + f"{branch}.weight"].to(dtype)
+        total = total + circuit_a.flatten(1) @ circuit_b.flatten(1).T
+    return total.double()
+
+
+def update_experts(space: str, mapped: MappedModel, transform: Transform) -> None:
+    """Re-pair a layer's experts with every other space held: undo the per-expert unit permutations, solve
+    the assignment of experts on the invariant cost, apply it (the unit's next steps solve the units)."""
+    layer = int(space.split(".")[1])
+    reorder_whole_units(space, mapped, transform, lambda b: expert_cost(mapped.a, b, layer, mapped.compute))

@@ -14,9 +14,9 @@ streams do not depend on unit or head orders. So one pass suffices:
 - inside heads: Procrustes (orthogonal), assignment (perm) or least squares (invertible) on
   q and k (QK space) and on head outputs (VO space).
 Every solve reads second moments only, so A and B run over the data in lockstep and each batch
-is added to running sums (symalign.match.moments): peak memory is the statistics, not every
+is added to running sums (symalign.match.activation.moments): peak memory is the statistics, not every
 layer's activations of both models. Heads are paired as blocks of those statistics
-(symalign.match.head_blocks)."""
+(symalign.match.activation.moments)."""
 
 from __future__ import annotations
 
@@ -25,11 +25,10 @@ from typing import NamedTuple
 import torch
 
 from symalign.errors import SymalignError
-from symalign.match.capture import residual_keys
-from symalign.match.head_blocks import blocks, paired, two_stage
+from symalign.match.activation.capture import residual_keys
+from symalign.match.activation.moments import PairMoments, blocks, pair_moments, paired, two_stage
+from symalign.match.activation.options import HEAD_STRATEGIES
 from symalign.match.matchers import MatchInputs, MatchOutput
-from symalign.match.moments import PairMoments, pair_moments
-from symalign.match.options import HEAD_STRATEGIES
 from symalign.match.solvers import (
     assignment,
     permutation_matrices,

@@ -31,13 +31,11 @@ import torch
 from symalign.data.defaults import learned_defaults
 from symalign.device import reproducible
 from symalign.errors import SymalignError, require_at_least
-from symalign.match.check_budget import budget_checks
-from symalign.match.learned_start import activation_permutation_start, identity_start, start_inputs
-from symalign.match.matchers import MatchInputs, MatchOutput
-from symalign.match.mixing import WeightSampler, check_points
-from symalign.match.movers import Mover, NormalizedMomentum
-from symalign.match.objective import PathObjective
-from symalign.match.options import declared_default
+from symalign.match.learned.checks import budget_checks
+from symalign.match.learned.latent import Mover, NormalizedMomentum
+from symalign.match.learned.objective import PathObjective, WeightSampler, check_points
+from symalign.match.learned.start import activation_permutation_start, identity_start, start_inputs
+from symalign.match.matchers import MatchInputs, MatchOutput, declared_default
 from symalign.models.family import TransformerModel
 from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform
@@ -49,7 +47,7 @@ Progress = Callable[[int, int], None]
 class LearnedOptions:
     """The learned optimiser's settings. A declared option's default is its declaration's
     (symalign.match.options; the data's ones: text's, for a caller without data); the checks left None are
-    sized from the steps (symalign.match.check_budget). The rest are the optimiser's own knobs."""
+    sized from the steps (symalign.match.learned.checks). The rest are the optimiser's own knobs."""
 
     steps: int = learned_defaults("")["steps"]  # at most; AlignConfig writes the data's default into the record
     lr: float = declared_default("lr")
@@ -326,7 +324,7 @@ def run_learned_matching(inputs: MatchInputs) -> MatchOutput:
     """The `learned` and `soft` matchers (symalign.match.matchers): weight matching's transform, refined
     on the task loss along the path (`soft`: permutations relaxed by Sinkhorn while they train)."""
     from symalign.data import load_data
-    from symalign.match.weight import run_weight_matching
+    from symalign.match.weight.descent import run_weight_matching
 
     c = inputs.config
     options = c.learned_options()

@@ -20,7 +20,7 @@ from symalign.errors import ArchitectureMismatchError, SymalignError
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
 from symalign.match.solvers import assignment, procrustes
-from symalign.match.weight import distance
+from symalign.match.weight.descent import distance
 from symalign.models import canonicalize
 from symalign.models.family import TransformerModel
 from symalign.models.io import family_for, resolve

@@ -1,0 +1,1 @@
+"""Activation matching (Verma & Elbayad): spaces matched by how their units fire on data."""

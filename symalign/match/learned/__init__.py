@@ -1,0 +1,1 @@
+"""Learned and soft matching (Theus et al.): transforms optimised for low loss between the models."""
