@@ -14,11 +14,11 @@ import torch
 from symalign.data import load_data
 from symalign.data.text import char_tokenizer
 from symalign.errors import InadmissibleError
+from symalign.match.activation.capture import split_qkv
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
 from symalign.match.learned.latent import LatentElement
 from symalign.models import canonicalize, load_model, outputs, random_inputs, save_model, spec_of, transformed
-from symalign.models.fused import split_qkv
 from symalign.models.tiny import random_model, tiny_config
 from symalign.symmetry.groups import Dense, rotary_matrix
 from symalign.symmetry.random import random_orthogonal, random_transform

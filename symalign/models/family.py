@@ -84,7 +84,7 @@ class Family:
     # How messages name the family ("GPT-2"; the registry name when empty): a tied head that no longer
     # equals its embedding is refused in its words.
     title: str = ""
-    # A fused `qkv` hook point's output order (symalign.models.fused: "blocks" or "per-head").
+    # A fused `qkv` hook point's output order (symalign.match.activation.capture: "blocks" or "per-head").
     fused_qkv: str = "blocks"
     # The block's tag rows, the final norm's, and which norm feeds which readers (canonical form).
     # `block` may be a function of the config where the layout varies (a Llama with or without biases).

@@ -20,7 +20,6 @@ from symalign.match.weight.running import PrecisionView
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.models.family import TransformerModel
 from symalign.models.functional import functional_params, module_names, weightless_module
-from symalign.models.fused import split_qkv
 
 MAX_ROWS = 20_000  # positions read per key: enough for every solve's statistics, and a bound on the data pass
 
@@ -110,3 +109,22 @@ def collect(model: TransformerModel, data, max_examples: int | None = 256,
         if not key.startswith("residual") and not key.endswith(".mlp"):
             out[key] = out[key].reshape(out[key].shape[0], -1, model.dims.d_head)
     return PrecisionView(out, torch.float64)
+
+
+LAYOUTS = ("blocks", "per-head")
+
+
+def split_qkv(x: torch.Tensor, n_head: int, layout: str, dim: int = 0,
+              n_kv_head: int | None = None) -> tuple[torch.Tensor, ...]:
+    """(q, k, v) from a fused axis `dim` (heads in order). `blocks` with fewer key/value heads than
+    query heads (Phi-3 with grouped queries) has parts of n_head, n_kv_head and n_kv_head heads."""
+    if layout == "blocks":
+        kv = n_kv_head or n_head
+        d_head = x.shape[dim] // (n_head + 2 * kv)
+        return x.split([n_head * d_head, kv * d_head, kv * d_head], dim=dim)
+    if layout == "per-head":
+        dim = dim % x.dim()
+        d_head = x.shape[dim] // (3 * n_head)
+        parts = x.unflatten(dim, (n_head, 3, d_head))
+        return tuple(parts.select(dim + 1, j).flatten(dim, dim + 1) for j in range(3))
+    raise ValueError(f"unknown fused QKV layout {layout!r}; choose from {', '.join(LAYOUTS)}")
