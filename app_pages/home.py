@@ -116,7 +116,7 @@ if "demo-runs" in st.session_state:
         cols = st.columns(len(runs))
         for col, run in zip(cols, runs):
             col.metric(f"{run.label.removeprefix('demo: ')} · barrier", f"{run.metrics['barrier']:.3f}")
-        from symalign.ui.at_lambda import curves_at_lambda
+        from symalign.ui.lambda_panel import curves_at_lambda
 
         curves_at_lambda(runs, [r.label.removeprefix("demo: ") for r in runs], "demo",  # short: one legend row
                          "The model at λ, at work: the unaligned path beside the aligned one")

@@ -5,8 +5,8 @@ import streamlit as st
 from symalign.plots.interpolation import bands_figure, distinct_labels
 from symalign.runs.bands import seed_pair_groups
 from symalign.runs.table import run_label, runs_table
-from symalign.ui.at_lambda import curves_at_lambda
 from symalign.ui.figures import show_figure
+from symalign.ui.lambda_panel import curves_at_lambda
 from symalign.ui.permalink import show_permalink
 from symalign.ui.runs import pick_runs_with_curves, run_filters
 from symalign.ui.widgets import user_errors

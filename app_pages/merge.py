@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from symalign.errors import SymalignError
-from symalign.merge.catalog import merge_rules
+from symalign.merge.builtin_rules import merge_rules
 from symalign.merge.task_vectors import check_transport, parse_alphas
 from symalign.models.io import checkpoint_zip, default_data_spec
 from symalign.plots import transport_figure

@@ -9,8 +9,8 @@ import streamlit as st
 from symalign.models.upload import import_uploads
 from symalign.train.loop import train
 from symalign.train.recipes import RECIPES
-from symalign.ui.catalog import user_table, zoo_table
 from symalign.ui.jobs import follow_job, resume_job, submit_job
+from symalign.ui.model_tables import user_table, zoo_table
 from symalign.ui.session import access, folder_bytes, heavy_work, own_uploads_dir, uploads_root
 from symalign.ui.state import cached_model
 from symalign.ui.widgets import StreamlitProgress, user_errors

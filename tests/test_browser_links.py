@@ -164,7 +164,7 @@ def test_dragging_the_lambda_slider_moves_the_marker_and_the_model_at_work(tmp_p
     model A's own continuation of the prompt (computed here by the package)."""
     from symalign.landscape.at_lambda import at_work
     from symalign.models import canonicalize, load_model
-    from symalign.ui.at_lambda import PROMPTS
+    from symalign.ui.lambda_panel import PROMPTS
 
     with served_app(tmp_path) as (url, _, home), chromium() as browser:
         # 5 points (λ = 0.5, where the marker starts, among them): the page is tested, not the curve (26 -> 12 s)

@@ -310,7 +310,7 @@ def test_the_python_api_refuses_zero_examples_in_one_line():
     from symalign.data import load_data
     from symalign.errors import SymalignError
     from symalign.landscape.evaluate import Evaluator
-    from symalign.merge.rule import MergeInputs
+    from symalign.merge.merge_rule import MergeInputs
 
     model = random_model(tiny_config("vit"), seed=0)
     with pytest.raises(SymalignError, match="--max-examples must be at least 1; got 0"):

@@ -11,6 +11,8 @@ import pytest
 
 from research.experiments import heldout_pairs, learned_heldout, learned_levers
 
+pytestmark = pytest.mark.research
+
 
 @pytest.fixture(scope="module")
 def tiny_pair(tmp_path_factory):

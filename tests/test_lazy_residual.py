@@ -10,7 +10,7 @@ import torch
 from from_scratch import FromScratch
 
 from symalign.match.config import preset_classes
-from symalign.match.weight.running import MappedModel
+from symalign.match.weight.running import RunningModel
 from symalign.models import canonicalize, spec_of
 from symalign.models.tiny import random_model, tiny_config
 from symalign.symmetry.groups import Permutation
@@ -28,7 +28,7 @@ def pair(family: str = "gpt2"):
 def test_lagging_groups_give_what_the_transform_from_scratch_gives(family):
     a, b = pair(family)
     spec, classes = spec_of(a), preset_classes("all")
-    lagging = MappedModel(a.tensors, b.tensors, spec, classes)
+    lagging = RunningModel(a.tensors, b.tensors, spec, classes)
     truth = FromScratch(a, b, spec)
     assert lagging.lazy is not None
     grouped = set(lagging.lazy.member)
@@ -64,7 +64,7 @@ def test_a_lagging_group_that_forgets_a_permutation_is_caught(monkeypatch):
     """The check above can fail: a group whose permutation does not reach its share of S differs."""
     a, b = pair()
     spec, classes = spec_of(a), preset_classes("all")
-    lagging = MappedModel(a.tensors, b.tensors, spec, classes)
+    lagging = RunningModel(a.tensors, b.tensors, spec, classes)
     monkeypatch.setattr(lagging.lazy, "rewritten", lambda *args, **kwargs: None)
     perm = random_transform(spec, {"mlp": "perm"}, seed=3)["layer.0.mlp"]
     lagging.act({"layer.0.mlp": perm})
@@ -76,7 +76,7 @@ def test_a_whole_transform_at_once_reaches_lagging_groups_as_it_reaches_moved_on
     """act() with the residual beside other spaces (a run's `init`): the others first, then the residual."""
     a, b = pair()
     spec, classes = spec_of(a), preset_classes("all")
-    lagging = MappedModel(a.tensors, b.tensors, spec, classes)
+    lagging = RunningModel(a.tensors, b.tensors, spec, classes)
     truth = FromScratch(a, b, spec)
     transform = random_transform(spec, {"mlp": "perm", "heads": "perm", "residual": "orthogonal"}, seed=5)
     lagging.act(dict(transform))

@@ -10,7 +10,7 @@ from symalign.match.config import AlignConfig
 from symalign.match.solvers import correlation
 from symalign.match.weight import running as mapped_module
 from symalign.match.weight.descent import distance, weight_match
-from symalign.match.weight.running import MappedModel
+from symalign.match.weight.running import RunningModel
 from symalign.models import canonicalize, spec_of, transformed
 from symalign.models.tiny import random_model, tiny_config
 from symalign.symmetry.random import random_transform
@@ -30,7 +30,7 @@ def wide_vocabulary(seed: int):
 def test_folded_tensors_give_the_correlations_and_distance_of_transformed_ones(classes):
     a, b = wide_vocabulary(0), wide_vocabulary(1)
     spec = spec_of(a)
-    mapped = MappedModel(a.tensors, b.tensors, spec, classes)
+    mapped = RunningModel(a.tensors, b.tensors, spec, classes)
     assert {"embed.token", "head.weight"} <= set(mapped.static), sorted(mapped.static)
     transform = random_transform(spec, classes, seed=3)
     mapped.act(dict(transform))
@@ -47,7 +47,7 @@ def test_folding_does_not_change_what_weight_matching_finds(classes, monkeypatch
     spec, boundary = spec_of(a), boundary_tensors(a)
     folded, folded_history = weight_match(a.tensors, b.tensors, spec, classes, boundary, max_sweeps=4)
     monkeypatch.setattr(mapped_module, "FOLD_RATIO", 10**12)
-    assert not MappedModel(a.tensors, b.tensors, spec, classes).static
+    assert not RunningModel(a.tensors, b.tensors, spec, classes).static
     plain, plain_history = weight_match(a.tensors, b.tensors, spec, classes, boundary, max_sweeps=4)
     assert [h.distance for h in folded_history] == pytest.approx([h.distance for h in plain_history], rel=1e-9)
     for name, element in plain.items():

@@ -127,7 +127,7 @@ def test_a_rule_that_merges_into_nan_is_refused_naming_the_rule_and_tensor():
     """Whatever the rule (a plugin's, or a built-in at a parameter nobody foresaw), a merged model of NaN or
     infinite weights is refused before it is measured, saved or recorded with loss NaN."""
     from symalign.errors import SymalignError
-    from symalign.merge.catalog import MergeRule, register, unregister
+    from symalign.merge.builtin_rules import MergeRule, register, unregister
     from symalign.merge.merging import merge_models
 
     def overflowing(members, inputs):

@@ -109,7 +109,7 @@ def test_inspect_prints_the_weight_map_with_each_axis_space(tmp_path, capsys):
 def test_distilbert_planted_transforms_are_recovered_from_masked_text_and_its_streams_are_read(tmp_path):
     """DistilBERT reads the masked-LM plays through its own names; its residual streams (Verma's relabelling)
     are read after its norms, which are modules of their own here."""
-    from symalign.merge.relabel import attention_streams
+    from symalign.merge.verma_relabellings import attention_streams
 
     tokenizer = char_tokenizer(load_data("shakespeare-mlm").text, mask=True)
     config = tiny_config("distilbert", layers=2, width=32, heads=4, mlp=48, tied=True, vocab=len(tokenizer),

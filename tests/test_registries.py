@@ -16,9 +16,9 @@ from symalign.cli import main
 from symalign.match.matchers import Matcher, MatchInputs, MatchOutput
 from symalign.match.matchers import register as register_matcher
 from symalign.match.matchers import unregister as unregister_matcher
-from symalign.merge.catalog import MergeInputs, MergeRule
-from symalign.merge.catalog import register as register_rule
-from symalign.merge.catalog import unregister as unregister_rule
+from symalign.merge.builtin_rules import MergeInputs, MergeRule
+from symalign.merge.builtin_rules import register as register_rule
+from symalign.merge.builtin_rules import unregister as unregister_rule
 
 ROOT = Path(__file__).resolve().parents[1]
 PAIR = ["zoo:vit-digits/0", "zoo:vit-digits/1"]
@@ -98,7 +98,7 @@ def test_the_builtins_are_what_the_cli_offers_and_unknown_names_are_one_line(cap
     from symalign.errors import SymalignError
     from symalign.match.config import AlignConfig
     from symalign.match.matchers import method_names
-    from symalign.merge.catalog import merge_rules
+    from symalign.merge.builtin_rules import merge_rules
 
     assert set(method_names()) >= {"none", "weight", "activation", "learned", "soft"}
     assert set(merge_rules()) >= {"average", "fisher", "regmean"}

@@ -114,7 +114,7 @@ def test_a_killed_process_leaves_the_database_sound_and_earlier_runs_intact(home
 def test_work_stopped_by_a_control_exception_is_not_left_running(home):
     """Streamlit stops a script by raising a BaseException in it; the row must not stay `running`."""
     from symalign.runs.recording import recorded
-    from symalign.runs.records import AlignSettings
+    from symalign.runs.settings import AlignSettings
 
     class ScriptStopped(BaseException):
         pass
@@ -131,7 +131,7 @@ def test_every_run_kind_records_and_reads_back_its_typed_settings(home):
     """A run's settings go in as its kind's class and come back as the same object; the wrong class
     for a kind is refused before anything is recorded."""
     from symalign.runs.recording import recorded
-    from symalign.runs.records import SETTINGS, AlignSettings, BarrierSettings, SweepSettings
+    from symalign.runs.settings import SETTINGS, AlignSettings, BarrierSettings, SweepSettings
 
     store = RunStore(home / "runs.sqlite")
     examples = [AlignSettings({"method": "weight"}, 5, 64), BarrierSettings("digits", 7),
@@ -279,7 +279,7 @@ def test_the_lambda_panel_finds_a_grids_vanilla_cell_as_the_unaligned_twin(tmp_p
     (an align run with method none, not a barrier run). Same split and λ grid preferred; else any; none:
     it says what it looked for."""
     from symalign.runs import RunStore
-    from symalign.runs.twins import looked_for, vanilla_twin
+    from symalign.runs.unaligned import looked_for, vanilla_twin
 
     store = RunStore(tmp_path / "runs.sqlite")
 

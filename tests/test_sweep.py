@@ -352,7 +352,7 @@ def test_a_learned_cell_never_reuses_a_run_made_under_another_default_step_count
     """Issue #59 raised text's default from 300 steps to 600. A learned config now writes its steps out
     (None: the data's default), so a run recorded when the default was 300 (steps None in its record) is
     not taken for a cell asking for today's default, while one recorded with the same steps is."""
-    from symalign.runs.records import AlignSettings
+    from symalign.runs.settings import AlignSettings
     from symalign.sweeps.grid import grid_from_dict
     from symalign.sweeps.sweep import _payload, finished_runs, reusable
 

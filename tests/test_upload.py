@@ -134,3 +134,25 @@ def test_a_clip_model_upload_becomes_its_two_towers_each_computing_its_embedding
         text_embedding = pair.text_projection(pair.text_model(**x_text).pooler_output)
     assert torch.allclose(outputs(vision, x_image), image, atol=1e-5)
     assert torch.allclose(outputs(text, x_text), text_embedding, atol=1e-5)
+
+
+def test_files_are_recognised_by_their_content_not_their_name(tmp_path):
+    """Random bytes named junk.bin are said to be what they are (not "a pickled checkpoint", which the name
+    suggested); a pickle named config.json is refused as a pickle; a zipped model directory named model.bin is
+    imported as the zip it is."""
+    import pickle
+    import random
+
+    junk = random.Random(0).randbytes(4096)
+    with pytest.raises(UploadError) as refused:
+        import_upload([("junk.bin", junk)], tmp_path / "a")
+    assert "pickled" not in str(refused.value) and "neither a zip, a safetensors file nor JSON" in str(refused.value)
+    with pytest.raises(UploadError, match="config.json is a pickled checkpoint"):
+        import_upload([("config.json", pickle.dumps({"a": 1}))], tmp_path / "b")
+    torch_archive = io.BytesIO()
+    torch.save({"w": torch.zeros(2)}, torch_archive)  # a zip holding data.pkl
+    with pytest.raises(UploadError, match="pickled checkpoint"):
+        import_upload([("weights.zip", torch_archive.getvalue())], tmp_path / "c")
+    target = import_upload([("model.bin", zipped(model_files()))], tmp_path / "d", name="m")
+    assert load_model(target).family.name == load_model(ZOO).family.name
+    assert not left_behind(tmp_path / "a") and not left_behind(tmp_path / "b")

@@ -9,7 +9,7 @@ from symalign.cli import main
 from symalign.data import load_data
 from symalign.match.activation.capture import collect
 from symalign.match.activation.matching import activation_match
-from symalign.merge.relabel import attention_streams, ignore_heads, relabel_streams, stream_permutations
+from symalign.merge.verma_relabellings import attention_streams, ignore_heads, relabel_streams, stream_permutations
 from symalign.models import load_model, outputs, random_inputs, spec_of, transformed
 
 

@@ -12,7 +12,7 @@ from from_scratch import FromScratch
 from symalign.match.align import align
 from symalign.match.config import AlignConfig, preset_classes
 from symalign.match.weight.descent import HELD_KINDS, default_inner_passes
-from symalign.match.weight.running import MappedModel
+from symalign.match.weight.running import RunningModel
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.models import canonicalize, load_model, spec_of
 from symalign.models.tiny import random_model, tiny_config
@@ -24,7 +24,7 @@ def test_held_tensors_give_what_the_transform_from_scratch_gives():
     a = canonicalize(random_model(tiny_config("gpt2", tied=False), seed=0))
     b = canonicalize(random_model(tiny_config("gpt2", tied=False), seed=1))
     spec, classes = spec_of(a), preset_classes("all")
-    holding = MappedModel(a.tensors, b.tensors, spec, classes)
+    holding = RunningModel(a.tensors, b.tensors, spec, classes)
     truth = FromScratch(a, b, spec)
     # what the inner passes hold: every tensor the residual touches that no attention space reads, the norm
     # gains (a diag axis: their share of C is 1·1ᵀ, which D leaves as it is) included; the MLPs' tensors lag
@@ -56,7 +56,7 @@ def test_a_broken_hold_is_caught():
     a = canonicalize(random_model(tiny_config("gpt2", tied=False), seed=0))
     b = canonicalize(random_model(tiny_config("gpt2", tied=False), seed=1))
     spec, classes = spec_of(a), preset_classes("all")
-    holding = MappedModel(a.tensors, b.tensors, spec, classes)
+    holding = RunningModel(a.tensors, b.tensors, spec, classes)
     attention = set().union(*(holding.touched(s) for s, sp in spec.spaces.items()
                               if sp.kind not in HELD_KINDS and s != "residual"))
     holding.hold("residual", holding.touched("residual") - attention)

@@ -14,7 +14,7 @@ import torch
 from symalign.match.align import align
 from symalign.match.config import AlignConfig, preset_classes
 from symalign.match.weight.descent import boundary_tensors, distance, weight_match
-from symalign.match.weight.running import MappedModel
+from symalign.match.weight.running import RunningModel
 from symalign.models import canonicalize, outputs, random_inputs, spec_of, transformed
 from symalign.models.tiny import initialised_model, random_model, tiny_config
 from symalign.symmetry.random import random_transform
@@ -114,7 +114,7 @@ def test_the_invariant_check_catches_a_running_b_that_drifts(monkeypatch):
     """The check above can fail: a running B that misses one tensor's update is caught at once."""
     a, b, active, _ = planted("gpt2", CLASS_SETS["heads-rotations"], noise=0.01)
     b = canonicalize(b)
-    original = MappedModel.act
+    original = RunningModel.act
 
     def drifting(self, elements, tensors=None):
         kept = {n: self.b[n].clone() for n in self.b if n.endswith("mlp.fc.bias")}
@@ -122,7 +122,7 @@ def test_the_invariant_check_catches_a_running_b_that_drifts(monkeypatch):
         self.b.update(kept)  # an MLP bias stays where it was: the running B is no longer T(B)
         return out
 
-    monkeypatch.setattr(MappedModel, "act", drifting)
+    monkeypatch.setattr(RunningModel, "act", drifting)
     assert max(invariant_errors(a, b, active, max_sweeps=2)) > 1e-3
 
 

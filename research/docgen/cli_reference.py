@@ -78,7 +78,7 @@ def options_reference() -> str:
 
     out = ["# Matcher options", "",
            "Generated from the matchers' declarations (each beside its matcher: `symalign/match/weight/options.py`, "
-           "`learned_options.py`, `activation_options.py`; collected in `options.py`) by",
+           "`learned/options.py`, `activation/options.py`; collected in `matchers.py`) by",
            "`python -m research.docgen.cli_reference --write`. Each option is a flag of `align` (and, for the matchers",
            "that align three or more models, of `align-many` and `simplex`), a widget on the Align page, and a",
            "key of a sweep row or of a sweep's `[grid]` table (docs/sweeps.md), where activation's",

@@ -23,7 +23,7 @@ import time
 import torch
 
 from symalign.merge import merge_models
-from symalign.merge.catalog import merge_rule
+from symalign.merge.builtin_rules import merge_rule
 from symalign.merge.merging import aligned_members
 from symalign.models import load_model
 from symalign.train.recipes import RECIPES

@@ -13,7 +13,7 @@ from symalign.cli.common import (
     print_json,
     store_for,
 )
-from symalign.merge.catalog import ALIGNS, MERGE_ALIGNS, OT_SOLVERS, TRANSPORT_HEAD_STRATEGIES, merge_rules
+from symalign.merge.builtin_rules import ALIGNS, MERGE_ALIGNS, OT_SOLVERS, TRANSPORT_HEAD_STRATEGIES, merge_rules
 
 
 def add_merge(sub) -> None:

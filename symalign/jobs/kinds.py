@@ -135,7 +135,7 @@ def curve_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
 
 def plane_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     """The loss over a plane through three models (the "Beyond the straight line" page), recorded."""
-    from symalign.runs.records import PlaneSettings
+    from symalign.runs.settings import PlaneSettings
     from symalign.workflows.curves import recorded_plane
 
     return [recorded_plane(PlaneSettings(**request), store, source="app", progress=progress)]

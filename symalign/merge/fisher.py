@@ -12,7 +12,7 @@ from collections.abc import Callable
 import torch
 
 from symalign.landscape.evaluate import batch_loss, scored
-from symalign.merge.rule import MergeInputs
+from symalign.merge.merge_rule import MergeInputs
 from symalign.models.family import TransformerModel
 
 Progress = Callable[[int, int], None]

@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 
 from symalign.errors import SymalignError
-from symalign.merge.rule import MergeInputs, MergeRule, install_hint, register
+from symalign.merge.merge_rule import MergeInputs, MergeRule, install_hint, register
 
 # name -> (label, base policy, parameters with symalign's defaults, at least this many models, help)
 METHODS = {

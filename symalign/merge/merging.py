@@ -1,6 +1,6 @@
 """Merge N models into one: align them into the first model's basis, then combine their weights.
 
-Merge rules are registered in symalign.merge.catalog; the built-in ones:
+Merge rules are registered in symalign.merge.builtin_rules; the built-in ones:
 - `average`: the mean of the (aligned) logical tensors;
 - `fisher`: Fisher-weighted mean Σ F_i θ_i / Σ F_i with each model's diagonal Fisher on its
   training data (Matena & Raffel), ε-floored so a weight no model is sure of falls back to the mean;
@@ -27,8 +27,8 @@ from symalign.landscape.evaluate import Evaluator, Metrics
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
 from symalign.match.matchers import matcher
-from symalign.merge.catalog import merge_rule
-from symalign.merge.rule import ALIGNS, MERGE_ALIGNS, OT_ALIGNS, MergeInputs, install_hint
+from symalign.merge.builtin_rules import merge_rule
+from symalign.merge.merge_rule import ALIGNS, MERGE_ALIGNS, OT_ALIGNS, MergeInputs, install_hint
 from symalign.models import canonicalize, save_model
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
@@ -107,7 +107,7 @@ def combine(members: list[TransformerModel], how: str, data=None, examples: int 
             progress: Progress | None = None, device: str = "cpu", parameters: dict | None = None,
             has_base: bool = False, ot=None, max_examples: int | None = None) -> dict[str, torch.Tensor]:
     """The merged logical tensors of models that already share one basis, by the registered rule `how`
-    (symalign.merge.catalog; statistics that need forward or backward passes computed on `device`).
+    (symalign.merge.builtin_rules; statistics that need forward or backward passes computed on `device`).
     `ot`, `max_examples`: the OT rules' plan solver and activation examples."""
     rule = merge_rule(how)
     inputs = MergeInputs(data, examples, seed, pick_device(device), progress, rule.fill(parameters), has_base,

@@ -37,8 +37,8 @@ from symalign.match.activation.moments import PairMoments, pair_moments, paired,
 from symalign.match.solvers import assignment, slices
 from symalign.match.weight.descent import boundary_tensors
 from symalign.match.weight.units import head_cost
-from symalign.merge.rule import OT_ALIGNS, MergeInputs, average
-from symalign.merge.rule import OT_SOLVERS as SOLVERS
+from symalign.merge.merge_rule import OT_ALIGNS, MergeInputs, average
+from symalign.merge.merge_rule import OT_SOLVERS as SOLVERS
 from symalign.models import canonicalize, spec_of
 from symalign.models.family import TransformerModel
 from symalign.symmetry.groups import Dense, GroupElement, Permutation, _along

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import torch
 from transformers.pytorch_utils import Conv1D
 
-from symalign.merge.rule import MergeInputs
+from symalign.merge.merge_rule import MergeInputs
 from symalign.models.family import TransformerModel
 
 Progress = Callable[[int, int], None]
@@ -78,6 +78,6 @@ def regmean(members: list[TransformerModel], data, examples: int = 64, seed: int
 
 
 def regmean_merge(members: list[TransformerModel], inputs: MergeInputs) -> dict[str, torch.Tensor]:
-    """The `regmean` rule (symalign.merge.catalog)."""
+    """The `regmean` rule (symalign.merge.builtin_rules)."""
     return regmean(members, inputs.data, inputs.examples, inputs.seed, inputs.phase("input Gram matrices"),
                    device=inputs.device)

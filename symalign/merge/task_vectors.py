@@ -23,7 +23,7 @@ from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
-from symalign.merge.rule import ALIGNS, TRANSPORT_HEAD_STRATEGIES
+from symalign.merge.merge_rule import ALIGNS, TRANSPORT_HEAD_STRATEGIES
 from symalign.models import canonicalize, save_model, transformed
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel

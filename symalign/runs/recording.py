@@ -11,7 +11,7 @@ from pathlib import Path
 from symalign.errors import SymalignError
 from symalign.models import load_model
 from symalign.models.family import TransformerModel
-from symalign.runs.records import SETTINGS, Settings
+from symalign.runs.settings import SETTINGS, Settings
 from symalign.runs.store import RunStore
 from symalign.zoo import zoo_reference
 

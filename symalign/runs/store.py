@@ -84,8 +84,8 @@ class Run:
 
     @property
     def typed_settings(self):
-        """The settings as the run kind's class (symalign.runs.records)."""
-        from symalign.runs.records import settings_of
+        """The settings as the run kind's class (symalign.runs.settings)."""
+        from symalign.runs.settings import settings_of
 
         return settings_of(self.kind, self.settings)
 

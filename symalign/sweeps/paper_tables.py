@@ -12,7 +12,7 @@ from symalign.papers import TABLES, paper_table
 from symalign.papers.table import verdict
 from symalign.progress import PhaseProgress
 from symalign.runs.recording import recorded
-from symalign.runs.records import PaperSettings
+from symalign.runs.settings import PaperSettings
 from symalign.runs.store import RunStore
 
 Runner = Callable[[str, int | None, PhaseProgress | None, RunStore | None], str]

@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from symalign.errors import SymalignError
-from symalign.runs.records import AlignSettings, SweepSettings
+from symalign.runs.settings import AlignSettings, SweepSettings
 from symalign.runs.store import Run, RunStore
 from symalign.sweeps.executors import assigned_gpus, check_address, pick_executor, run_cells
 from symalign.sweeps.grid import Cell, Grid

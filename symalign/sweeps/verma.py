@@ -3,7 +3,7 @@ verma-components`): post-LN masked-LM BERTs, activation-based permutations, B re
 interpolated with A, the barrier in pseudo-perplexity (their metric) beside the loss barrier.
 
 Why a table of its own and not a grid preset: two of the paper's rows (Ignore-Heads, Separate
-residual) are not symmetries (symalign.merge.relabel), so they cannot be `align` runs, which
+residual) are not symmetries (symalign.merge.verma_relabellings), so they cannot be `align` runs, which
 promise B's function; here every row is "B relabelled, then measured on the line to A", and a
 row that changes B's function says so in its own column (the largest logit change it makes).
 
@@ -37,7 +37,7 @@ def relabelled(a, b, row: VermaRow, data, max_examples: int | None = 256):
     """B relabelled by the row's strategy (A and B canonical; post-LN BERTs are canonical as they are)."""
     from symalign.match.activation.capture import collect
     from symalign.match.activation.matching import activation_match
-    from symalign.merge.relabel import attention_streams, ignore_heads, relabel_streams, stream_permutations
+    from symalign.merge.verma_relabellings import attention_streams, ignore_heads, relabel_streams, stream_permutations
     from symalign.models import spec_of, transformed
 
     out = b

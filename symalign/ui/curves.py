@@ -74,7 +74,7 @@ def show_paths(paths: list[tuple[str, dict]], key: str) -> None:
 def plane_settings(runs: list[Run], third: str, resolution: int, max_examples: int | None = 256):
     """The plane through A, B and aligned B (Zhang et al.'s Fig. 2) or the curve's bend (Garipov et al.'s
     Fig. 1), with the straight lines and the curves drawn on it: as a `plane` run's settings."""
-    from symalign.runs.records import PlaneSettings
+    from symalign.runs.settings import PlaneSettings
 
     plain = next((r for r in runs if r.method == "none"), None)
     aligned = next((r for r in runs if r.method != "none"), None)

@@ -29,7 +29,7 @@ from symalign.models.family import TransformerModel
 from symalign.models.io import default_data_spec
 from symalign.progress import PhaseProgress, phase
 from symalign.runs.recording import ModelLike, model_of, recorded, reference
-from symalign.runs.records import CurveSettings, PlaneSettings
+from symalign.runs.settings import CurveSettings, PlaneSettings
 from symalign.runs.store import RunStore
 from symalign.workflows.execute import fitted
 

@@ -21,7 +21,7 @@ from symalign.models.io import default_data_spec
 from symalign.models.widen import check_pair, same_widths
 from symalign.progress import PhaseProgress, phase
 from symalign.runs.recording import ModelLike, loaded_here, model_of, recorded, reference
-from symalign.runs.records import AlignSettings, BarrierSettings, SpectrumSettings
+from symalign.runs.settings import AlignSettings, BarrierSettings, SpectrumSettings
 from symalign.runs.store import RunStore
 from symalign.zoo import zoo_reference
 

@@ -18,7 +18,7 @@ from symalign.models.family import TransformerModel
 from symalign.models.io import default_data_spec
 from symalign.progress import PhaseProgress, phase
 from symalign.runs.recording import ModelLike, model_of, recorded, reference
-from symalign.runs.records import ManySettings, SimplexSettings
+from symalign.runs.settings import ManySettings, SimplexSettings
 from symalign.runs.store import RunStore
 from symalign.workflows.execute import fitted, measured_curve
 

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from symalign.errors import SymalignError
-from symalign.merge.rule import OT_ALIGNS
+from symalign.merge.merge_rule import OT_ALIGNS
 from symalign.models.canonical import canonicalize
 from symalign.models.compat import check_compatible
 from symalign.models.io import default_data_spec, export_dtype
 from symalign.progress import PhaseProgress
 from symalign.runs.recording import ModelLike, loaded_here, model_of, recorded, reference
-from symalign.runs.records import MergeSettings, TransportSettings
+from symalign.runs.settings import MergeSettings, TransportSettings
 from symalign.runs.store import RunStore
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ streams do not depend on unit or head orders. So one pass suffices:
 - heads: two-stage (an inner assignment per head pair scores the pair, an outer assignment
   pairs heads: Verma & Elbayad's Head-Perm) on the per-head outputs, or `monotonic` (heads kept
   in order, features matched inside each: their Monotonic Head Alignment; `ignore` is its old
-  name, kept for stored runs). Their Ignore-Heads is not a symmetry: symalign.merge.relabel;
+  name, kept for stored runs). Their Ignore-Heads is not a symmetry: symalign.merge.verma_relabellings;
 - inside heads: Procrustes (orthogonal), assignment (perm) or least squares (invertible) on
   q and k (QK space) and on head outputs (VO space).
 Every solve reads second moments only, so A and B run over the data in lockstep and each batch

@@ -16,7 +16,7 @@ import torch
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from symalign.match.solvers import assignment
-from symalign.match.weight.running import MappedModel
+from symalign.match.weight.running import RunningModel
 from symalign.symmetry.groups import Permutation
 from symalign.symmetry.transform import Transform
 from symalign.torch_threads import serial_pool
@@ -202,7 +202,7 @@ def solver_threads() -> int:
 class DeferredPermutations:
     """Pending permutation solves of a sweep, settled before anything reads what they move."""
 
-    def __init__(self, mapped: MappedModel, transform: Transform, hints: dict[str, Hint],
+    def __init__(self, mapped: RunningModel, transform: Transform, hints: dict[str, Hint],
                  threads: int | None = None, depth: int | None = None):
         self.mapped, self.transform, self.hints = mapped, transform, hints
         threads = solver_threads() if threads is None else threads

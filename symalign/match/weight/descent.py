@@ -11,7 +11,7 @@ position embeddings, the head's rows, patch embedding): their rows correspond ac
 without knowing any other space, unlike interior weights (the data-free trap: an interior row
 corresponds only once every other space is known).
 
-B under the transform so far lives in a `MappedModel`: a step touches only its space's tensors."""
+B under the transform so far lives in a `RunningModel`: a step touches only its space's tensors."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from symalign.match.matchers import MatchInputs, MatchOutput
 from symalign.match.results import SweepRecord
 from symalign.match.solvers import permutation_matrices, solve
 from symalign.match.weight.assignment import DeferredPermutations, Hint
-from symalign.match.weight.running import MappedModel, squared_distance, squared_norm
+from symalign.match.weight.running import RunningModel, squared_distance, squared_norm
 from symalign.match.weight.units import head_cost, query_head_cost, reorder_whole_units, update_experts
 from symalign.memory import LARGE_MODEL_PARAMETERS, heap_kept
 from symalign.symmetry.groups import Permutation
@@ -83,7 +83,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     parameters = sum(t.numel() for t in a.values())
     compute = compute_dtype(precision, parameters)
     inner_passes = default_inner_passes(parameters) if inner_passes is None else inner_passes
-    mapped = MappedModel(a, b, spec, classes, consume_b=consume_b, compute=compute)
+    mapped = RunningModel(a, b, spec, classes, consume_b=consume_b, compute=compute)
     del b  # consumed: the working copy holds what is left of B
     if transform:
         mapped.act(dict(transform))
@@ -147,7 +147,7 @@ def default_inner_passes(parameters: int) -> int:
     return INNER_PASSES_AT_SCALE if parameters > LARGE_MODEL_PARAMETERS else 0
 
 
-def _sweeps(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, classes: dict[str, str],
+def _sweeps(mapped: RunningModel, transform: Transform, spec: SymmetrySpec, classes: dict[str, str],
             units: list[tuple[str, ...]], deferred: DeferredPermutations, head_cost_kind: str, max_sweeps: int,
             tol: float, rng: random.Random, progress: Progress | None, measured, history: list[dict],
             elapsed: Callable[[], float], max_seconds: float | None, inner_passes: int = 0) -> str:
@@ -199,7 +199,7 @@ def inner_units(units: list[tuple[str, ...]], spec: SymmetrySpec) -> list[tuple[
     return [u for u in kept if u]
 
 
-def _inner_passes(mapped: MappedModel, transform: Transform, spec: SymmetrySpec, classes: dict[str, str],
+def _inner_passes(mapped: RunningModel, transform: Transform, spec: SymmetrySpec, classes: dict[str, str],
                   units: list[tuple[str, ...]], deferred: DeferredPermutations, head_cost_kind: str, passes: int,
                   tol: float, passed: Callable[[int], None] | None = None) -> int:
     """Up to `passes` passes over the residual and the maps inside attention heads, with the MLPs held (their
@@ -227,7 +227,7 @@ def _inner_passes(mapped: MappedModel, transform: Transform, spec: SymmetrySpec,
         mapped.release()
 
 
-def _update_unit(unit: tuple[str, ...], mapped: MappedModel, transform: Transform, spec: SymmetrySpec,
+def _update_unit(unit: tuple[str, ...], mapped: RunningModel, transform: Transform, spec: SymmetrySpec,
                  classes: dict[str, str], deferred: DeferredPermutations, head_cost_kind: str) -> None:
     """Re-solve one update unit's spaces in turn, every other space held."""
     for space in unit:
@@ -240,7 +240,7 @@ def _update_unit(unit: tuple[str, ...], mapped: MappedModel, transform: Transfor
             _update_space(space, classes[spec.spaces[space].kind], mapped, transform, deferred)
 
 
-def _reads(mapped: MappedModel, space: str) -> set[str]:
+def _reads(mapped: RunningModel, space: str) -> set[str]:
     """The tensors a step on `space` reads: its own, and for whole heads those of the maps inside."""
     names = mapped.touched(space)
     for child in mapped.spec.batched_in(space):
@@ -273,7 +273,7 @@ def _units(spec: SymmetrySpec, classes: dict[str, str]) -> list[tuple[str, ...]]
     return units
 
 
-def _update_space(space: str, cls: str, mapped: MappedModel, transform: Transform,
+def _update_space(space: str, cls: str, mapped: RunningModel, transform: Transform,
                   deferred: DeferredPermutations | None = None) -> None:
     """Re-solve one space with every other one held; B moves by the change of its element only.
 
@@ -305,7 +305,7 @@ def _update_space(space: str, cls: str, mapped: MappedModel, transform: Transfor
     transform[space] = new
 
 
-def _update_heads(space: str, mapped: MappedModel, transform: Transform, head_cost_kind: str,
+def _update_heads(space: str, mapped: RunningModel, transform: Transform, head_cost_kind: str,
                   inner: str = "orthogonal") -> None:
     """Match whole heads by a cost no per-head map changes (reorder_whole_units), then grouped query
     heads inside each key/value head by their own circuits. `inner`: the class inside heads, which brute

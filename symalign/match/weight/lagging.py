@@ -29,7 +29,7 @@ from symalign.symmetry.groups import Dense
 DENSE_UPDATE = 0.5  # form ΔK from every column once more than this share of them changed (a first sweep)
 
 
-class LazyResidual:
+class LaggingGroups:
     """The groups of one orthogonal space (`space`, size n) and their share of its correlation and distance.
     `groups`: name -> the tensor names in it; `cross`: S at the start (Σ K_g, every D_g = D = I);
     `norms`: N, Σ ‖A‖² + ‖B‖² over the grouped tensors."""

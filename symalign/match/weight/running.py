@@ -20,7 +20,7 @@ from collections.abc import Mapping
 import torch
 
 from symalign.match.solvers import correlation, cross
-from symalign.match.weight.lagging import LazyResidual
+from symalign.match.weight.lagging import LaggingGroups
 from symalign.memory import LARGE_MODEL_PARAMETERS
 from symalign.symmetry.groups import CO, CONTRA, Dense, GroupElement, Permutation
 from symalign.symmetry.spec import SymmetrySpec
@@ -121,7 +121,7 @@ def working(element: GroupElement, dtype: torch.dtype) -> GroupElement:
     return element
 
 
-class MappedModel:
+class RunningModel:
     """A (read in the compute precision), and B under the current transform."""
 
     def __init__(self, a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, str], consume_b: bool = False,
@@ -158,9 +158,9 @@ class MappedModel:
         self.norm_a = math.sqrt(norm_a + sum(self.norms_a.values()))
         self._touching = {s: sorted({n for n, _, _ in self.spec.axes_of(s)}) for s in spec.spaces}
         # tensors the inner passes leave in place: one lagging group of their own (symalign.match.weight.lagging)
-        self.held: LazyResidual | None = None
+        self.held: LaggingGroups | None = None
         # each MLP's tensors rotated by an orthogonal residual only when their MLP next reads them
-        self.lazy: LazyResidual | None = None
+        self.lazy: LaggingGroups | None = None
         self._residual_axis: dict[str, int] = {}
         if classes.get("residual") == "orthogonal" and "residual" in spec.spaces:
             self._start_lazy("residual")
@@ -186,7 +186,7 @@ class MappedModel:
         grouped = sorted(set().union(*groups.values()))
         cross = self.correlation(space, None, names=grouped)[0]
         norms = sum(self.norms_a[n] + squared_norm(self.b[n]) for n in grouped)
-        self.lazy = LazyResidual(space, groups, cross, norms)
+        self.lazy = LaggingGroups(space, groups, cross, norms)
 
     def _lagging(self) -> frozenset[str]:
         return self.lazy.names if self.lazy is not None else frozenset()
@@ -208,7 +208,7 @@ class MappedModel:
         held = frozenset(names & set(self.b)) - self._lagging()
         cross = self.correlation(space, None, names=sorted(held))[0]
         norms = sum(self.norms_a[n] + squared_norm(self.b[n]) for n in held)
-        self.held = LazyResidual(space, {"held": held}, cross, norms)
+        self.held = LaggingGroups(space, {"held": held}, cross, norms)
 
     def release(self) -> None:
         """Apply the pending change to the held tensors; they are B under the transform again."""
@@ -259,7 +259,7 @@ class MappedModel:
         lazy = self.lazy if self.lazy is not None and self.lazy.space in elements else None
         if lazy is not None:
             if tensors is not None:
-                raise ValueError("MappedModel.act: a lagging space's element with explicit tensors")
+                raise ValueError("RunningModel.act: a lagging space's element with explicit tensors")
             if len(elements) > 1:  # the others first: they commute with the lagging space's element
                 rest = dict(self.act({k: v for k, v in elements.items() if k != lazy.space}))
                 return PrecisionView({**rest, **self.act({lazy.space: elements[lazy.space]})}, self.compute)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import torch
 
 from symalign.match.solvers import assignment
-from symalign.match.weight.running import MappedModel
+from symalign.match.weight.running import RunningModel
 from symalign.symmetry.groups import Permutation
 from symalign.symmetry.transform import Transform
 
@@ -109,7 +109,7 @@ def query_head_cost(a: Tensors, b: Tensors, layer: int) -> torch.Tensor:
 Tensors = dict[str, torch.Tensor]
 
 
-def reorder_whole_units(space: str, mapped: MappedModel, transform: Transform,
+def reorder_whole_units(space: str, mapped: RunningModel, transform: Transform,
                         cost: Callable[[Tensors], torch.Tensor]) -> Tensors:
     """Re-pair the units of `space` with every other space held, by `cost(current B)` ([n, n], higher
     = more alike, unchanged by the maps inside a unit). Returns B's tensors that `space` touches, as
@@ -136,7 +136,7 @@ def expert_cost(a, b, layer: int, dtype: torch.dtype = torch.float64) -> torch.T
     return total.double()
 
 
-def update_experts(space: str, mapped: MappedModel, transform: Transform) -> None:
+def update_experts(space: str, mapped: RunningModel, transform: Transform) -> None:
     """Re-pair a layer's experts with every other space held: undo the per-expert unit permutations, solve
     the assignment of experts on the invariant cost, apply it (the unit's next steps solve the units)."""
     layer = int(space.split(".")[1])

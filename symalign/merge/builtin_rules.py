@@ -1,11 +1,11 @@
 """The merge rules symalign offers: averaging, Fisher, RegMean, and mergekit's methods.
 
-Importing this module registers them (symalign.merge.rule holds the registry and what a rule is), so
+Importing this module registers them (symalign.merge.merge_rule holds the registry and what a rule is), so
 `symalign merge --how`, the Merge page and `merge_models` read the whole catalog from here."""
 
 from __future__ import annotations
 
-from symalign.merge.rule import (  # noqa: F401  (the registry's API, re-exported beside the catalog)
+from symalign.merge.merge_rule import (  # noqa: F401  (the registry's API, re-exported beside the catalog)
     ALIGNS,
     MERGE_ALIGNS,
     OT_ALIGNS,
@@ -20,7 +20,7 @@ from symalign.merge.rule import (  # noqa: F401  (the registry's API, re-exporte
     unregister,
 )
 
-register(MergeRule("average", "average", "symalign.merge.rule:average"))
+register(MergeRule("average", "average", "symalign.merge.merge_rule:average"))
 register(MergeRule("fisher", "Fisher-weighted average", "symalign.merge.fisher:fisher_merge", needs_data=True))
 register(MergeRule("regmean", "RegMean (per linear map)", "symalign.merge.regmean:regmean_merge", needs_data=True))
 # OT fusion as a merge rule (Zhang et al. Table 2: matching is a plug-in *before* any fusion): the members, aligned or

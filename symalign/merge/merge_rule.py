@@ -1,4 +1,4 @@
-"""What a merge rule is, and the one registry of them (the built-in catalog is symalign.merge.catalog).
+"""What a merge rule is, and the one registry of them (the built-in catalog is symalign.merge.builtin_rules).
 
 `symalign merge --how`, the Merge page and `merge_models` read what a rule is here: its label,
 whether it needs data (Fisher and RegMean read training examples; averaging does not), whether it

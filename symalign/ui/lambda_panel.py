@@ -107,7 +107,7 @@ def show_at_lambda(runs: list[Run], lam: float, key: str) -> None:
         data_spec = (run.settings.get("config") or {}).get("data") or default_data_spec(a)
         example = int(st.number_input("evaluation example", 0, 255, 0, key=f"{key}-example"))
     left, right = st.columns(2)
-    from symalign.runs.twins import looked_for
+    from symalign.runs.unaligned import looked_for
 
     twin = _vanilla_twin(run)
     curves = {"unaligned": twin.curve if twin else None, "aligned": run.curve}
@@ -119,7 +119,7 @@ def show_at_lambda(runs: list[Run], lam: float, key: str) -> None:
 
 def _vanilla_twin(run: Run) -> Run | None:
     """The unaligned path's run: a barrier run of the pair (Align records one) or a grid's vanilla cell."""
-    from symalign.runs.twins import vanilla_twin
+    from symalign.runs.unaligned import vanilla_twin
     from symalign.ui.state import run_store
 
     return vanilla_twin(run, run_store().list(model=run.model_a))
