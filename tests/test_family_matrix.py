@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from family_configs import random_configs
 
 from symalign.errors import InadmissibleError, SymalignError
 from symalign.match.align import align
@@ -53,17 +54,18 @@ def test_a_random_admissible_transform_keeps_the_function(family):
         assert max((moved.tensors[k] - model.tensors[k]).abs().max().item() for k in model.tensors) > 1e-2
 
 
-def test_weight_matching_recovers_a_planted_transform(family):
-    """B = T(A) with every admissible class but the residual's: weight matching lands on A (distance ~ 0) and B's
-    function is kept. (Residual rotations are recovered too; with them a tiny model's boundary tensors can
-    leave the start ambiguous, which tests/test_weight_invariant.py covers with noise.)"""
-    a = small(family)
+@pytest.mark.parametrize("index", range(2))
+def test_weight_matching_recovers_a_planted_transform(family, index):
+    """B = T(A) with every admissible class, the residual's included, on varied small configs of the family
+    (grouped queries, biases, ties, experts, parallel residuals: tests/family_configs.py): weight matching lands
+    on A and B's function is kept. RoPE families' rotary QK maps are solved to about 1e-5 on these tiny heads."""
+    a = canonicalize(random_model(random_configs(family, 2, seed=21)[index], seed=index))
     spec = spec_of(a)
-    classes = {k: c for k, c in spec.fit(preset_classes("all")).items() if c != "none" and k != "residual"}
-    b = transformed(a, random_transform(spec, classes, seed=3))
+    classes = {k: c for k, c in spec.fit(preset_classes("all")).items() if c != "none"}
+    b = transformed(a, random_transform(spec, classes, seed=3 + index))
     result = align(a, b, AlignConfig(method="weight", classes=classes))
-    assert result.report.distance_before > 1e-2
-    assert result.report.distance_after < 1e-5, (classes, result.report.distance_after)
+    assert result.report.distance_before > 0.2, result.report.distance_before
+    assert result.report.distance_after < 1e-3 * result.report.distance_before, (classes, result.report.distance_after)
     x = random_inputs(a, n=2, seed=2)
     assert (outputs(result.aligned, x) - outputs(b, x)).abs().max().item() < TOL
 
