@@ -54,15 +54,14 @@ def test_a_random_admissible_transform_keeps_the_function(family):
         assert max((moved.tensors[k] - model.tensors[k]).abs().max().item() for k in model.tensors) > 1e-2
 
 
-@pytest.mark.parametrize("index", range(2))
-def test_weight_matching_recovers_a_planted_transform(family, index):
-    """B = T(A) with every admissible class, the residual's included, on varied small configs of the family
+def test_weight_matching_recovers_a_planted_transform(family):
+    """B = T(A) with every admissible class, the residual's included, on a varied small config of the family
     (grouped queries, biases, ties, experts, parallel residuals: tests/family_configs.py): weight matching lands
     on A and B's function is kept. RoPE families' rotary QK maps are solved to about 1e-5 on these tiny heads."""
-    a = canonicalize(random_model(random_configs(family, 2, seed=21)[index], seed=index))
+    a = canonicalize(random_model(random_configs(family, 1, seed=21)[0], seed=0))
     spec = spec_of(a)
     classes = {k: c for k, c in spec.fit(preset_classes("all")).items() if c != "none"}
-    b = transformed(a, random_transform(spec, classes, seed=3 + index))
+    b = transformed(a, random_transform(spec, classes, seed=3))
     result = align(a, b, AlignConfig(method="weight", classes=classes))
     assert result.report.distance_before > 0.2, result.report.distance_before
     assert result.report.distance_after < 1e-3 * result.report.distance_before, (classes, result.report.distance_after)

@@ -63,7 +63,7 @@ def certified_assignment(cost: torch.Tensor, guess: np.ndarray | None = None,
     scale = max(float(cost.max()), -float(cost.min())) or 1.0
     # no hint (a first sweep, a one-pass run): the same rounds from zero potentials, so the candidates are
     # each row's largest costs; GPT-2-small's first-sweep MLP costs (3072²) are certified in 3 rounds, 0.30 s
-    # against 1.05 s before (benchmarks/first_solves.py), and a cost the candidates miss still goes dense
+    # against 1.05 s for scipy alone, and a cost the candidates miss still goes dense
     v = np.zeros(n) if hint is None else hint.potentials.copy()
     sigma = np.arange(n) if guess is None else np.asarray(guess)
     rows, cols = _candidates(cost, v, sigma)
