@@ -18,6 +18,7 @@ from symalign.symmetry_anatomy import (
     class_table,
     plant,
     predictions,
+    refusal_lines,
     tensors_touched,
 )
 from symalign.ui.figures import show_figure
@@ -64,8 +65,7 @@ with user_errors():
                     "function below the grid (a reason is a sentence: in a grid cell it would be cut off).")
         classes = pd.DataFrame(class_table(spec)).set_index("component")
         st.dataframe(classes.map(lambda v: v if v == "admissible" else "refused"), key="sym-classes")
-        st.markdown("\n".join(f"- **{component}, {cls}**: {reason}" for component, row in classes.iterrows()
-                               for cls, reason in row.items() if reason != "admissible"))
+        st.markdown("\n".join(f"- {line}" for line in refusal_lines(spec)))
 
     with plant_tab:
         c1, c2, c3, c4 = st.columns(4)

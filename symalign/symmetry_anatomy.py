@@ -41,6 +41,25 @@ def class_table(spec: SymmetrySpec) -> list[dict[str, str]]:
     return rows
 
 
+def refusal_lines(spec: SymmetrySpec) -> list[str]:
+    """The refusals as a reader takes them in: one line per component kind, with how many components of the kind
+    the model has, and each reason once after the classes it refuses (one sentence per class repeated the same
+    reason six times for a model's heads)."""
+    lines = []
+    for kind in spec.kinds():
+        count = len(spec.spaces_of_kind(kind))
+        by_reason: dict[str, list[str]] = {}
+        for cls in CLASSES:
+            reason = spec.kind_refusals(kind).get(cls)
+            if reason is not None:
+                by_reason.setdefault(reason, []).append(cls)
+        components = f"{count} component{'s' if count != 1 else ''}"
+        if by_reason:
+            lines.append(f"**{kind}** ({components}): " + " · ".join(f"*{', '.join(classes)}*: {reason}"
+                                                                     for reason, classes in by_reason.items()))
+    return lines
+
+
 def admissible_classes(spec: SymmetrySpec, kind: str) -> list[str]:
     refusals = spec.kind_refusals(kind)
     return [cls for cls in CLASSES if cls not in refusals]

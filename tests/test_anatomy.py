@@ -69,3 +69,18 @@ def test_as_matrix_flattens_head_split_tensors_and_vectors():
     assert as_matrix(torch.zeros(4, 8, 32)).shape == (32, 32)
     assert as_matrix(torch.zeros(32, 4, 8)).shape == (32, 32)
     assert as_matrix(torch.zeros(7)).shape == (1, 7)
+
+
+def test_refusals_are_one_line_per_kind_with_the_component_count_and_each_reason_once(vit):
+    """The Symmetries page's list: one line per component kind (the heads refuse six classes for one reason: it
+    is said once, after the classes), with how many components of the kind the model has."""
+    from symalign.symmetry_anatomy import refusal_lines
+
+    spec = spec_of(vit)
+    lines = refusal_lines(spec)
+    assert [line.split("**")[1] for line in lines] == [k for k in spec.kinds() if spec.kind_refusals(k)]
+    for line, kind in zip(lines, (k for k in spec.kinds() if spec.kind_refusals(k))):
+        assert f"({len(spec.spaces_of_kind(kind))} component" in line
+        for reason in set(spec.kind_refusals(kind).values()):
+            assert line.count(reason) == 1, (kind, reason)
+        assert all(cls in line for cls in spec.kind_refusals(kind))
