@@ -9,15 +9,7 @@ from typing import Any
 
 import torch
 
-from symalign.models.layout import (
-    BLOCK,
-    BLOCK_NORM_READERS,
-    FINAL_NORM,
-    FINAL_NORM_READERS,
-    Dims,
-    attention_spaces,
-    build_spec,
-)
+from symalign.models.layout import FINAL_NORM_READERS, Dims, attention_spaces, build_spec
 from symalign.models.weight_map import adapters
 from symalign.symmetry.spec import Space, SymmetrySpec
 
@@ -88,9 +80,9 @@ class Family:
     fused_qkv: str = "blocks"
     # The block's tag rows, the final norm's, and which norm feeds which readers (canonical form).
     # `block` may be a function of the config where the layout varies (a Llama with or without biases).
-    block: dict[str, tuple[str | None, ...]] | Callable[[Any], dict] = field(default_factory=lambda: BLOCK)
-    final_norm: dict[str, tuple[str | None, ...]] = field(default_factory=lambda: FINAL_NORM)
-    norm_readers: dict[str, tuple[str, ...]] = field(default_factory=lambda: BLOCK_NORM_READERS)
+    block: dict[str, tuple[str | None, ...]] | Callable[[Any], dict] = field(default_factory=dict)
+    final_norm: dict[str, tuple[str | None, ...]] = field(default_factory=dict)
+    norm_readers: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # What reads the final norm: the head, or a projection before it (OPT's project_out).
     final_norm_readers: Callable[[Any], tuple[str, ...]] = field(default=lambda config: FINAL_NORM_READERS)
     # The per-layer spaces its tag rows name (their kinds are what the app toggles and matchers solve).

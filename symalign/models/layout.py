@@ -1,9 +1,9 @@
 """The logical layout of a pre-LN transformer, shared by every family (GPT-2, ViT, ...).
 
-Adapters translate a Hugging Face state dict into these logical tensors (Linear convention
-[out, in], heads split into their own axis) and back. Everything numeric — applying
-symmetries, canonical form, matching — works on the logical form, so adding an architecture
-is writing an adapter's name mapping plus its embedding/head rows below, not new science.
+A family's data file (symalign/models/families) maps a Hugging Face state dict into these logical tensors
+(Linear convention [out, in], heads split into their own axis) and back, and tags them. Everything numeric
+(applying symmetries, canonical form, matching) works on the logical form, so adding an architecture is a
+data file, not new science.
 
 Tags read "space:variance"; spaces other than ``residual`` are local to the layer.
 """
@@ -14,35 +14,7 @@ from dataclasses import dataclass, replace
 
 from symalign.symmetry.spec import Space, SymmetrySpec, parse_tag, refusals_for
 
-BLOCK: dict[str, tuple[str | None, ...]] = {
-    "ln1.weight": ("residual:diag",),
-    "ln1.bias": ("residual:co",),
-    "attn.q.weight": ("heads:co", "qk:co", "residual:contra"),
-    "attn.q.bias": ("heads:co", "qk:co"),
-    "attn.k.weight": ("heads:co", "qk:contra", "residual:contra"),
-    "attn.k.bias": ("heads:co", "qk:contra"),
-    "attn.v.weight": ("heads:co", "vo:co", "residual:contra"),
-    "attn.v.bias": ("heads:co", "vo:co"),
-    "attn.o.weight": ("residual:co", "heads:contra", "vo:contra"),
-    "attn.o.bias": ("residual:co",),
-    "ln2.weight": ("residual:diag",),
-    "ln2.bias": ("residual:co",),
-    "mlp.fc.weight": ("mlp:co", "residual:contra"),
-    "mlp.fc.bias": ("mlp:co",),
-    "mlp.proj.weight": ("residual:co", "mlp:contra"),
-    "mlp.proj.bias": ("residual:co",),
-}
-
-FINAL_NORM: dict[str, tuple[str | None, ...]] = {
-    "norm.weight": ("residual:diag",),
-    "norm.bias": ("residual:co",),
-}
-
-# Which LayerNorm feeds which readers (the canonical form folds γ, β into them).
-BLOCK_NORM_READERS: dict[str, tuple[str, ...]] = {
-    "ln1": ("attn.q", "attn.k", "attn.v"),
-    "ln2": ("mlp.fc",),
-}
+# What reads the final norm by default: the head (the canonical form folds the norm into it).
 FINAL_NORM_READERS: tuple[str, ...] = ("head",)
 
 
@@ -93,8 +65,7 @@ def layer_name(i: int, local: str) -> str:
     return f"layer.{i}.{local}"
 
 
-def tensor_tags(dims: Dims, outer: dict[str, tuple[str | None, ...]], block: dict = BLOCK,
-                final_norm: dict = FINAL_NORM) -> dict:
+def tensor_tags(dims: Dims, outer: dict[str, tuple[str | None, ...]], block: dict, final_norm: dict) -> dict:
     """Tags of every logical tensor: the family's embedding/head rows, final norm and block rows."""
     tags = {name: tuple(parse_tag(t, None) for t in row) for name, row in outer.items()}
     tags.update({name: tuple(parse_tag(t, None) for t in row) for name, row in final_norm.items()})
@@ -148,8 +119,7 @@ def _refusals(local: Space, dims: Dims, canonical: bool) -> dict[str, str]:
 
 
 def build_spec(family: str, dims: Dims, outer: dict[str, tuple[str | None, ...]], canonical: bool,
-               block: dict = BLOCK, final_norm: dict = FINAL_NORM,
-               local_spaces: tuple[Space, ...] | None = None) -> SymmetrySpec:
+               block: dict, final_norm: dict, local_spaces: tuple[Space, ...] | None = None) -> SymmetrySpec:
     """The symmetry spec of a transformer with these dimensions, block layout and declared per-layer
     spaces (`attention_spaces` unless the family declares its own)."""
     local_spaces = attention_spaces(dims) if local_spaces is None else local_spaces
