@@ -37,8 +37,8 @@ with user_errors():
     family = c1.selectbox("zoo family", families, index=families.index("vit-digits") if "vit-digits" in families else 0,
                           key="ablations-family")
     presets = ["quick"] + [p for p in PRESETS if p != "quick"]  # the quick one first
-    preset = c2.selectbox("grid", presets, format_func=lambda p: f"{p}: {PRESET_HELP.get(p, '')}",
-                          key="ablations-preset")
+    preset = c2.selectbox("grid", presets, key="ablations-preset")
+    c2.caption(PRESET_HELP.get(preset, ""))  # beside the box, not in it: the box would cut it at 1280 px
     seeds = c3.multiselect("matcher seeds (learned rows)", [0, 1, 2], default=[0], key="ablations-seeds")
     with st.expander("evaluation options"):
         o1, o2 = st.columns(2)

@@ -81,8 +81,8 @@ with user_errors():
     m1, m2, m3 = st.columns(3)
     offered = matchers(universe=third)  # every registered matcher (three models: those that align a universe)
     methods = list(offered)
-    method = m1.selectbox("method", methods, index=methods.index("weight"), key="align-method",
-                          format_func=lambda m: f"{m}: {offered[m].help}")
+    method = m1.selectbox("method", methods, index=methods.index("weight"), key="align-method")
+    m1.caption(offered[method].help)  # beside the box, not in it: the box would cut it at 1280 px
     try:
         data_default = default_data_spec(model_a)
     except SymalignError:  # a model without a training record: the user names the data

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from symalign.plots.interpolation import bands_figure, distinct_labels
+from symalign.plots.names import pair_label
 from symalign.runs.bands import seed_pair_groups
 from symalign.runs.table import run_label, runs_table
 from symalign.ui.figures import show_figure
@@ -35,10 +36,16 @@ with user_errors():
             curves_at_lambda(runs, labels, "interp", "The model at λ, at work", log_loss=log_loss)
         show_permalink("interpolation", {**st.session_state["interp-filters"], "runs": ",".join(r.id for r in runs),
                                          "lambda": f"{st.session_state['interp-lambda']:g}"})
-        table = runs_table(runs)[["run", "model_a", "model_b", "barrier", "barrier_mean", "accuracy_barrier",
-                                  "loss_at_half", "endpoint_loss_a", "endpoint_loss_b"]]
-        st.dataframe(table.rename(columns={"barrier": "barrier (above endpoint line)",
-                                           "barrier_mean": "barrier (above mean endpoint loss)",
-                                           "accuracy_barrier": "accuracy barrier (pp)",
-                                           "loss_at_half": "loss at λ = 0.5"}),
-                     hide_index=True, width="stretch")
+        # short columns (the legend names each run in full): the table fits a 1280-pixel page (issue #109)
+        table = runs_table(runs)
+        table.insert(0, "pair", [pair_label(m.split(" · ")) for m in table["models"]])
+        table["id"] = table["id"].str[-6:]
+        st.dataframe(table[["id", "method", "pair", "barrier", "barrier_mean", "accuracy_barrier",
+                            "loss_at_half"]],
+                     hide_index=True, width="stretch", column_config={
+                         "barrier": st.column_config.NumberColumn("barrier (line)", format="%.4f",
+                                                                  help="above the endpoint line"),
+                         "barrier_mean": st.column_config.NumberColumn("barrier (mean)", format="%.4f",
+                                                                       help="above the mean endpoint loss"),
+                         "accuracy_barrier": st.column_config.NumberColumn("acc. barrier (pp)", format="%.2f"),
+                         "loss_at_half": st.column_config.NumberColumn("loss at λ = ½", format="%.4f")})

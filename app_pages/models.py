@@ -20,8 +20,11 @@ st.title("Models")
 policy = access()
 
 st.subheader("The shipped zoo")
-st.caption("Trained on 2 CPU cores by the commands shown; metrics on each recipe's fixed evaluation split.")
-st.dataframe(zoo_table(), hide_index=True, width="stretch")
+zoo, command = zoo_table()
+st.caption("Trained on 2 CPU cores" + (f", each by `{command}` (RECIPE/SEED as in the model column, steps as shown)"
+                                       if command else " by the commands shown")
+           + "; metrics on each recipe's fixed evaluation split.")
+st.dataframe(zoo, hide_index=True, width="stretch")
 
 st.subheader("Your models")
 table = user_table(cached_model)

@@ -24,7 +24,7 @@ with user_errors():
                  column_config={"barrier": st.column_config.NumberColumn(format="%.4f"),
                                 "accuracy_barrier": st.column_config.NumberColumn("accuracy barrier (pp)",
                                                                                   format="%.2f")})
-    labels = {r.id: f"{r.id} · {r.state} · {run_label(r)}" for r in runs}
+    labels = {r.id: run_label(r) + ("" if r.state == "done" else f" · {r.state}") for r in runs}  # short id inside
     linked = st.query_params.get("run")
     if linked and linked not in labels and "history-open" not in st.session_state:
         # a link to a run this history does not hold (deleted, another machine's, mistyped): say so (#56)

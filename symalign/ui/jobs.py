@@ -66,9 +66,9 @@ def _age(job: Job) -> str:
 
 
 def jobs_frame(jobs: list[Job]) -> pd.DataFrame:
-    return pd.DataFrame([{"job": j.id, "what": j.title, "state": j.state, "phase": j.phase,
-                          "progress": j.fraction, "time": _age(j), "runs": len(j.runs), "error": j.error or ""}
-                         for j in jobs])
+    # short columns first, long text last: at 1280 px the progress stays in view whatever a title's length
+    return pd.DataFrame([{"job": j.id, "state": j.state, "progress": j.fraction, "time": _age(j), "runs": len(j.runs),
+                          "what": j.title, "phase": j.phase, "error": j.error or ""} for j in jobs])
 
 
 @st.fragment(run_every=REFRESH_SECONDS)

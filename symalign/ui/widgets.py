@@ -43,11 +43,18 @@ def user_errors() -> Iterator[None]:
             st.exception(exc)
 
 
+# A markdown table wider than its column (a paper's printed table) scrolls inside its own box instead of
+# pushing the whole page sideways (issue #109: Theus's Table 1 was 1,037 px in an 820 px column).
+WIDE_TABLES_STYLE = ("<style>[data-testid='stMarkdownContainer'] table {display: block; max-width: 100%; "
+                     "overflow-x: auto;}</style>")
+
+
 def sidebar():
     """The sidebar's captions; returns the slot `show_devices` fills once the page has painted."""
     from symalign.ui.figures import view_settings
 
     with st.sidebar:
+        st.html(WIDE_TABLES_STYLE)  # style only: Streamlit injects it into the page
         st.caption("View")
         view_settings()
         st.caption("Compute")
