@@ -1,5 +1,7 @@
 """Ablations: a grid of alignments (methods × symmetry classes × seed pairs) in one click, as a matrix."""
 
+import time
+
 import streamlit as st
 
 from symalign.data import learned_defaults
@@ -84,6 +86,18 @@ with user_errors():
     labels = {r.id: f"{r.label or r.method} · {r.metrics.get('executed', 0)} executed, "
                     f"{r.metrics.get('reused', 0)} reused [{r.id[-6:]}]" for r in sweeps}
     last = (st.session_state.get("ablations-last") or [None])[0]
-    chosen = st.selectbox("grid to show", list(labels), index=list(labels).index(last) if last in labels else 0,
-                          format_func=labels.get, key="ablations-shown")
-    show_sweep(next(r for r in sweeps if r.id == chosen))
+    if last in labels and st.session_state.get("ablations-shown-for") != last:
+        # a grid just ran: show it, whatever the picker held before (issue #109: an all-reused grid left the
+        # earlier one on screen, the box keeping its old value)
+        st.session_state["ablations-shown"] = st.session_state["ablations-shown-for"] = last
+    if st.session_state.get("ablations-shown") not in labels:
+        st.session_state["ablations-shown"] = next(iter(labels))  # the newest grid
+    chosen = st.selectbox("grid to show", list(labels), format_func=labels.get, key="ablations-shown")
+    shown = next(r for r in sweeps if r.id == chosen)
+    if shown.id == last:
+        cells, reused = len(shown.metrics.get("cells", [])), shown.metrics.get("reused", 0)
+        st.success(f"The grid you ran: {shown.label or shown.method}, finished "
+                   f"{time.strftime('%H:%M:%S', time.localtime(shown.finished or shown.created))}"
+                   + (f"; {reused} of {cells} cells reused from earlier runs" if reused else
+                      f"; all {cells} cells computed now") + ".")
+    show_sweep(shown)

@@ -13,6 +13,7 @@ from symalign.match.config import AlignConfig
 from symalign.match.matchers import matchers
 from symalign.models.compat import check_compatible
 from symalign.models.io import default_data_spec
+from symalign.models.readiness import readiness
 from symalign.models.widen import check_pair, same_widths, width_summary
 from symalign.plots import curves_figure
 from symalign.runs.durations import LEARNERS, align_estimate, align_typical, estimate_text, family_of_ref
@@ -88,6 +89,10 @@ with user_errors():
     except SymalignError:  # a model without a training record: the user names the data
         data_default = ""
     data = data_field(m2, "data", data_default, key=f"align-data:{ref_a}")  # follows model A
+    # what measuring needs (data, a tokenizer, a fit): a run bound to fail is not offered (issue #109)
+    lacking = "" if mismatch else " ".join(
+        f"Model {name}: {found.reason()}" for name, model in zip("ABC", (model_a, model_b, model_c))
+        if model is not None and not (found := readiness(model, data or data_default)).ready)
     with m3:
         device = device_choice("align-device")
 
@@ -139,9 +144,11 @@ with user_errors():
     if nothing and method != "none":  # issue #56: such a run went on for 12 s and changed nothing
         st.warning("No symmetry class is ticked: the matcher has nothing to move, so aligned B would be B. Tick "
                    "at least one class above (the presets set several at once).")
-    clicked = st.button("Align", type="primary", key="align-go", disabled=mismatch is not None or
+    if lacking:
+        st.warning(f"Not yet: {lacking}")
+    clicked = st.button("Align", type="primary", key="align-go", disabled=mismatch is not None or bool(lacking) or
                         (nothing and method != "none"),
-                        help=f"not this pair: {mismatch}" if mismatch else
+                        help=f"not this pair: {mismatch}" if mismatch else lacking if lacking else
                         "tick at least one symmetry class" if nothing and method != "none" else None)
     if clicked and background:
         n = int(max_examples) or None

@@ -9,6 +9,7 @@ import streamlit as st
 from symalign.models.upload import import_uploads
 from symalign.train.loop import train
 from symalign.train.recipes import RECIPES
+from symalign.ui.completion import import_message, what_models_need
 from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.model_tables import user_table, zoo_table
 from symalign.ui.session import access, folder_bytes, heavy_work, own_uploads_dir, uploads_root
@@ -41,6 +42,7 @@ else:
         elif Path(doomed).parent == models_dir():
             shutil.rmtree(doomed, ignore_errors=True)
         st.rerun()
+what_models_need()
 
 upload_tab, link_tab, train_tab = st.tabs(["Upload", "Link a directory or hub id", "Train a CPU recipe"])
 
@@ -62,8 +64,13 @@ with upload_tab:
                                     folder_bytes(uploads_root()))
             folders = import_uploads(uploaded, own_uploads_dir() if policy.guest else models_dir(), name or None)
             names = " and ".join(f.name for f in folders)
-            st.success(f"imported {names}: {'each is' if len(folders) > 1 else 'it is'} now in every model picker"
-                       + (" (a CLIPModel's two towers; `symalign align` aligns the pair)" if len(folders) > 1 else ""))
+            st.session_state["upload-said"] = (
+                f"imported {names}: {'each is' if len(folders) > 1 else 'it is'} now in every model picker"
+                + (" (a CLIPModel's two towers; `symalign align` aligns the pair)" if len(folders) > 1 else "")
+                + ".\n\n" + "\n\n".join(import_message([str(f) for f in folders])))
+            st.rerun()  # the new model in the table and in "what your models still need" above
+    if "upload-said" in st.session_state:
+        st.success(st.session_state.pop("upload-said"))
 
 with link_tab:
     if policy.guest:
