@@ -54,8 +54,9 @@ if _before:
 if st.button("Run the guided demo", type="primary", key="demo-run"):
     from symalign.ui.jobs import submit_or_join
     from symalign.ui.state import planted_demo_task
-    from symalign.ui.widgets import follow_task
+    from symalign.ui.widgets import follow_task, scroll_into_view
 
+    scroll_into_view("demo")  # the demo's progress and first results where the room can see them
     with user_errors():
         # part 2 is a background job, so it goes on if this tab closes or reloads (the page picks it up
         # again); an identical demo already under way is joined, and parts asked before are reused

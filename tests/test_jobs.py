@@ -141,8 +141,16 @@ def test_progress_reports_and_raises_once_cancel_is_asked(queue):
     time.sleep(0.05)
     progress("align", 5, 10)
     assert queue.get(job_id).phase_started == began  # the same part: its clock runs on
+    progress("align", 6, 10, "weight (all)")
+    progress("align", 7, 10, "learned (all)")  # the note changes (a paper table's next row), the phase does not
+    assert queue.get(job_id).phase == "align · learned (all)"
+    assert queue.get(job_id).phase_started == began  # one clock over the whole phase (issue #109)
     progress("barrier", 1, 21)
     assert queue.get(job_id).phase_started > began  # a new part: its own clock (its time left at its own rate)
+    began = queue.get(job_id).phase_started
+    time.sleep(0.05)
+    progress("b%", 1, 21)  # a phase whose name a LIKE pattern would read as a wildcard
+    assert queue.get(job_id).phase_started > began
     from symalign.ui.jobs import job_timing
 
     running = queue.get(job_id)

@@ -55,6 +55,11 @@ FINAL = ("done", "failed", "cancelled")
 WORKER_DIED = "the worker process stopped before the job finished (killed or crashed)"
 
 
+def _like_prefix(text: str) -> str:
+    """`text` for a LIKE pattern, its wildcards escaped (ESCAPE '\\')."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 class JobCancelled(Exception):
     """Raised inside a job's progress callback once the user has asked to cancel it."""
 
@@ -121,13 +126,15 @@ class JobQueue:
                                (pid, time.time(), row["id"])).rowcount
         return self.get(row["id"]) if taken else None
 
-    def progress(self, job_id: str, phase: str, done: int, total: int) -> bool:
-        """Record progress; returns True when the user asked to cancel the job."""
+    def progress(self, job_id: str, phase: str, done: int, total: int, note: str | None = None) -> bool:
+        """Record progress (shown as "phase · note"); returns True when the user asked to cancel the job."""
+        label = f"{phase} · {note}" if note else phase
         with self._connect() as db:
-            # SET reads the old row: the clock restarts only when the phase changes
-            db.execute("UPDATE jobs SET phase_started = CASE WHEN phase = ? AND phase_started IS NOT NULL "
-                       "THEN phase_started ELSE ? END, phase=?, done=?, total=? WHERE id=?",
-                       (phase, time.time(), phase, done, total, job_id))
+            # SET reads the old row: the clock restarts only when the phase changes, not its note (the part
+            # under way: a paper table's rows are one phase, its time left read over the whole run, issue #109)
+            db.execute("UPDATE jobs SET phase_started = CASE WHEN (phase = ? OR phase LIKE ? ESCAPE '\\') AND "
+                       "phase_started IS NOT NULL THEN phase_started ELSE ? END, phase=?, done=?, total=? WHERE id=?",
+                       (phase, _like_prefix(phase) + " · %", time.time(), label, done, total, job_id))
             return bool(db.execute("SELECT cancel FROM jobs WHERE id=?", (job_id,)).fetchone()["cancel"])
 
     def add_run(self, job_id: str, run_id: str) -> None:

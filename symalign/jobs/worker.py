@@ -24,8 +24,7 @@ class JobProgress:
         if now - self.last < self.interval and done < total:
             return
         self.last = now
-        label = phase if not note else f"{phase} · {note}"
-        if self.queue.progress(self.job_id, label, int(done), int(total)):
+        if self.queue.progress(self.job_id, phase, int(done), int(total), note):
             raise JobCancelled()
 
     def landed(self, run_id: str | None) -> None:

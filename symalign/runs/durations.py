@@ -180,3 +180,18 @@ def demo_typical(recipe: str, steps: int) -> tuple[float, str]:
     weight matching with its barrier, and learned matching at `steps` with its barrier."""
     seconds = sum(_cost(m, steps, CELL_TYPICAL, recipe) for m in ("none", "weight", "learned"))
     return seconds, _said(seconds, recipe, f"the learned part runs {steps} steps; fewer steps cut it in proportion")
+
+
+# The papers' tables on their first zoo family with every evaluation example (`symalign paper KEY --run`,
+# 2 CPU cores, measured once beside other work: a figure to plan by): (family, seconds).
+PAPER_TYPICAL: dict[str, tuple[str, float]] = {}
+
+
+def paper_typical(key: str, family: str) -> tuple[float | None, str]:
+    """(seconds, sentence) for a paper table where this machine has no run of it with these settings; on
+    another family than the one measured, scaled by that family's evaluation cost."""
+    if key not in PAPER_TYPICAL:
+        return None, "not measured; the first run here times it"
+    measured, seconds = PAPER_TYPICAL[key]
+    scale = FAMILY_COST.get(family, (1.0, 1.0))[0] / FAMILY_COST.get(measured, (1.0, 1.0))[0]
+    return seconds * scale, _said(seconds * scale, family)

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from symalign.jobs.queue import FINAL, RESUME_WINDOW, Job, JobQueue, ensure_worker, worker_alive
-from symalign.ui.widgets import timing
+from symalign.ui.widgets import scroll_into_view, timing
 
 REFRESH_SECONDS = 1.0
 
@@ -29,6 +29,7 @@ def submit_job(kind: str, request: dict, label: str = "") -> str:
     access().check_queue(queue.active(session_id()))
     job_id = queue.submit(kind, request, label, owner=session_id())
     ensure_worker(queue)
+    st.session_state["scroll-to-job"] = job_id  # its panel is brought into view where it is drawn
     return job_id
 
 
@@ -130,7 +131,11 @@ def waiting_for(job: Job) -> str:
 
 def follow_job(job_id: str, on_done_key: str, cancel: bool = False) -> None:
     """A live panel for one job; when it is done its run ids go to session_state[on_done_key]. `cancel`: a
-    Cancel button beside the bar (for the visitor who may cancel it)."""
+    Cancel button beside the bar (for the visitor who may cancel it). A job this page just submitted is
+    scrolled into view, with the result that replaces it."""
+    if st.session_state.get("scroll-to-job") == job_id:
+        st.session_state.pop("scroll-to-job")
+        scroll_into_view(f"job-{job_id}")
 
     @st.fragment(run_every=REFRESH_SECONDS)
     def panel() -> None:

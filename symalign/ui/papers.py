@@ -9,9 +9,10 @@ import time
 import streamlit as st
 
 from symalign.papers import TABLES
+from symalign.runs.durations import estimate_text, last_run, paper_typical, took
 from symalign.sweeps.paper_tables import FAMILIES, latest_paper_run
 from symalign.ui.jobs import follow_job, resume_job, submit_job
-from symalign.ui.state import run_store
+from symalign.ui.state import cached_load, run_store
 from symalign.ui.widgets import user_errors
 
 
@@ -54,6 +55,10 @@ def papers_section() -> None:
         for note in table.notes:
             st.caption(note)
         st.caption(f"On the zoo: {table.zoo}")
+        same = last_run(run_store(), "paper", settings={"table": key, "family": family,
+                                                        "max_examples": examples or None})
+        typical_seconds, typical = paper_typical(key, family)
+        st.caption("Time: " + estimate_text(took(same), typical, cached_load(), typical_seconds) + ".")
         if st.button("Run it on the zoo", key="papers-run", type="primary"):
             request = {"table": key, "family": family, "max_examples": examples or None}
             st.session_state["papers-last-job"] = submit_job("paper", request,
@@ -64,13 +69,15 @@ def papers_section() -> None:
             follow_job(st.session_state["papers-last-job"], "papers-last")
     with user_errors():
         run = latest_paper_run(run_store(), key, family)
+        if run is None and "papers-last-job" in st.session_state:
+            return  # under way: its bar above says so
         if run is None:
             st.info(f"{table.name} has not been run on {family} here yet: click **Run it on the zoo** (a background "
                     "job; it goes on if you reload or close the tab).")
             return
-        took = f", took {run.finished - run.created:.0f} s" if run.finished else ""
+        spent = f", took {run.finished - run.created:.0f} s" if run.finished else ""
         examples = run.settings.get("max_examples")
         st.markdown(f"**On the zoo: {family}** (run {run.id[-6:]}, "
-                    f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(run.created))}{took}; "
+                    f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(run.created))}{spent}; "
                     f"{f'{examples} evaluation examples' if examples else 'every evaluation example'})")
         st.markdown(run.metrics["text"])

@@ -227,6 +227,27 @@ def progress_text(phase: str, done: int, total: int, elapsed: float, note: str |
     return f"{phase}: {done}/{total} · {timing(elapsed, done, total)}" + (f" · {note}" if note else "")
 
 
+# Scrolls the page to an anchor once it is drawn (retried: the anchor and this script's frame arrive apart).
+_SCROLL = """<script>
+let tries = 0;
+const go = () => {{
+  const target = window.parent.document.getElementById("{anchor}");
+  if (target) {{ target.scrollIntoView({{block: "start", behavior: "instant"}}); return; }}
+  if (++tries < 50) setTimeout(go, 100);
+}};
+go();
+</script>"""
+
+
+def scroll_into_view(anchor: str) -> None:
+    """Bring this point of the page to the top of the window: a run started by a button shows its progress
+    and first results where the button was, often below the fold at 1280×720 (issue #109)."""
+    import streamlit.components.v1 as components
+
+    st.markdown(f"<div id='{anchor}'></div>", unsafe_allow_html=True)
+    components.html(_SCROLL.format(anchor=anchor), height=0)
+
+
 class StreamlitProgress:
     """A phase-aware progress callback drawn as one st.progress bar.
 
@@ -234,6 +255,7 @@ class StreamlitProgress:
     2-core machine a browser busy redrawing slows the computation it reports on."""
 
     def __init__(self, text: str, interval: float = 0.25):
+        scroll_into_view("symalign-progress")  # a bar starts on a click: in view, with what follows it
         self.bar = st.progress(0.0, text=text)
         self.interval, self.last = interval, 0.0
         self.phase, self.began = None, time.monotonic()
