@@ -4,7 +4,7 @@ import streamlit as st
 
 from symalign.plots import barrier_bars
 from symalign.plots.names import pair_label
-from symalign.runs.table import curves_table, headline_barrier, run_label, runs_table
+from symalign.runs.table import curves_table, headline_barrier, latest_per_method, run_label, runs_table
 from symalign.ui.figures import show_figure
 from symalign.ui.permalink import initial_list, show_permalink
 from symalign.ui.runs import run_filters
@@ -19,9 +19,11 @@ with user_errors():
         st.stop()
     labels = {r.id: run_label(r) for r in runs}  # unique (the short id) and naming the pair
     linked = initial_list("compare-runs", "runs", list(labels))
-    chosen = st.multiselect("runs to compare", list(labels), default=linked or list(labels), key="compare-runs",
-                            format_func=labels.get)
-    everything = set(chosen) == set(labels)
+    chosen = st.multiselect("runs to compare", list(labels), key="compare-runs", format_func=labels.get,
+                            default=linked or [r.id for r in latest_per_method(runs)])
+    if not linked and len(chosen) < len(labels):
+        st.caption(f"{len(chosen)} of {len(labels)} finished runs chosen: the newest of each method on the newest "
+                   "pair. Add any from the box.")
     runs = [r for r in runs if r.id in chosen]
     if not runs:
         st.info("Pick at least one run.")
@@ -57,5 +59,4 @@ with user_errors():
                                     for c in ("curve barrier", "straight line barrier", "aligned line barrier")})
     st.download_button("download CSV", table.to_csv(index=False).encode(), "symalign-runs.csv", "text/csv",
                        key="compare-csv")
-    show_permalink("compare", {**st.session_state["compare-filters"],
-                               "runs": None if everything else ",".join(r.id for r in runs)})
+    show_permalink("compare", {**st.session_state["compare-filters"], "runs": ",".join(chosen)})

@@ -670,7 +670,9 @@ def test_compare_matchers_draws_one_bar_per_run_even_when_runs_share_a_label(hom
         barrier_run("zoo:vit-digits/0", "zoo:vit-digits/1", points=3, max_examples=examples, store=store,
                     label="no alignment")
     runs = store.list(kind="barrier")
-    at = clean(page("compare").run())
+    at = page("compare").run()
+    assert len(at.multiselect(key="compare-runs").value) == 1  # preselected: the newest of each method
+    at = clean(at.multiselect(key="compare-runs").set_value([r.id for r in runs]).run())
     table = at.dataframe[0].value
     assert len(set(table["run"])) == 2 and all(t.startswith("no alignment [") for t in table["run"])  # told apart
     (chart,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
@@ -901,7 +903,8 @@ def test_a_compare_link_opens_the_same_runs_and_filters_in_a_fresh_session(home)
     assert main(["barrier", "zoo:vit-digits/1", "zoo:vit-digits/2", "--max-examples", "32", "--points", "3"]) == 0
     runs = RunStore(home / "runs.sqlite").list()
     at = clean(page("compare").run())
-    assert len(at.multiselect(key="compare-runs").value) == 3
+    newest = max(runs, key=lambda r: r.created)
+    assert at.multiselect(key="compare-runs").value == [newest.id]  # the newest of each method on the newest pair
     at.text_input(key="compare-model").set_value("vit-digits/0").run()
     picked = [r.id for r in runs if r.model_a == "zoo:vit-digits/0"][:1]
     at.multiselect(key="compare-runs").set_value(picked).run()

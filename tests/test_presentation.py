@@ -154,6 +154,20 @@ def test_compare_groups_runs_by_model_pair_with_one_colour_per_method():
     assert lighter("#000000", 0.5) == "#808080" and lighter(weight, 0.0) == weight
 
 
+def test_runs_of_one_method_in_one_figure_each_have_their_own_colour():
+    """Issue #109: three learned runs on Interpolation were one green, told apart by dash alone. Each repeat
+    of a method is its own shade of the method's colour (the first is the method's colour itself)."""
+    from symalign.plots.colours import METHOD_COLOURS, styles
+
+    looks = styles(["learned", "learned", "none", "learned", "learned", "learned"])
+    colours = [c for c, _ in looks]
+    assert colours[0] == METHOD_COLOURS["learned"] and colours[2] == METHOD_COLOURS["none"]
+    assert len(set(colours)) == len(colours)
+    rgb = [[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in colours]
+    green = [v for v, c in zip(rgb, colours) if c != METHOD_COLOURS["none"]]
+    assert all(v[1] >= max(v[0], v[2]) for v in green)  # still green: the method's hue is kept
+
+
 def test_bands_are_the_mean_and_one_std_of_a_methods_seed_pairs():
     import numpy as np
 

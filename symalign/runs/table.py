@@ -122,6 +122,19 @@ def runs_table(runs: list[Run]) -> pd.DataFrame:
                                        "created"])
 
 
+def latest_per_method(runs: list[Run]) -> list[Run]:
+    """A readable first choice of runs to compare: on the pair (or triple) of the newest run, the newest run of
+    each method (issue #109: Compare preselected all 22 runs of a history, and the chips filled the box)."""
+    if not runs:
+        return []
+    newest = max(runs, key=lambda r: r.created)
+    picked: dict[tuple[str, str], Run] = {}
+    for run in sorted(runs, key=lambda r: r.created, reverse=True):
+        if run.all_models == newest.all_models:
+            picked.setdefault((run.kind == "curve" and "curve" or "", run.method), run)
+    return sorted(picked.values(), key=lambda r: r.created)
+
+
 def curves_table(runs: list[Run]) -> pd.DataFrame:
     """Fitted-curve runs on their own: what the curve is, its pair, its barrier beside the straight lines'."""
     return pd.DataFrame([{"curve": curve_text(r), "pair": pair_label(r.all_models),
