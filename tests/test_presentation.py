@@ -111,13 +111,25 @@ def test_static_export_says_what_is_missing(monkeypatch):
 
 
 def test_a_matcher_above_no_alignment_on_the_simplex_gets_a_sentence():
+    from types import SimpleNamespace
+
     from symalign.ui.explain import simplex_sentence
 
-    said = simplex_sentence([("none", {"max_barrier": 3.95}), ("weight", {"max_barrier": 4.19}),
-                             ("learned", {"max_barrier": 0.07})])
-    assert "weight matching (4.19)" in said and "3.95" in said and "learned matching (" not in said
-    assert simplex_sentence([("none", {"max_barrier": 3.95}), ("weight", {"max_barrier": 1.0})]) == ""
-    assert simplex_sentence([("weight", {"max_barrier": 4.19})]) == ""  # nothing to compare with
+    def run(method: str, barrier: float, resolution: int = 10, models=("a", "b", "c"), created: float = 0.0):
+        return SimpleNamespace(method=method, metrics={"max_barrier": barrier}, all_models=list(models),
+                               settings={"data": "digits", "resolution": resolution}, created=created,
+                               id=f"run-{method}-{barrier:.2f}")
+
+    said = simplex_sentence([run("none", 3.95), run("weight", 4.19), run("learned", 0.07)])
+    assert "weight matching (4.19, run t-4.19)" in said and "3.95, run e-3.95" in said
+    assert "learned matching (" not in said
+    assert simplex_sentence([run("none", 3.95), run("weight", 1.0)]) == ""
+    assert simplex_sentence([run("weight", 4.19)]) == ""  # nothing to compare with
+    # issue #109: a coarser surface, or another triple's, is never the comparison
+    assert simplex_sentence([run("none", 3.97, resolution=6), run("weight", 4.19)]) == ""
+    assert simplex_sentence([run("none", 3.0, models=("a", "b", "d")), run("weight", 4.19)]) == ""
+    newest = simplex_sentence([run("none", 3.5, created=2.0), run("none", 3.9, created=1.0), run("weight", 4.19)])
+    assert "3.50" in newest and "3.90" not in newest
 
 
 def test_compare_groups_runs_by_model_pair_with_one_colour_per_method():

@@ -25,19 +25,30 @@ def spectrum_sentence(result: dict) -> str:
     return text
 
 
-def simplex_sentence(surfaces: list[tuple[str, dict]]) -> str:
+def measured_alike(run) -> tuple:
+    """What two runs must share for their numbers to be compared: models, data, resolution, evaluation
+    examples and split (issue #109: a surface was explained against a coarser one started elsewhere)."""
+    s = run.settings
+    return (tuple(run.all_models), s.get("data"), s.get("resolution"), s.get("max_examples"), s.get("split", "eval"))
+
+
+def simplex_sentence(runs: list) -> str:
     """Why a matcher's surface can stand above no alignment's, said where it does (issue #56: weight
-    matching's 4.19 above none's 3.95 on one triple had no word). `surfaces`: (method, metrics) of
-    runs over the same three models."""
-    vanilla = next((m for method, m in surfaces if method == "none"), None)
-    if vanilla is None:
-        return ""
-    above = [(method, m["max_barrier"]) for method, m in surfaces if method != "none"
-             and m["max_barrier"] > vanilla["max_barrier"]]
+    matching's 4.19 above none's 3.95 on one triple had no word), naming the run it compares against: the
+    newest "none" surface measured alike (the same models, data, resolution and examples)."""
+    vanillas = sorted((r for r in runs if r.method == "none"), key=lambda r: r.created, reverse=True)
+    above = []
+    for run in runs:
+        base = next((v for v in vanillas if measured_alike(v) == measured_alike(run)), None)
+        if run.method != "none" and base is not None and run.metrics["max_barrier"] > base.metrics["max_barrier"]:
+            above.append((run, base))
     if not above:
         return ""
-    named = ", ".join(f"{method} matching ({value:.2f})" for method, value in above)
-    return (f"Here {named} rises above no alignment ({vanilla['max_barrier']:.2f}). A matcher that does not look at "
+    named = ", ".join(f"{run.method} matching ({run.metrics['max_barrier']:.2f}, run {run.id[-6:]})"
+                      for run, _ in above)
+    bases = ", ".join(dict.fromkeys(f"{base.metrics['max_barrier']:.2f}, run {base.id[-6:]}" for _, base in above))
+    return (f"Here {named} rises above no alignment ({bases}: the same three models, data and resolution). A "
+            "matcher that does not look at "
             "the loss can do that: weight matching brings the weights close, not the functions, and on vit-digits "
             "its data-free residual map is the part data does not favour (docs/matching.md, \"the residual map "
             "decides\"); learned matching optimises the loss along the paths itself.")

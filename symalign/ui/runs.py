@@ -100,8 +100,7 @@ def show_simplex(runs: list[Run], key: str) -> None:
                + ". White dots: grid points in the near-zero region (loss ≤ corner plane + ε); dashed line: its edge.")
     from symalign.ui.explain import simplex_sentence
 
-    same = [r for r in runs if r.all_models == runs[0].all_models]  # the sentence compares runs of one triple
-    sentence = simplex_sentence([(r.method, r.metrics) for r in same])
+    sentence = simplex_sentence(runs)  # it compares only runs measured alike, and names them
     if sentence:
         st.markdown(sentence)
     table = pd.DataFrame([{"run": r.id, "method": r.method, "models": " · ".join(r.all_models),
