@@ -205,7 +205,8 @@ if "align-last" in st.session_state:
         r1, r2, r3, r4 = st.columns(4)
         r1.metric("barrier after alignment", f"{aligned.metrics['barrier']:.4f}")
         if len(runs) > 1:
-            r2.metric("vanilla barrier", f"{runs[1].metrics['barrier']:.4f}")
+            r2.metric("vanilla barrier", f"{runs[1].metrics['barrier']:.4f}",
+                      help=f"run {runs[1].id}: the same models, data, points and examples, no alignment")
         r3.metric("weight distance", f"{aligned.metrics['distance_after']:.2f}",
                   delta=f"{aligned.metrics['distance_after'] - aligned.metrics['distance_before']:.2f}",
                   delta_color="inverse")

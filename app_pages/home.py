@@ -121,5 +121,10 @@ if "demo-runs" in st.session_state:
 
         curves_at_lambda(runs, [r.label.removeprefix("demo: ") for r in runs], "demo",  # short: one legend row
                          "The model at λ, at work: the unaligned path beside the aligned one")
+        from symalign.ui.explain import demo_conclusion
+
+        if len(runs) == 3:
+            st.markdown(demo_conclusion({r.label.removeprefix("demo: "): r.metrics["barrier"] for r in runs},
+                                        st.session_state.get("demo-recipe-done", recipe)))
         st.caption("These runs are in the run history: overlay them on the Interpolation page or "
                    "put them side by side on Compare matchers.")

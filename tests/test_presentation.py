@@ -210,3 +210,16 @@ def test_loss_and_accuracy_share_one_lambda_axis_so_one_crosshair_runs_through_b
         assert {s.xref for s in shapes} == {"x2"} and {s.yref for s in shapes} == {"y domain", "y2 domain"}
     log = curves_figure([("none", curve(1.2))], log_loss=True)
     assert log.layout.yaxis.type == "log" and log.layout.yaxis.dtick == "D2"  # labels at 1, 2, 5: not crowded
+
+
+def test_the_demo_ends_with_a_conclusion_drawn_from_its_own_numbers():
+    """Issue #109: the demo's part 2 ended with "These runs are in the run history". The conclusion is
+    built from its three barriers: what weight matching removed, or that it did not help on this pair."""
+    from symalign.ui.explain import demo_conclusion
+
+    helped = demo_conclusion({"no alignment": 2.0, "weight matching": 0.4, "learned matching": 0.02}, "vit-digits")
+    assert "removed 80% of it" in helped and "most of the barrier was a symmetry" in helped
+    assert "0.020" in helped and "one basin" in helped and "2.000" in helped
+    not_here = demo_conclusion({"no alignment": 1.0, "weight matching": 1.2, "learned matching": 0.3},
+                               "gpt-shakespeare")
+    assert "did not lower it here" in not_here and "not to zero" in not_here and "gpt-shakespeare" in not_here

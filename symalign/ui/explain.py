@@ -52,3 +52,37 @@ def simplex_sentence(runs: list) -> str:
             "the loss can do that: weight matching brings the weights close, not the functions, and on vit-digits "
             "its data-free residual map is the part data does not favour (docs/matching.md, \"the residual map "
             "decides\"); learned matching optimises the loss along the paths itself.")
+
+
+def demo_conclusion(barriers: dict[str, float], recipe: str) -> str:
+    """What students should take from the demo's part 2, drawn from its own three barriers ("no alignment",
+    "weight matching", "learned matching"): how much of the barrier each matcher removed, and why weight
+    matching helps on one pair and not on another."""
+    vanilla, weight, learned = (barriers[k] for k in ("no alignment", "weight matching", "learned matching"))
+
+    def share(after: float) -> str:
+        return f"{100 * (vanilla - after) / vanilla:.0f}%" if vanilla > 0 else "none"
+
+    if weight <= 0.5 * vanilla:
+        said_weight = (f"Weight matching, which looks only at the weights, removed {share(weight)} of it: most of "
+                       "the barrier was a symmetry, the same function written with its units in another order.")
+    elif weight < vanilla:
+        said_weight = (f"Weight matching, which looks only at the weights, removed {share(weight)} of it: part of "
+                       "the barrier was a symmetry, but the closest weights are not always the closest functions.")
+    else:
+        said_weight = ("Weight matching, which looks only at the weights, did not lower it here: on this pair the "
+                       "weights it brought close do not compute alike (units that learned different features have "
+                       "no good partner), so matching weights is not matching functions.")
+    if learned <= 0.05:
+        said_learned = (f"Learned matching, which optimises the loss along the path, brought it to {learned:.3f}: "
+                        "once the symmetry is chosen by the loss, the two seeds sit in one basin.")
+    elif learned < min(vanilla, weight):
+        said_learned = (f"Learned matching, which optimises the loss along the path, brought it lower still "
+                        f"({learned:.3f}) but not to zero: what is left is not a symmetry of these classes.")
+    else:
+        said_learned = (f"Learned matching ({learned:.3f}) did no better here: try more steps, or more symmetry "
+                        "classes.")
+    return (f"**What this shows.** Without alignment, the straight path between two {recipe} seeds rises "
+            f"{vanilla:.3f} above the line between their losses. {said_weight} {said_learned} "
+            "Weight matching helps where two seeds learned the same features in another order, and not where "
+            "they learned different ones: try another recipe, or other seeds on Align, to see both.")
