@@ -34,7 +34,10 @@ if policy.guest:
 if table.empty:
     st.info("No models of your own yet: upload one, link a local directory, or train a CPU recipe below.")
 else:
-    st.dataframe(table, hide_index=True, width="stretch")
+    # the folder is the model's name (a linked one's, its path): a path column would push the table past the page
+    st.dataframe(table.drop(columns="path"), hide_index=True, width="stretch")
+    if not policy.guest:  # a shared app's guests never see a host path
+        st.caption(f"Uploaded and trained models are folders in `{models_dir()}`.")
     doomed = "—" if policy.guest else st.selectbox("remove a model", ["—"] + list(table["path"]), key="remove-model")
     if doomed != "—" and st.button("remove", key="remove-model-go"):
         if doomed in linked_paths():

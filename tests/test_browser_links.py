@@ -211,9 +211,10 @@ def test_the_page_bugs_a_browser_found_stay_fixed(tmp_path):
             recorded(home, "barrier", "zoo:vit-digits/0", "zoo:vit-digits/1", "--points", "3", "--max-examples", "32")
         from symalign.runs import RunStore
 
-        barrier = RunStore(home / "runs.sqlite").list()[0].metrics["barrier"]
+        both = RunStore(home / "runs.sqlite").list()
+        barrier = both[0].metrics["barrier"]
         page = browser.new_context(viewport={"width": 1600, "height": 1000}).new_page()
-        page.goto(f"{url}/compare")
+        page.goto(f"{url}/compare?runs={','.join(r.id for r in both)}")  # both (Compare preselects the newest)
         page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
         bars = page.evaluate("() => document.querySelector('.js-plotly-plot').data"
                              ".filter(t => t.type === 'bar').map(t => t.y)")

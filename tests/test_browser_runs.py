@@ -53,7 +53,10 @@ def test_bands_over_three_same_label_runs_and_curves_kept_apart_in_chromium(tmp_
         assert any("(n = 3)" in t for t in legend.all_text_contents()), legend.all_text_contents()
         assert page.get_by_text("Traceback").count() == 0
 
-        page.goto(f"{url}/compare")
+        from symalign.runs import RunStore
+
+        every = ",".join(r.id for r in RunStore(home / "runs.sqlite").list())
+        page.goto(f"{url}/compare?runs={every}")  # all five (Compare preselects the newest pair's alone)
         page.get_by_text("Fitted curves (not straight lines)").first.wait_for(timeout=60_000)
         bars = page.locator(".js-plotly-plot .barlayer .point")
         bars.first.wait_for(timeout=30_000)

@@ -105,7 +105,7 @@ def sweep_job(request: dict, store: RunStore, progress: Progress) -> list[str]:
     grid = preset_grid(request["preset"], request["family"], seeds=request.get("seeds") or [0])
     grid.points, grid.max_examples = request.get("points", 21), request.get("max_examples")
     result = run_sweep(grid, executor="serial", store=store, source="app",
-                       progress=lambda done, total, row: progress(row["row"], done, total))
+                       progress=lambda done, total, row: progress("cells", done, total, row["row"]))
     return [result.run_id]
 
 

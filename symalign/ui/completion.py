@@ -40,8 +40,8 @@ def _tokenizer_donors(model) -> dict[str, str]:
             continue
         if other.family.task in TEXT_TASKS and has_tokenizer(other) and other.config.vocab_size <= \
                 model.config.vocab_size:
-            donors[label] = ref
-    return donors
+            donors[label] = (other.family.task != model.family.task, ref)
+    return {label: ref for label, (_, ref) in sorted(donors.items(), key=lambda item: item[1][0])}  # same task first
 
 
 def what_models_need() -> None:
