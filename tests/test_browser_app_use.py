@@ -41,7 +41,7 @@ def test_a_grid_that_reused_every_cell_is_the_one_shown(tmp_path):
         settle(page)
         page.get_by_role("button", name="Run the grid").click()
         page.get_by_text("9 of 9 cells reused from earlier runs").first.wait_for(timeout=180_000)
-        shown = page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').last.inner_text()
+        shown = page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').last.locator("input").input_value()
         assert "0 executed, 9 reused" in shown and earlier["run"][-6:] not in shown, shown
 
 
@@ -60,7 +60,9 @@ def saved_gpt2_zip(folder, name: str) -> bytes:
 
 def pick(page, index: int, text: str) -> None:
     """Choose the option holding `text` in the main area's `index`-th select box."""
-    page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').nth(index).locator("input").click()
+    box = page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').nth(index).locator("input")
+    box.click()
+    box.fill(text)  # the list is long and drawn in part: typing filters it
     page.get_by_role("option").filter(has_text=text).first.click()
     settle(page)
 
@@ -71,8 +73,14 @@ def test_an_upload_without_tokenizer_says_what_it_needs_and_gets_it(tmp_path):
         page.goto(f"{url}/models")
         page.get_by_text("The shipped zoo").first.wait_for(timeout=120_000)
         for name in ("gpt2a", "gpt2b"):
+            uploader = page.locator('[data-testid="stFileUploader"]')
+            for button in uploader.locator('button[aria-label^="Remove "]').all():
+                button.click()  # the earlier zip: one model per import
+                settle(page)
             page.locator('input[type="file"]').set_input_files(
                 {"name": f"{name}.zip", "mimeType": "application/zip", "buffer": saved_gpt2_zip(tmp_path, name)})
+            uploader.get_by_text(f"{name}.zip").wait_for(timeout=60_000)
+            settle(page)
             page.get_by_role("button", name="Import").click()
             page.get_by_text(f"imported {name}").first.wait_for(timeout=120_000)
             said = page.locator('[data-testid="stAlert"]', has_text=f"imported {name}").inner_text()
@@ -88,14 +96,17 @@ def test_an_upload_without_tokenizer_says_what_it_needs_and_gets_it(tmp_path):
         page.goto(f"{url}/models")
         page.get_by_text("What your models still need").first.wait_for(timeout=120_000)
         for name in ("gpt2a", "gpt2b"):  # a tokenizer from the zoo, then the data each is measured on
-            panel = page.locator('[data-testid="stVerticalBlockBorderWrapper"]', has_text=f"yours: {name}")
-            panel.locator('[data-testid="stSelectbox"] input').click()
+            panel = page.locator(f".st-key-need-{name}")
+            donor = panel.locator('[data-testid="stSelectbox"] input')
+            donor.click()
+            donor.fill("gpt-shakespeare/0")
             page.get_by_role("option").filter(has_text="zoo:gpt-shakespeare/0").first.click()
             settle(page)
             panel.get_by_role("button", name="Take it").click()
             page.get_by_text(f"yours: {name}: took tokenizer.json").first.wait_for(timeout=60_000)
-            panel = page.locator('[data-testid="stVerticalBlockBorderWrapper"]', has_text=f"yours: {name}")
-            field = panel.locator('input[aria-label="the data it is measured on"]')
+            panel = page.locator(f".st-key-need-{name}")
+            settle(page)
+            field = panel.locator('input[aria-label="the data it is measured on"]').first
             field.fill("shakespeare")
             field.press("Enter")
             settle(page)

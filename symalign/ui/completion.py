@@ -4,6 +4,9 @@ upload without a tokenizer was "in every model picker", and its first run failed
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import streamlit as st
 
 from symalign.errors import SymalignError
@@ -63,7 +66,7 @@ def what_models_need() -> None:
     st.caption("Weight matching needs nothing more; barriers, activation and learned matching need the data the "
                "model is measured on, and text models their tokenizer.")
     for label, ref, model, found in needy:
-        with st.container(border=True):
+        with st.container(border=True, key="need-" + re.sub(r"[^A-Za-z0-9_-]", "-", Path(ref).name)):
             st.markdown(f"**{label}**: {found.reason()}")
             if "tokenizer" in found.missing:
                 donors = _tokenizer_donors(model)
