@@ -316,3 +316,18 @@ def test_estimates_scale_with_how_busy_the_machine_is_now(tmp_path, monkeypatch)
     assert said.startswith("about 2.0 min on this machine now; 40 s here last time") and "3.0× slower" in said
     assert estimate_text(None, "about 40 s", busy, 40.0).startswith("about 2.0 min on this machine now, typically")
     assert estimate_text(40.0, "about 40 s", load.current_load(tmp_path)) == "40 s here last time"  # 1.2×: not busy
+
+
+def test_every_paper_table_has_a_time_to_quote_before_its_first_run():
+    """Issue #109: "Run it on the zoo" gave no estimate before the click. Every registered runner has a
+    measured figure, scaled up on a costlier family."""
+    from symalign.runs.durations import FAMILY_COST, PAPER_TYPICAL, paper_typical
+    from symalign.sweeps.paper_tables import FAMILIES, RUNNERS
+
+    assert set(PAPER_TYPICAL) == set(RUNNERS)
+    for key, families in FAMILIES.items():
+        assert PAPER_TYPICAL[key][0] == families[0]  # measured on the family the page offers first
+        seconds, said = paper_typical(key, families[0])
+        assert seconds == PAPER_TYPICAL[key][1] and families[0] in said
+    slow, _ = paper_typical("theus-table1", "gpt-shakespeare")
+    assert slow == PAPER_TYPICAL["theus-table1"][1] * FAMILY_COST["gpt-shakespeare"][0]

@@ -183,15 +183,20 @@ def demo_typical(recipe: str, steps: int) -> tuple[float, str]:
 
 
 # The papers' tables on their first zoo family with every evaluation example (`symalign paper KEY --run`,
-# 2 CPU cores, measured once beside other work: a figure to plan by): (family, seconds).
-PAPER_TYPICAL: dict[str, tuple[str, float]] = {}
+# 2 CPU cores, measured once on 2026-12-04 with other work beside it, load average 2-4: figures to plan by,
+# on the high side): (family, seconds).
+PAPER_TYPICAL: dict[str, tuple[str, float]] = {
+    "theus-table1": ("vit-digits", 300.0), "zhang-table2": ("vit-digits", 36.0), "zhang-fig3": ("vit-digits", 27.0),
+    "verma-table1": ("bert-shakespeare", 190.0), "verma-table2": ("bert-shakespeare", 155.0),
+    "verma-fig3": ("bert-shakespeare", 110.0), "transfusion-table3": ("vit-digits", 18.0),
+    "transfusion-fig4": ("vit-digits", 35.0)}
 
 
 def paper_typical(key: str, family: str) -> tuple[float | None, str]:
     """(seconds, sentence) for a paper table where this machine has no run of it with these settings; on
     another family than the one measured, scaled by that family's evaluation cost."""
     if key not in PAPER_TYPICAL:
-        return None, "not measured; the first run here times it"
+        return None, "unknown (not measured)"
     measured, seconds = PAPER_TYPICAL[key]
     scale = FAMILY_COST.get(family, (1.0, 1.0))[0] / FAMILY_COST.get(measured, (1.0, 1.0))[0]
     return seconds * scale, _said(seconds * scale, family)
