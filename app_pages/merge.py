@@ -169,7 +169,7 @@ def transport_section() -> None:
     if not (ref_a and ref_ft and ref_b):
         st.info("Pick the base, its fine-tune and the receiving model.")
         return
-    o1, o2, o3, o4 = st.columns(4)
+    o1, o2, o3, o4 = st.columns([1.4, 1, 1, 1])  # the alignment's names are the longest: not cut at 1280 px
     how_align = o1.selectbox("alignment of A to B", list(ALIGN_TEXT), key="transport-align", format_func=ALIGN_TEXT.get)
     alphas = o2.text_input("α values", "0,0.5,1,1.5,2", key="transport-alpha")
     data_task = data_field(o3, "fine-tune task data", own_data(ref_ft), key=f"transport-task:{ref_ft}")
