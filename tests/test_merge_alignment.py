@@ -186,7 +186,7 @@ def test_zhang_table2_preset_runs_every_fusion_in_every_state_and_decides_from_t
     by = cells.set_index(["fusion", "state"])["accuracy"]
     for fusion in FUSIONS:  # each verdict line says what the numbers say (one pair: it holds on it or not)
         gain = by[(fusion.name, "matching")] - by[(fusion.name, "w/o matching")]
-        verdict = "agrees (every pair: 1 of 1" if gain > 0 else "does not agree"
+        verdict = "agrees (every pair: 1 of 1" if gain > 0 else "contradicted"
         assert (f"consistently improves the performance of different model fusion methods\" — {fusion.name}: "
                 f"matching − w/o matching, merged accuracy: {verdict}") in text
     # without matching, the plug-in's rows are the plain rules: Simple Avg is `merge --align none`
@@ -222,7 +222,7 @@ def test_transfusion_presets_share_one_set_of_transports_and_decide_from_them(ca
         "support_accuracy"].iloc[0] - cells[(cells.alpha == 2) & (cells.strategy == "without π")][
         "support_accuracy"].iloc[0]))
     said = text.rsplit("Δ support at each α ≥ 0.5: ", 1)[1]
-    assert said.startswith({2: "agrees (every pair", 1: "agrees on 1 of 2", 0: "does not agree"}[expect])
+    assert said.startswith({2: "agrees (every pair", 1: "not separable (1 of 2", 0: "contradicted"}[expect])
     from symalign.sweeps.transfusion import table3_text
 
     table3 = table3_text(table3_summary(cells), cells)

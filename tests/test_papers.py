@@ -66,8 +66,12 @@ def test_the_shipped_excerpts_are_cut_from_the_papers():
 def test_the_verdict_rule():
     assert verdict({"a": 1.0, "b": 0.5, "c": 0.2}).startswith("agrees (every pair: 3 of 3")
     # +0.0 on average, the other way on 2 of 3 pairs: never "agrees"
-    assert verdict({"a": 0.02, "b": -0.01, "c": -0.01}).startswith("agrees on 1 of 3 pairs")
-    assert verdict({"a": -0.1, "b": -0.2}).startswith("does not agree")
+    assert verdict({"a": 0.02, "b": -0.01, "c": -0.01}).startswith("not separable (1 of 3 pairs agree")
+    assert verdict({"a": -0.1, "b": -0.2}).startswith("contradicted (the other way on every pair: 0 of 2")
+    # issue #107: one pair of six agrees, the mean 2.8 SE the other way: contradicted, the pair named
+    six = {"p1": 0.2, "p2": -2.0, "p3": -1.8, "p4": -2.4, "p5": -1.5, "p6": -0.9}
+    said = verdict(six, " pp")
+    assert said.startswith("contradicted (mean beyond 2 SE the other way") and "1 of 6 pairs agree: p1" in said
     # one small exception among many clear gains: agrees by the mean, and the exception is named
     clear = {f"p{i}": 1.0 + 0.01 * i for i in range(8)} | {"odd": -0.05}
     said = verdict(clear)
@@ -108,3 +112,25 @@ def test_every_paper_tables_preset_is_one_the_sweep_command_runs(capsys):
     assert main(["sweep", "--preset", "table9"]) == 2
     err = capsys.readouterr().err
     assert "(grids)" in err and "verma-components" in err and "transfusion-table3" in err
+
+
+def test_zhangs_figure_verdicts_come_from_the_one_rule():
+    """Issue #107: Figs. 4 and 5 said "agrees" / "does not agree" by their own rule; they are the verdict rule's
+    now, with every pair counted."""
+    import pandas as pd
+
+    from symalign.sweeps.zhang_figures import FIG4_ROWS, fig4_text, fig5_text
+
+    pairs = (("zoo:f/0", "zoo:f/1"), ("zoo:f/0", "zoo:f/2"), ("zoo:f/1", "zoo:f/2"))
+    cells = pd.DataFrame([{"a": a, "b": b, "row": row, "distance": 0.1 if row == "their matching" else 0.5 + i}
+                          for a, b in pairs for i, (row, _) in enumerate(FIG4_ROWS)])
+    assert "per pair: agrees (every pair: 3 of 3" in fig4_text(cells.groupby("row").mean(
+        numeric_only=True).reset_index().assign(distance_mean=lambda d: d.distance, distance_std=0.0), cells)
+    cells.loc[cells.row == "their matching", "distance"] = 9.0  # the largest on every pair
+    summary = cells.groupby("row").mean(numeric_only=True).reset_index().assign(
+        distance_mean=lambda d: d.distance, distance_std=0.0)
+    assert "per pair: contradicted (the other way on every pair: 0 of 3" in fig4_text(summary, cells)
+    curves = {"matching": [{"a": a, "b": b, "barrier": 1.0} for a, b in pairs],
+              "no matching": [{"a": a, "b": b, "barrier": b_} for (a, b), b_ in zip(pairs, (2.0, 0.5, 1.5))]}
+    said = fig5_text(curves)
+    assert "not separable (2 of 3 pairs agree" in said and "f/0 ↔ f/2 (-0.500)" in said

@@ -69,7 +69,11 @@ def test_a_registered_matcher_is_offered_and_runs(plugins, tmp_path, capsys):
     at.selectbox(key="align-b").set_value(PAIR[1])
     at.run()
     assert not at.exception
-    assert any(o.startswith("mlp-units: ") for o in at.selectbox(key="align-method").options)
+    assert "mlp-units" in at.selectbox(key="align-method").options
+    at.selectbox(key="align-method").set_value("mlp-units").run()
+    from symalign.match.matchers import matcher
+
+    assert matcher("mlp-units").help in [c.value for c in at.caption]  # its description beside the box
 
 
 def test_a_registered_merge_rule_is_offered_and_runs(plugins, tmp_path, capsys):

@@ -125,4 +125,4 @@ def test_fig3_claim_margins_are_the_smallest_component_gain_per_pair():
     assert margins == {"a0 ↔ b1": 2.0, "a0 ↔ b2": -1.0}
     [line] = claim_verdicts("verma-components", cells)
     assert line.startswith("“Each additional merged component leads to further barrier reduction”")
-    assert "agrees on 1 of 2 pairs" in line and "a0 ↔ b2 (-1.000)" in line
+    assert "not separable (1 of 2 pairs agree" in line and "a0 ↔ b2 (-1.000)" in line

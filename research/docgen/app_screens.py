@@ -1,12 +1,14 @@
 """Every page of the app at 1280×720, as a new user sees it after a few runs: one viewport screenshot per
-page in docs/screenshots/<page>.png (what docs/app.md shows), and the text-cut check of the layout test
-on each page, printed.
+page in docs/screenshots/pages/<page>.png (what docs/app.md shows), the guided demo just finished
+(home-demo.png: what the click brings into view), and the text-cut check of the layout test on each
+page, printed.
 
-    python -m research.docgen.app_screens [--out docs/screenshots] [--pages home align …]
+    python -m research.docgen.app_screens [--out docs/screenshots/pages] [--pages home align …] [--no-demo]
 
 Needs Debian's chromium (the browser tests' setup). Starts the app (`symalign app`) on a fresh data
-folder and records, from the command line, a barrier and two alignments of vit-digits seeds 0 and 1, so
-Interpolation, Compare, Runs and Spectra have something to show."""
+folder and records, from the command line, a barrier and two alignments of vit-digits seeds 0 and 1, the
+quick grid and two simplex surfaces, so Interpolation, Compare, Ablations, Runs, Simplex and Spectra have
+something to show."""
 
 from __future__ import annotations
 
@@ -84,6 +86,10 @@ def record_runs(home: Path) -> None:
              str(home / "perm"))
     symalign(home, "align", a, b, "--method", "learned", "--data", "digits", "--steps", "100", "--classes", "all",
              "--barrier", "--points", "11", "--out", str(home / "learned"))
+    symalign(home, "sweep", "--preset", "quick", "--family", "vit-digits", "--points", "11", "--max-examples", "256")
+    for method in ("none", "weight"):
+        symalign(home, "simplex", a, b, "zoo:vit-digits/2", "--method", method, "--classes", "all", "--resolution",
+                 "8", "--max-examples", "256")
 
 
 def open_page(page, url: str, name: str) -> list[str]:
@@ -94,9 +100,24 @@ def open_page(page, url: str, name: str) -> list[str]:
     return page.evaluate(CUT_TEXT)
 
 
+def demo(page, url: str, out: Path, steps: int = 100) -> None:
+    """Home after the guided demo's click, once its part 2 landed: the view the click scrolled to."""
+    open_page(page, url, "home")
+    box = page.locator('input[aria-label="learned matching steps"]')
+    box.fill(str(steps))
+    box.press("Enter")
+    settle(page)
+    page.locator("button", has_text="Run the guided demo").first.click()
+    page.get_by_text("What this shows.").first.wait_for(timeout=600_000)
+    settle(page)
+    page.screenshot(path=str(out / "home-demo.png"))
+    print("home-demo: part 2 landed")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="docs/screenshots")
+    parser.add_argument("--out", default="docs/screenshots/pages")
+    parser.add_argument("--no-demo", action="store_true", help="skip the guided demo's screenshot (a minute)")
     parser.add_argument("--pages", nargs="+", choices=PAGES, default=list(PAGES))
     args = parser.parse_args()
     out = Path(args.out)
@@ -108,6 +129,8 @@ def main() -> None:
             cut = open_page(page, url, name)
             page.screenshot(path=str(out / f"{name}.png"))
             print(f"{name}: " + ("; ".join(cut) if cut else "nothing cut"))
+        if not args.no_demo:
+            demo(page, url, out)
 
 
 if __name__ == "__main__":

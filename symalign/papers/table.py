@@ -66,8 +66,10 @@ class PaperTable:
 
 
 def verdict(differences: Mapping[str, float], unit: str = "", scale: float = 1.0, digits: int = 2) -> str:
-    """`differences`: per pair, (what the claim says is larger) − (what it says is smaller); positive holds.
-    Returns e.g. "agrees (every pair: 6 of 6; mean +1.20 ± 0.30 SE)" or "agrees on 2 of 6 pairs (...)"."""
+    """The one verdict rule. `differences`: per pair, (what the claim says is larger) − (what it says is
+    smaller); positive holds. "agrees" on every pair or with the paired mean beyond 2 SE; "contradicted" the
+    other way on every pair or with the mean beyond 2 SE the other way; else "not separable". The per-pair
+    count and the exceptions are always said, e.g. "agrees (every pair: 6 of 6; mean +1.20 ± 0.30 SE)"."""
     if not differences:
         return "not run"
     values = [scale * v for v in differences.values()]
@@ -77,10 +79,14 @@ def verdict(differences: Mapping[str, float], unit: str = "", scale: float = 1.0
     held = [k for k, v in zip(differences, values) if v > 0]
     stats = f"mean {mean:+.{digits}f}{unit}" + (f" ± {se:.{digits}f} SE" if n > 1 else "")
     against = [f"{k} ({v:+.{digits}f}{unit})" for k, v in zip(differences, values) if v <= 0]
+    agreeing = [f"{k} ({v:+.{digits}f}{unit})" for k, v in zip(differences, values) if v > 0]
     if len(held) == n:
         return f"agrees (every pair: {n} of {n}; {stats})"
     if n > 1 and mean > 2 * se:
-        return f"agrees (mean beyond 2 SE: {stats}; the other way on {', '.join(against)})"
-    if held:
-        return f"agrees on {len(held)} of {n} pairs ({stats}; the other way on {', '.join(against)})"
-    return f"does not agree (0 of {n} pairs; {stats})"
+        return f"agrees (mean beyond 2 SE: {stats}; {len(held)} of {n} pairs; the other way on {', '.join(against)})"
+    if not held:
+        return f"contradicted (the other way on every pair: 0 of {n}; {stats})"
+    if n > 1 and mean < -2 * se:
+        return (f"contradicted (mean beyond 2 SE the other way: {stats}; {len(held)} of {n} pairs agree: "
+                f"{', '.join(agreeing)})")
+    return f"not separable ({len(held)} of {n} pairs agree; {stats}; the other way on {', '.join(against)})"

@@ -33,8 +33,9 @@ def _select_resumed() -> None:
 def papers_section() -> None:
     st.header("The papers' tables")
     st.caption("Each table of the five papers in its own setting: the paper's printed values and claims in its "
-               "words, then the same experiment on the zoo, its verdicts decided per seed pair (agrees on every "
-               "pair, or a mean beyond 2 SE; else k of n). The command line: `symalign paper TABLE`.")
+               "words, then the same experiment on the zoo, its verdicts by one rule over the seed pairs: agrees "
+               "(every pair, or the paired mean beyond 2 SE), contradicted (the same, the other way), else not "
+               "separable, with the pairs that go the other way named. The command line: `symalign paper TABLE`.")
     resume_job(("paper",), "papers-last")  # a reload or a reopened tab picks this browser's job up again ...
     if "papers-table" not in st.session_state:  # ... on the table it was running
         _select_resumed()
