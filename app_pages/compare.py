@@ -8,7 +8,7 @@ from symalign.runs.table import curves_table, headline_barrier, latest_per_metho
 from symalign.ui.figures import show_figure
 from symalign.ui.permalink import initial_list, show_permalink
 from symalign.ui.runs import run_filters
-from symalign.ui.widgets import user_errors
+from symalign.ui.widgets import every_metric_table, user_errors
 
 st.title("Compare matchers")
 
@@ -40,7 +40,7 @@ with user_errors():
                "pairwise barrier.")
     first = ["pair", "method", "classes", "barrier", "accuracy_barrier", "barrier_mean"]  # the key columns first
     shown = table[first + [c for c in table.columns if c not in first and c not in ("id", "models")]]
-    st.dataframe(shown, hide_index=True, width="stretch",
+    every_metric_table("compare").dataframe(shown, hide_index=True, width="stretch",
                  column_config={"barrier": st.column_config.NumberColumn(format="%.4f"),
                                 "barrier_mean": st.column_config.NumberColumn(format="%.4f"),
                                 "accuracy_barrier": st.column_config.NumberColumn("accuracy barrier (pp)",

@@ -9,7 +9,7 @@ from symalign.ui.permalink import show_permalink
 from symalign.ui.runs import run_filters, show_simplex, show_spectrum, show_sweep, show_universe
 from symalign.ui.session import access, session_id
 from symalign.ui.state import run_store
-from symalign.ui.widgets import user_errors
+from symalign.ui.widgets import every_metric_table, user_errors
 
 st.title("Run history")
 store = run_store()
@@ -20,7 +20,7 @@ with user_errors():
     if not runs:
         st.info("No runs match.")
         st.stop()
-    st.dataframe(runs_table(runs)[HISTORY_COLUMNS], hide_index=True, width="stretch",  # the barriers in view
+    every_metric_table("history").dataframe(runs_table(runs)[HISTORY_COLUMNS], hide_index=True, width="stretch",
                  column_config={"barrier": st.column_config.NumberColumn(format="%.4f"),
                                 "accuracy_barrier": st.column_config.NumberColumn("accuracy barrier (pp)",
                                                                                   format="%.2f")})

@@ -57,7 +57,7 @@ with user_errors():
         if "spectra-quick-job" in st.session_state:
             follow_job(st.session_state["spectra-quick-job"], "spectra-quick-done")
         st.stop()
-    labels = {r.id: f"{run_label(r)} · {' ↔ '.join(r.all_models)}" for r in runs}
+    labels = {r.id: run_label(r) for r in runs}  # its short id and pair: the box is not cut at 1280 px
     chosen = st.selectbox("learned run", list(labels), format_func=labels.get, key="spectra-run")
     recorded = [s for s in store.list(kind="spectrum") if s.settings.get("of_run") == chosen and s.state == "done"]
     if recorded:

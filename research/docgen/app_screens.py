@@ -59,6 +59,7 @@ CUT_TEXT = """() => {
     }
   }
   main.querySelectorAll('[data-testid="stDataFrame"]').forEach((frame, i) => {
+    if (frame.closest('[class*="st-key-every-metric-"]')) return;  // every metric: scrolls in its own box
     const grid = frame.querySelector('.dvn-scroller');
     if (grid && grid.scrollWidth > grid.clientWidth + 1) {
       const head = [...frame.querySelectorAll('[role="columnheader"]')].map(h => h.innerText).join(', ');

@@ -6,10 +6,12 @@ import statistics
 
 import streamlit as st
 
+from symalign.plots.names import pair_label
 from symalign.runs.store import Run
 from symalign.runs.table import run_label
 from symalign.ui.figures import show_figure
 from symalign.ui.state import run_store
+from symalign.ui.widgets import every_metric_table
 
 
 def run_filters(key: str) -> list[Run]:
@@ -103,14 +105,13 @@ def show_simplex(runs: list[Run], key: str) -> None:
     sentence = simplex_sentence(runs)  # it compares only runs measured alike, and names them
     if sentence:
         st.markdown(sentence)
-    table = pd.DataFrame([{"run": r.id, "method": r.method, "models": " · ".join(r.all_models),
-                           "max loss": r.metrics["max_loss"],
-                           "max barrier (above corner plane)": r.metrics["max_barrier"],
+    table = pd.DataFrame([{"run": r.id[-6:], "method": r.method, "models": pair_label(r.all_models),
+                           "max loss": r.metrics["max_loss"], "max barrier": r.metrics["max_barrier"],
                            "near-zero region": r.metrics["near_zero_fraction"], "ε": r.metrics["epsilon"],
                            "resolution": r.metrics["resolution"]} for r in runs])
-    st.dataframe(table, hide_index=True, width="stretch",
-                 column_config={"near-zero region": st.column_config.ProgressColumn(format="percent", min_value=0,
-                                                                                    max_value=1)})
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        "max barrier": st.column_config.NumberColumn(help="above the plane through the corner losses"),
+        "near-zero region": st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1)})
 
 
 def show_spectrum(result: dict, key: str) -> None:
@@ -225,7 +226,7 @@ def show_sweep(run: Run) -> None:
         from symalign.sweeps.matrix import DEFINITIONS, readable_cells
 
         st.markdown("**Every cell** (each is a run in the history)")
-        st.dataframe(readable_cells(cells), hide_index=True, width="stretch")
+        every_metric_table(f"cells-{run.id}").dataframe(readable_cells(cells), hide_index=True, width="stretch")
         st.caption(DEFINITIONS)
         st.download_button("download cells (CSV)", cells.to_csv(index=False), file_name=f"sweep-{run.id}.csv",
                            key=f"sweep-csv-{run.id}")

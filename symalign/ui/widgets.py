@@ -49,6 +49,13 @@ WIDE_TABLES_STYLE = ("<style>[data-testid='stMarkdownContainer'] table {display:
                      "overflow-x: auto;}</style>")
 
 
+def every_metric_table(key: str):
+    """A container for a table that lists every metric (Run history, Compare, a grid's every cell): it may
+    scroll sideways inside its own box, its key columns first; every other table fits a 1280-pixel page
+    (the layout test knows these by their `every-metric-` key)."""
+    return st.container(key=f"every-metric-{key}")
+
+
 def sidebar():
     """The sidebar's captions; returns the slot `show_devices` fills once the page has painted."""
     from symalign.ui.figures import view_settings
