@@ -99,7 +99,8 @@ if "demo-planted" in st.session_state:
     recipe_done, planted = st.session_state["demo-planted"]
     st.subheader(f"1 · The same function, far apart in weight space ({recipe_done}/0)")
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("max |Δ logit| between A and T(A)", f"{planted.function_gap:.1e}", help="same function")
+    c1.metric("max |Δ logit|, A vs T(A)", f"{planted.function_gap:.1e}",  # short: a quarter of 1280 px
+              help="between A and T(A): the same function")
     c2.metric("weights moved (relative)", f"{100 * planted.weight_change:.0f}%")
     c3.metric("vanilla barrier", f"{planted.vanilla['barrier']:.3f}")
     c4.metric("barrier after weight matching", f"{planted.aligned['barrier']:.2e}")
@@ -117,14 +118,14 @@ if "demo-runs" in st.session_state:
         cols = st.columns(len(runs))
         for col, run in zip(cols, runs):
             col.metric(f"{run.label.removeprefix('demo: ')} · barrier", f"{run.metrics['barrier']:.3f}")
+        from symalign.ui.explain import demo_conclusion
+
+        if len(runs) == 3:  # what to conclude, beside the numbers it is drawn from
+            st.markdown(demo_conclusion({r.label.removeprefix("demo: "): r.metrics["barrier"] for r in runs},
+                                        st.session_state.get("demo-recipe-done", recipe)))
         from symalign.ui.lambda_panel import curves_at_lambda
 
         curves_at_lambda(runs, [r.label.removeprefix("demo: ") for r in runs], "demo",  # short: one legend row
                          "The model at λ, at work: the unaligned path beside the aligned one")
-        from symalign.ui.explain import demo_conclusion
-
-        if len(runs) == 3:
-            st.markdown(demo_conclusion({r.label.removeprefix("demo: "): r.metrics["barrier"] for r in runs},
-                                        st.session_state.get("demo-recipe-done", recipe)))
         st.caption("These runs are in the run history: overlay them on the Interpolation page or "
                    "put them side by side on Compare matchers.")

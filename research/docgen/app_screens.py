@@ -112,7 +112,13 @@ def demo(page, url: str, out: Path, steps: int = 100) -> None:
     page.get_by_text("What this shows.").first.wait_for(timeout=600_000)
     settle(page)
     page.screenshot(path=str(out / "home-demo.png"))
-    print("home-demo: part 2 landed")
+    page.get_by_text("2 · Two seeds trained apart").first.evaluate(  # below Streamlit's header bar
+        "e => { e.scrollIntoView({block: 'start'}); let p = e.parentElement;"
+        " while (p && p.scrollHeight <= p.clientHeight) p = p.parentElement; if (p) p.scrollTop -= 70; }")
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(out / "home-demo-part2.png"))
+    cut = page.evaluate(CUT_TEXT)
+    print("home after the demo: " + ("; ".join(cut) if cut else "nothing cut"))
 
 
 def main() -> None:

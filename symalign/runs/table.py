@@ -127,7 +127,8 @@ def latest_per_method(runs: list[Run]) -> list[Run]:
     each method (issue #109: Compare preselected all 22 runs of a history, and the chips filled the box)."""
     if not runs:
         return []
-    newest = max(runs, key=lambda r: r.created)
+    pairs = [r for r in runs if len(r.all_models) == 2]  # a pair's runs first: a triple's are few and apart
+    newest = max(pairs or runs, key=lambda r: r.created)
     picked: dict[tuple[str, str], Run] = {}
     for run in sorted(runs, key=lambda r: r.created, reverse=True):
         if run.all_models == newest.all_models:
