@@ -125,13 +125,16 @@ def field_section(families: list[str], report: str, steps: int | None = None,
         lines += ["No device run yet, so no number is quoted.", ""]
     if CPU_STAND_IN.is_file():  # the CPU stand-in the issue asks for when no device is lent (benchmark's theus.md)
         lines += ["Beside it, the same script on this machine's 2 CPU cores at the largest size that fits about an "
-                  "hour: the paper's depth, heads and optimiser (6 layers, 8 heads, AdamW 1e-3, cosine, weight "
-                  "decay 0.1), width 128 (MLP 512), context 128, batch 32, 800 steps a seed. It is a smaller model "
-                  "trained far shorter than the paper's, so its numbers are not comparable with Theus et al.'s; "
-                  "what it can show is the ordering of the rows at six layers.", "",
+                  "hour: the paper's depth (6 layers) with the recipe of that day's 8 heads (the paper's Tiny "
+                  "Shakespeare GPT-2 has 4) and optimiser (AdamW 1e-3, cosine, weight decay 0.1: the paper prints "
+                  "AdamW and no learning rate or weight decay for it), width 128 (MLP 512), context 128, batch 32, "
+                  "800 steps a seed. It is a smaller model trained far shorter than the paper's, so its numbers "
+                  "are not comparable with Theus et al.'s; what it can show is the ordering of the rows at six "
+                  "layers.", "",
                   CPU_STAND_IN.read_text().strip(), ""]
     lines += ["### Verma & Elbayad (MultiBERTs) and TransFusion", "",
-              "Verma & Elbayad's Tables 1 and 2 and Fig. 3 are run in their setting (post-LN masked-LM BERTs, "
+              "Verma & Elbayad's Tables 1 and 2 and Fig. 3 are run in their setting (post-LN masked-LM BERTs; "
+              "loss barriers against the endpoints' average at 15% masking, Fig. 3 in their eq. 11 "
               "pseudo-perplexity) in the section \"Verma & Elbayad's masked-LM tables in their setting\", with "
               "their MultiBERTs values beside the zoo's; the `head-strategies` and `residual-strategies` "
               "sections above are their strategies in symalign's all-classes setting, not comparable with the "

@@ -17,9 +17,10 @@ def verma_section(points: int | None = None, max_examples: int | None = None) ->
              "Post-LN masked-LM BERTs (`zoo:bert-shakespeare/0,1,2`, all three pairs), activation-based "
              "permutations, B relabelled and then interpolated with A. Each table's verdict is decided on the "
              "paper's measure: the masked-LM loss barrier against the average of the two models' losses (their "
-             "eq. 10, Tables 1-2), beside the paper's value ± its standard error; symalign's pseudo-perplexity "
-             "barrier (every position masked in turn, not their eq. 11 over the masked tokens) is given under "
-             "its own name, and decides Fig. 3's claim, which the paper plots in pseudo-perplexity. Barriers are "
+             "eq. 10, Tables 1-2), beside the paper's value ± its standard error; Fig. 3's claim is decided on "
+             "their eq. 11 pseudo-perplexity (over the 15% masked tokens: exp of the masked loss), the measure "
+             "the paper plots; symalign's every-position pseudo-perplexity (Salazar et al.) is given under its "
+             "own name and decides nothing. Barriers are "
              "against the models as trained (a row that is not a symmetry is charged for the endpoint it "
              "breaks). `symalign paper verma-table1|verma-table2|verma-fig3 --run` (or `symalign sweep --preset "
              "NAME`) reproduces each table.", ""]

@@ -52,7 +52,7 @@ def cmd_barrier(args) -> None:
           f"{curve.accuracy_barrier_mean:.2f} pp); endpoint accuracies {curve.endpoint_accuracy[0]:.3f}, "
           f"{curve.endpoint_accuracy[1]:.3f}")
     pseudo = curve.extra.get("pseudo_perplexity")
-    if pseudo:  # a masked LM: Verma & Elbayad's units too
+    if pseudo:  # a masked LM: Salazar et al.'s pseudo-perplexity too (not Verma & Elbayad's eq. 11)
         print(f"pseudo-perplexity barrier {curve.extra['pseudo_perplexity_barrier']:.3f}; endpoints "
               f"{pseudo[0]:.3f}, {pseudo[-1]:.3f} (every position masked in turn, "
               f"{curve.extra['pseudo_perplexity_tokens']} tokens)")

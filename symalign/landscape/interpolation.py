@@ -155,7 +155,7 @@ def interpolation_curve(a: TransformerModel, b: TransformerModel, data, points: 
 
 
 def pseudo_perplexity_extra(lambdas: list[float], pseudo: list[float], tokens: int) -> dict:
-    """A masked LM's curve in Verma & Elbayad's units: pseudo-perplexity at each λ and its barrier."""
+    """A masked LM's curve in pseudo-perplexity (Salazar et al.'s, every position masked): at each λ and its barrier."""
     primary, mean = barriers(lambdas, pseudo)
     return {"pseudo_perplexity": pseudo, "pseudo_perplexity_barrier": primary,
             "pseudo_perplexity_barrier_mean": mean, "pseudo_perplexity_tokens": tokens}

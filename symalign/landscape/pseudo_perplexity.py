@@ -1,10 +1,12 @@
-"""Pseudo-perplexity of a masked language model (Salazar et al. 2020; Verma & Elbayad's MLM metric).
+"""Pseudo-perplexity of a masked language model (Salazar et al. 2020), every position masked in turn.
 
 Why a second metric beside the masked loss: a masked LM has no likelihood of a sentence, and its
 15%-masked loss depends on which positions were drawn. The pseudo-log-likelihood masks every
 position in turn and scores it from all the others, PLL(W) = Σ_t log P(w_t | W without t), and the
-pseudo-perplexity is exp(−PLL / number of scored tokens) over the windows scored. It is what
-Verma & Elbayad's MLM tables are in, so barriers can be reported in their units.
+pseudo-perplexity is exp(−PLL / number of scored tokens) over the windows scored. It is not
+Verma & Elbayad's measure: their Tables 1-3 are loss barriers against the endpoints' average at 15%
+masking (their eq. 10), and their Fig. 3 plots their eq. 11, 2^(−mean log2 p) over the 15% masked
+tokens, i.e. exp of the masked loss; this score is a steadier one beside them, under its own name.
 
 Cost: a window of L tokens takes L forward passes (L copies, each with one position masked); the
 first `windows` windows of the evaluation split are scored (64 by default: 2,048 tokens for the

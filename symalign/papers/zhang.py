@@ -12,8 +12,10 @@ TABLE2 = PaperTable(
     setting=("two pretrained ViTs (following Imfeld et al. 2024) merged and evaluated on CIFAR-10, accuracy % of "
              "the merged model. Columns: no matching, matching without QK rescaling (FFN permutations and "
              "within-head rotations), full matching. 'We match each layer separately before conducting model "
-             "fusion. The merged model achieving the highest validation performance is selected.' OT-ACTS-EMD is "
-             "the exact-EMD OT fusion, OT-ACTS its Sinkhorn version, OT-WTS on weights."),
+             "fusion. The merged model achieving the highest validation performance is selected.' The OT "
+             "baselines in the paper's words: 'OT-ACTS measures activation similarity using Euclidean distance, "
+             "while OT-ACTS-EMD employs Earth Mover’s Distance'; OT-WTS aligns the weights. (symalign's "
+             "stand-ins: OT-ACTS with Sinkhorn plans, OT-ACTS-EMD with exact ones, symalign.sweeps.peers.)"),
     columns=("w/o match", "w/o rescale", "match"),
     rows=(
         Row("Simple", (7.60, 10.22, 10.19)),

@@ -44,8 +44,10 @@ def setting(cells: pd.DataFrame) -> str:
     family = cells["b"].iloc[0].split(":")[-1].rsplit("/", 1)[0]
     return ("not comparable in size or task: TransFusion transports fine-tunes of CLIP ViT-B/16 between "
             "pre-trainings (EuroSAT, GTSRB, SVHN; support set ImageNet-R); the zoo's fine-tunes are "
-            f"{SETTING.get(family, family)}, the support set the original task. The same classes as the paper: "
-            + classes_line())
+            f"{SETTING.get(family, family)}, the support set the original task. Not the paper's classes: "
+            "TransFusion permutes each head's W_q, W_k and W_v with one block permutation and composes the "
+            "residual per block (I_i = P_W0 P_inᵀ, its eq. 12); symalign solves QK and VO apart and one "
+            "permutation serves the whole residual stream: " + classes_line())
 
 
 def classes_line() -> str:
