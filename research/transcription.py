@@ -12,6 +12,9 @@ from pathlib import Path
 from symalign.papers.table import PaperTable
 
 EXCERPTS = Path(__file__).with_name("excerpts")
+# Texts that summarise a paper rather than print it: a table may be transcribed from one (its numbers are the
+# paper's), but a claim is never quoted from one (its sentences are the summariser's, not the authors').
+SUMMARIES = ("001_52d604f193ce0b6d.txt",)
 LINES_AFTER_CAPTION = 30
 _BOLD = re.compile(r"\\mathbf\{([^}]*)\}")
 _DOUBLED = re.compile(r"(\d+\.\d+)\1")
@@ -60,17 +63,23 @@ def quote_span(text: str, quote: str) -> tuple[int, int] | None:
     return start, at
 
 
-def excerpt(text: str, table: PaperTable) -> str:
-    """What ships in symalign/papers/excerpts/ for a table: its caption and the lines after it, then each
-    claim's sentence (normalised, with a little context)."""
-    lines = table_region(text, table) if table.rows else []
-    flat = normalised(text)
+def claim_source(table: PaperTable, claim) -> str:
+    """The text a claim is quoted from: its own, else its table's."""
+    return claim.source or table.source
+
+
+def excerpt(texts: dict[str, str], table: PaperTable) -> dict[str, str]:
+    """What ships in research/excerpts/ for a table, per text file: its caption and the lines after it,
+    then each claim's sentence (normalised, with a little context) in the file it is quoted from.
+    `texts`: file name -> full text."""
+    parts = {table.source: table_region(texts[table.source], table) if table.rows else []}
     for claim in table.claims:
-        span = quote_span(text, claim.quote)
+        source = claim_source(table, claim)
+        span = quote_span(texts[source], claim.quote)
         if span is None:
-            raise LookupError(f"{table.key}: claim not in {table.source}: {claim.quote!r}")
-        lines.append(flat[max(0, span[0] - 40):span[1] + 40])
-    return "\n".join(lines) + "\n"
+            raise LookupError(f"{table.key}: claim not in {source}: {claim.quote!r}")
+        parts.setdefault(source, []).append(normalised(texts[source])[max(0, span[0] - 40):span[1] + 40])
+    return {source: "\n".join(lines) + "\n" for source, lines in parts.items()}
 
 
 def write_excerpts(papers: str | Path) -> list[Path]:
@@ -78,11 +87,13 @@ def write_excerpts(papers: str | Path) -> list[Path]:
     and claims, one file per paper text."""
     from symalign.papers import TABLES
 
+    texts = {p.name: p.read_text() for p in Path(papers).glob("*.txt")}
     parts: dict[str, list[str]] = {}
     for table in TABLES.values():
-        parts.setdefault(table.source, []).append(excerpt((Path(papers) / table.source).read_text(), table))
+        for source, text in excerpt(texts, table).items():
+            parts.setdefault(source, []).append(text)
     written = []
-    for source, texts in parts.items():
-        (EXCERPTS / source).write_text("\n".join(texts))
+    for source, chunks in parts.items():
+        (EXCERPTS / source).write_text("\n".join(chunks))
         written.append(EXCERPTS / source)
     return written

@@ -85,7 +85,7 @@ def test_guided_demo_pages_and_a_killed_app(app, browser_page, tmp_path):
                                                   "demo: weight matching"]
     assert all(r.state == "done" for r in demo_runs)
     page.locator(".js-plotly-plot").nth(1).wait_for(timeout=60_000)
-    assert float(metric(page, "max |Δ logit| between A and T(A)")) < 1e-4
+    assert float(metric(page, "max |Δ logit|, A vs T(A)")) < 1e-4
     assert float(metric(page, "vanilla barrier")) > 1.0
     assert float(metric(page, "barrier after weight matching")) < 1e-3
     vanilla = float(metric(page, "no alignment").split()[-1])

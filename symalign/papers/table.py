@@ -30,6 +30,9 @@ class Claim:
     quote: str
     decided_by: str
     testable: bool = True
+    # The text it is quoted from when not the table's: a table printed in a summary of the paper has its
+    # claims quoted from the authors' own text (Theus et al.'s appendix), never from the summary's words.
+    source: str = ""
 
 
 @dataclass(frozen=True)

@@ -84,12 +84,12 @@ def _theus_table1(family: str, max_examples: int | None, progress: PhaseProgress
     def name(a: str, b: str) -> str:
         return f"{a.rsplit('/', 1)[-1]} ↔ {b.rsplit('/', 1)[-1]}"
 
-    weight = {name(a, b): min(by[("activation (all)", a, b)], by[("vanilla", a, b)]) - by[("weight (all)", a, b)]
-              for a, b in pairs}
-    learned = {name(a, b): 0.05 - by[("learned (all)", a, b)] for a, b in pairs}
+    learned = {name(a, b): by[("weight (all)", a, b)] - by[("learned (all)", a, b)] for a, b in pairs}
+    orthogonal = {name(a, b): by[("weight (all-perm)", a, b)] - by[("weight (all)", a, b)] for a, b in pairs}
     lines += ["", f"({table.zoo})", "",
-              f"- \"{table.claims[0].quote}\": min(activation, vanilla) − weight (all), per pair: " + verdict(weight),
-              f"- \"{table.claims[1].quote}\": 0.05 − learned (all), per pair: " + verdict(learned, digits=3)]
+              f"- \"{table.claims[0].quote}\": weight (all) − learned (all), per pair: " + verdict(learned, digits=3),
+              f"- \"{table.claims[1].quote}\": weight (all-perm) − weight (all), per pair: "
+              + verdict(orthogonal, digits=3)]
     return "\n".join(lines)
 
 
