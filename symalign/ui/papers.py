@@ -32,7 +32,8 @@ def _select_resumed() -> None:
 
 def papers_section() -> None:
     st.header("The papers' tables")
-    st.caption("Each table of the five papers in its own setting: the paper's printed values and claims in its "
+    st.caption(f"{len(TABLES)} tables and figures of the papers, each run on zoo stand-ins (smaller models and other "
+               "data: what differs is said under each): the paper's printed values and claims in its authors' "
                "words, then the same experiment on the zoo, its verdicts by one rule over the seed pairs: agrees "
                "(every pair, or the paired mean beyond 2 SE), contradicted (the same, the other way), else not "
                "separable, with the pairs that go the other way named. The command line: `symalign paper TABLE`.")
