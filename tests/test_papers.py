@@ -134,7 +134,13 @@ def test_zhangs_figure_verdicts_come_from_the_one_rule():
     summary = cells.groupby("row").mean(numeric_only=True).reset_index().assign(
         distance_mean=lambda d: d.distance, distance_std=0.0)
     assert "per pair: contradicted (the other way on every pair: 0 of 3" in fig4_text(summary, cells)
-    curves = {"matching": [{"a": a, "b": b, "barrier": 1.0} for a, b in pairs],
-              "no matching": [{"a": a, "b": b, "barrier": b_} for (a, b), b_ in zip(pairs, (2.0, 0.5, 1.5))]}
+    # the barrier above the straight line separates 2 of 3 pairs; the paper's range of loss (max − min along the
+    # path) is lowest for full matching on every pair: the two measures are decided apart
+    curves = {"matching": [{"a": a, "b": b, "barrier": 1.0, "loss": [1.0, 1.2, 1.0]} for a, b in pairs],
+              "no matching": [{"a": a, "b": b, "barrier": b_, "loss": [1.0, 1.0 + r, 1.0]}
+                              for (a, b), b_, r in zip(pairs, (2.0, 0.5, 1.5), (0.5, 0.3, 0.9))]}
     said = fig5_text(curves)
-    assert "not separable (2 of 3 pairs agree" in said and "f/0 ↔ f/2 (-0.500)" in said
+    by_range, by_line = [line for line in said.splitlines() if line.startswith('"Complete matching')]
+    assert "range of loss" in by_range and "agrees (every pair: 3 of 3" in by_range
+    assert "not separable (2 of 3 pairs agree" in by_line and "f/0 ↔ f/2 (-0.500)" in by_line
+    assert "the range of loss value along the interpolation path" in said  # the paper's own definition, quoted

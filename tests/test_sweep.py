@@ -384,3 +384,25 @@ def test_a_missing_parser_is_named_for_its_own_format(tmp_path, monkeypatch, suf
     path.write_text("models = 1\n")
     with pytest.raises(SymalignError, match=said):
         read_sweep_file(path)
+
+
+def test_the_preset_table_in_docs_names_the_classes_each_preset_runs():
+    """docs/sweeps.md's preset table is read as the reference: each alignment grid's row there names every
+    class set its rows run (it once listed weight (permutations) for Fig. 6's series, which runs all-perm)."""
+    import re
+    from pathlib import Path
+
+    from symalign.sweeps.grid import PRESETS
+
+    doc = (Path(__file__).parents[1] / "docs" / "sweeps.md").read_text()
+    checked = 0
+    for preset, rows in PRESETS.items():
+        line = next((ln for ln in doc.splitlines() if ln.startswith(f"| `{preset}`")), None)
+        if line is None:
+            continue
+        for name, *_ in rows:
+            match = re.match(r"\w+ \(([\w-]+)\)", name)
+            if match:
+                assert f"({match.group(1)})" in line, (preset, name)
+                checked += 1
+    assert checked >= 10

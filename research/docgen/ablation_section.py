@@ -8,6 +8,7 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
+from symalign.papers.table import verdict as verdict_of
 from symalign.runs import RunStore
 
 # A paper's finding for an ablation preset, where one is stated: (who, what they found, the row they found best[,
@@ -44,9 +45,10 @@ def sem(row) -> str:
 
 
 
-def finding(preset: str, summary: list[dict]) -> str:
+def finding(preset: str, summary: list[dict], cells=None) -> str:
     """What the rows show, decided from the numbers: the lowest and highest rows, whether they differ
-    by more than the spread between seed pairs, and the paper's finding where one is stated."""
+    by more than the spread between seed pairs, and the paper's finding where one is stated, decided per seed
+    pair by the one verdict rule (symalign.papers.table) from the preset's `cells`."""
     rows = [r for r in summary if r["mean"] == r["mean"]]  # measured rows (not nan)
     if len(rows) < 2:
         return ""
@@ -68,19 +70,26 @@ def finding(preset: str, summary: list[dict]) -> str:
             out += (f" {who}: {what}. Different setting: {differs[0]}; not comparable. (Here {row} is "
                     f"{'the lowest' if mine is best else 'not the lowest'}, at {mine['mean']:.2f}.)")
         elif mine is not None:
-            close = mine["mean"] - best["mean"] <= max(mine["std"], best["std"])
-            if mine is best and clear:
-                verdict = f"The zoo agrees: {row} is the lowest ({mine['mean']:.2f})."
-            elif mine is best or close:
-                verdict = (f"The zoo cannot decide it: {row} ({mine['mean']:.2f}) is within the spread between seed "
-                           "pairs of the lowest row.")
-            else:
-                verdict = f"The zoo disagrees: {row} ({mine['mean']:.2f}) is above {best['row']} beyond the spread."
+            margins = lowest_margins(cells, row) if cells is not None else {}
+            verdict = (f"Per seed pair, the lowest other row − {row}: {verdict_of(margins, digits=3)}." if margins
+                       else "Not decided (no per-pair cells).")
             out += f" {who}: {what}. {verdict}"
     return out
 
 
-def ablation_section(family: str, preset: str, summary: list[dict], folder: Path) -> list[str]:
+def lowest_margins(cells, row: str) -> dict[str, float]:
+    """Per seed pair, the lowest barrier among the other rows minus `row`'s (matcher seeds averaged): positive
+    where `row` is the lowest, as a paper's "this one is best" says."""
+    means = cells.groupby(["a", "b", "row"], sort=False)["barrier"].mean()
+    out = {}
+    for (a, b), group in means.groupby(level=[0, 1], sort=False):
+        values = group.droplevel([0, 1])
+        if row in values.index and len(values) > 1:
+            out[f"{a.rsplit('/', 1)[-1]} ↔ {b.rsplit('/', 1)[-1]}"] = float(values.drop(row).min() - values[row])
+    return out
+
+
+def ablation_section(family: str, preset: str, summary: list[dict], folder: Path, cells=None) -> list[str]:
     """One ablation preset on one family: its table, a chart (mean ± std over the seed pairs) and what it shows."""
     import pandas as pd
 
@@ -96,7 +105,7 @@ def ablation_section(family: str, preset: str, summary: list[dict], folder: Path
               f"{row['accuracy_mean']:.1f} ± {row['accuracy_std']:.1f} |" for row in summary]
     if preset == "wm-iterations":
         lines += ["", *iterations_series(family, summary, folder)]
-    return lines + ["", finding(preset, summary), ""]
+    return lines + ["", finding(preset, summary, cells), ""]
 
 
 def path_curves(family: str, cells, store: RunStore, folder: Path) -> list[str]:

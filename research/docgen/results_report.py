@@ -240,7 +240,7 @@ def family_section(family: str, args, overrides: dict, store: RunStore, folder: 
         if only and only != family:
             continue
         lines += ablation_section(family, preset, swept(preset, family, overrides, args.executor, store),
-                                  folder)
+                                  folder, swept(preset, family, overrides, args.executor, store, cells=True))
         if preset == "lambda-sampling":  # Theus et al. Fig. 5: the curves themselves, not only their maxima
             lines += path_curves(family, swept(preset, family, overrides, args.executor, store, cells=True),
                                  store, folder)

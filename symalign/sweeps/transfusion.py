@@ -183,12 +183,13 @@ def table3_verdicts(cells: pd.DataFrame, alpha: float = TABLE3_ALPHA) -> list[st
         if not {better, worse} <= present:
             continue
         diff = _per_combination(cells, alpha, column, better, worse)
-        if slack:  # "comparable": holds where Ours is at most `slack` below
-            diff = {k: v + slack for k, v in diff.items()}
         what = "task" if column == "task_accuracy" else "support"
-        extra = f" + {100 * slack:g} pp" if slack else ""
-        lines.append(f"\"{TABLE3.claims[claim].quote}\": {LABELS[better]} − {LABELS[worse]}, Δ {what}{extra}: "
-                     + verdict(diff, " pp", 100, 1))
+        if slack:  # "comparable" either way: holds where the two are within `slack` of each other
+            diff = {k: slack - abs(v) for k, v in diff.items()}
+            compared = f"{100 * slack:g} pp − |{LABELS[better]} − {LABELS[worse]}|, Δ {what}"
+        else:
+            compared = f"{LABELS[better]} − {LABELS[worse]}, Δ {what}"
+        lines.append(f"\"{TABLE3.claims[claim].quote}\": {compared}: " + verdict(diff, " pp", 100, 1))
     return lines
 
 

@@ -62,6 +62,7 @@ CLAIMS = {
                    ("w/o ATTN", "w/o FFN", FIG3.claims[1].quote, ("OT-ACTS-EMD", "OT-ACTS", "OT-WTS")),
                    ("matching", "w/o rescaling", FIG3.claims[2].quote, None)),
 }
+MOST = (FIG3.claims[2].quote,)  # claims about "most settings": decided by a count of the methods' verdicts
 PRESET_STATES = {"zhang-table2": STATES, "zhang-fig3": FIG3_STATES}
 # Zhang et al., Table 2 (two CIFAR-10 ViTs merged), merged accuracy, all 18 cells from the paper's registry
 # entry (checked against its text by tests/test_papers.py), in our row and column names.
@@ -157,6 +158,7 @@ def verdicts(cells: pd.DataFrame, preset: str = "zhang-table2") -> list[str]:
     (symalign.papers.table): every pair, or a mean beyond 2 SE; else k of n. Comparative claims (Fig. 3:
     which part contributes more) are tested as comparisons."""
     lines = []
+    decided: dict[str, list[str]] = {}  # per claim, each fusion method's verdict word
     for better, worse, quote, *only in CLAIMS[preset]:
         methods = only[0] if only and only[0] else [f.name for f in FUSIONS]
         for fusion in methods:
@@ -165,8 +167,16 @@ def verdicts(cells: pd.DataFrame, preset: str = "zhang-table2") -> list[str]:
                 continue
             gain = (by[better] - by[worse]).dropna()
             if not gain.empty:
-                lines.append(f"\"{quote}\" — {fusion}: {better} − {worse}, merged accuracy: "
-                             + verdict({_pair(a, b): g for (a, b), g in gain.items()}, " pp", 100, 2))
+                said = verdict({_pair(a, b): g for (a, b), g in gain.items()}, " pp", 100, 2)
+                decided.setdefault(quote, []).append(said.split(" ", 1)[0])
+                lines.append(f"\"{quote}\" — {fusion}: {better} − {worse}, merged accuracy: {said}")
+        if quote in MOST and quote in decided:  # "across most settings": a count of the methods, more than half
+            words = decided[quote]
+            agree, n = words.count("agrees"), len(words)
+            lines.append(f"\"{quote}\" — counted over the {n} fusion methods: {agree} agree, "
+                         f"{words.count('contradicted')} contradicted, {words.count('not')} not separable; "
+                         + ("most settings (more than half): agrees" if 2 * agree > n else
+                            "not most settings (half or fewer agree): not supported here"))
     if preset == "zhang-table2" and {"matching", "w/o matching"} <= set(cells["state"]):
         gains = {f.name: (lambda by: by["matching"] - by["w/o matching"])(_by_state(cells[cells["fusion"] == f.name]))
                  for f in FUSIONS if f.name in set(cells["fusion"])}
