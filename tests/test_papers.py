@@ -144,3 +144,21 @@ def test_zhangs_figure_verdicts_come_from_the_one_rule():
     assert "range of loss" in by_range and "agrees (every pair: 3 of 3" in by_range
     assert "not separable (2 of 3 pairs agree" in by_line and "f/0 ↔ f/2 (-0.500)" in by_line
     assert "the range of loss value along the interpolation path" in said  # the paper's own definition, quoted
+
+
+def test_the_coverage_table_lists_every_registered_table_and_what_is_not_covered():
+    """README and docs/papers.md say which tables and figures run (all as zoo stand-ins) and which are not
+    covered, generated from the registry; a stale copy fails."""
+    from research.docgen import papers_coverage
+    from symalign.papers import NOT_COVERED
+    from symalign.sweeps.paper_tables import FAMILIES, RUNNERS, coverage_markdown
+
+    assert set(RUNNERS) == set(TABLES) == set(FAMILIES)  # every registered table runs
+    table = coverage_markdown()
+    for key, paper in TABLES.items():
+        assert f"`symalign paper {key} --run`" in table and paper.zoo in table
+    for paper, name, why in NOT_COVERED:
+        assert f"| {paper} | {name} | not covered | {why} |" in table
+    assert papers_coverage.main([]) == 0, "run python -m research.docgen.papers_coverage --write"
+    readme = papers_coverage.FILES[0].read_text(encoding="utf-8")
+    assert papers_coverage.with_table(readme.replace("| not covered |", "| covered |", 1)) == readme

@@ -283,8 +283,24 @@ def test_the_report_regenerates_with_its_documented_command(tmp_path, monkeypatc
     # cost time here.
     from research.docgen import results_report
 
-    before = len(store.list(kind="align"))
     monkeypatch.setenv("SYMALIGN_HOME", str(home))
+    # the page is its records rendered: --from-records writes it again, byte for byte, running nothing; a
+    # changed record changes the page
+    recorded, again = out.parent / "results" / "records", tmp_path / "again.md"
+    results_report.main(["--from-records", "--records", str(recorded), "--out", str(again)])
+    assert again.read_text() == report
+    import shutil
+
+    changed = tmp_path / "changed"
+    shutil.copytree(recorded, changed)
+    import pandas as pd
+
+    frame = pd.read_csv(changed / "sweep-vit-digits-table1.csv")
+    frame.loc[frame["row"] == "vanilla", "barrier"] += 1.0
+    frame.to_csv(changed / "sweep-vit-digits-table1.csv", index=False)
+    results_report.main(["--from-records", "--records", str(changed), "--out", str(again)])
+    assert again.read_text() != report
+    before = len(store.list(kind="align"))
     results_report.main(command[command.index("--families"):command.index("--anatomy")])
     assert len(store.list(kind="align")) == before  # regenerated from the history, nothing recomputed
     assert "Quick check, not the numbers to quote" in out.read_text()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
+from research.docgen import records
 from symalign.papers.table import verdict as verdict_of
 from symalign.runs import RunStore
 
@@ -111,11 +112,16 @@ def ablation_section(family: str, preset: str, summary: list[dict], folder: Path
 def path_curves(family: str, cells, store: RunStore, folder: Path) -> list[str]:
     """Theus et al. Fig. 5: per λ sampler, the loss along the path above the straight line between the
     endpoints (mean over the seed pairs), read from the sweep's recorded runs."""
+    def compute() -> list[tuple[str, list[dict]]]:  # a list: the rows keep the sweep's order
+        out = []
+        for row, group in cells.groupby("row", sort=False):
+            curves = [store.get(r).curve for r in group["run_id"].dropna()]
+            out.append((row, [{"lambdas": c["lambdas"], "loss": c["loss"]} for c in curves if c]))
+        return out
+
     fig = go.Figure()
     peaks = []
-    for row, group in cells.groupby("row", sort=False):
-        curves = [store.get(r).curve for r in group["run_id"].dropna()]
-        curves = [c for c in curves if c]
+    for row, curves in records.current().data(f"curves-{family}-lambda-sampling", compute):
         if not curves:
             continue
         lambdas = curves[0]["lambdas"]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from research.docgen import records
 from symalign.sweeps.curves import curves_cells, curves_summary, curves_text
 
 HEADING = "## Beyond the straight line: curves"
@@ -46,8 +47,10 @@ def curves_section(families: list[str], folder: Path) -> list[str]:
              "std over the pairs; the last column is the share of the straight line's barrier left.", ""]
     for entry in families:
         family, _, directory = entry.partition("=")
-        cells = pd.read_csv(Path(directory) / "curves-cells.csv") if directory else curves_cells(family)
-        figure = plane_figure_file(family, cells, folder)
+        cells = records.current().frame(f"curves-{family}", lambda family=family, directory=directory: pd.read_csv(
+            Path(directory) / "curves-cells.csv") if directory else curves_cells(family))
+        figure = records.current().data(f"plane-{family}", lambda family=family, cells=cells: plane_figure_file(
+            family, cells, folder))
         lines += [f"### {family}", "", curves_text(curves_summary(cells), cells, markdown=True), "",
                   curve_claim(family, cells), ""]
         lines += [f"The plane through A, B and aligned B of the first pair, with the paths on it: "

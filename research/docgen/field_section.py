@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from research.docgen import records
 from symalign.papers.table import verdict
 from symalign.papers.theus import ZOO_DATASET, ZOO_ROWS
 from symalign.papers.zhang import TABLE2 as ZHANG_TABLE2
@@ -100,10 +101,11 @@ def field_section(families: list[str], report: str, steps: int | None = None,
              "the straight path between A and B is not what it merges (docs/merging.md).", ""]
     for entry in families:
         family, _, folder = entry.partition("=")  # FAMILY=DIR: that `sweep --preset peers --out DIR`'s cells
-        cells = pd.read_csv(Path(folder) / "peers-cells.csv") if folder else peers_cells(
+        cells = records.current().frame(f"peers-{family}", lambda family=family, folder=folder: pd.read_csv(
+            Path(folder) / "peers-cells.csv") if folder else peers_cells(
             family, steps=steps, max_examples=max_examples,
             progress=lambda d, t, r: print(f"[{d}/{t}] peers {r['method']} {r['a']} ↔ {r['b']}: {r['loss']:.4f}",
-                                           flush=True))
+                                           flush=True)))
         summary = peers_summary(cells)
         lines += [f"### Merged models: {family} (`symalign sweep --preset peers --family {family}`)", "",
                   "Loss and accuracy of the merged model on the pair's evaluation split, mean ± std over the seed "

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from research.docgen import records
 from symalign.sweeps import transfusion as tf
 from symalign.sweeps import zhang_figures as zf
 from symalign.sweeps.zhang import FIG3_STATES, STATES, zhang_cells, zhang_summary, zhang_text
@@ -20,12 +21,14 @@ from symalign.sweeps.zhang import FIG3_STATES, STATES, zhang_cells, zhang_summar
 HEADING = "## The merging and transport papers' own tables"
 
 
-def _cells(folder: Path | None, names: tuple[str, ...], compute) -> pd.DataFrame:
-    """The cells a preset wrote under any of `names` in `folder`, else computed."""
-    for name in names if folder else ():
-        if (folder / f"{name}-cells.csv").is_file():
-            return pd.read_csv(folder / f"{name}-cells.csv")
-    return compute()
+def _cells(folder: Path | None, names: tuple[str, ...], compute, family: str) -> pd.DataFrame:
+    """The cells a preset wrote under any of `names` in `folder`, else computed; kept in the report's records."""
+    def made() -> pd.DataFrame:
+        for name in names if folder else ():
+            if (folder / f"{name}-cells.csv").is_file():
+                return pd.read_csv(folder / f"{name}-cells.csv")
+        return compute()
+    return records.current().frame(f"{names[0]}-{family}", made)
 
 
 def _fig3_cells(family: str, table2: pd.DataFrame, max_examples: int | None) -> pd.DataFrame:
@@ -59,20 +62,22 @@ def papers_section(entries: list[str], max_examples: int | None = None, charts: 
     for entry in entries:
         family, _, folder = entry.partition("=")
         folder = Path(folder) if folder else None
-        zhang = _cells(folder, ("zhang-table2",), lambda family=family: zhang_cells(family, max_examples=max_examples))
+        zhang = _cells(folder, ("zhang-table2",), lambda family=family: zhang_cells(family, max_examples=max_examples),
+                       family)
         pairs = zhang[["a", "b"]].drop_duplicates().shape[0]
         lines += [f"### Zhang et al. Table 2: matching before six fusion methods ({family})", "",
                   f"Merged accuracy on the pair's evaluation split (loss in brackets), mean ± std over {pairs} seed "
                   f"pairs (`symalign sweep --preset zhang-table2 --family {family}`).", "",
                   zhang_text(zhang_summary(zhang), zhang, markdown=True), ""]
         fig3 = _cells(folder, ("zhang-fig3",), lambda family=family, zhang=zhang: _fig3_cells(family, zhang,
-                                                                                               max_examples))
+                                                                                               max_examples), family)
         lines += [f"#### Zhang et al. Fig. 3: their matching without ATTN, FFN or rescaling ({family})", "",
                   zhang_text(zhang_summary(fig3), fig3, markdown=True, preset="zhang-fig3"), ""]
-        fig4 = _cells(folder, ("zhang-fig4",), lambda family=family: zf.fig4_cells(family))
+        fig4 = _cells(folder, ("zhang-fig4",), lambda family=family: zf.fig4_cells(family), family)
         lines += [f"#### Zhang et al. Fig. 4: whole-model distance after each matching ({family})", "",
                   zf.fig4_text(zf.fig4_summary(fig4), fig4, markdown=True), ""]
-        curves = zf.fig5_curves(family, max_examples=max_examples)
+        curves = records.current().data(f"zhang-fig5-{family}", lambda family=family: zf.fig5_curves(
+            family, max_examples=max_examples))
         lines += [f"#### Zhang et al. Fig. 5: the path A → T(B) by which parts are matched ({family})", "",
                   "\n".join(f"- {line}" for line in zf.fig5_text(curves).split("\n"))]
         if charts is not None:
@@ -84,7 +89,7 @@ def papers_section(entries: list[str], max_examples: int | None = None, charts: 
             lines += [f"TransFusion's tables: {family} has no fine-tunes in the zoo.", ""]
             continue
         transports = _cells(folder, ("transfusion-table3", "transfusion-fig4"),
-                            lambda family=family: tf.transfusion_cells(family, max_examples=max_examples))
+                            lambda family=family: tf.transfusion_cells(family, max_examples=max_examples), family)
         n = transports[["a_ft", "b"]].drop_duplicates().shape[0]
         lines += [f"### TransFusion Table 3 and Fig. 4: head strategies for task-vector transport ({family})", "",
                   f"Mean ± std over {n} (fine-tune, receiver) combinations (`symalign sweep --preset "

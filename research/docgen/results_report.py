@@ -34,6 +34,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 import torch
 
+from research.docgen import records
 from research.docgen.ablation_section import ablation_section, fmt, path_curves, sem
 from research.docgen.anatomy_section import anatomy_section
 from research.docgen.curves_section import curves_section
@@ -45,6 +46,7 @@ from symalign.papers.theus import TABLE1 as THEUS
 from symalign.papers.theus import ZOO_ROWS
 from symalign.runs import RunStore
 from symalign.sweeps import PRESETS, preset_grid, run_sweep
+from symalign.sweeps.sweep import summary_frame
 
 MAIN_PRESETS = ("table1", "components", "quick", "width")  # the report's own tables (and the first look)
 
@@ -188,7 +190,8 @@ def width_section(families: list[str], overrides: dict, executor: str, store: Ru
 
 
 def swept(preset: str, family: str, overrides: dict, executor: str, store: RunStore, cells: bool = False):
-    """The preset's summary records (its cells' frame with `cells`), from the run history where it has them."""
+    """The preset's summary records (its cells' frame with `cells`): the cells from the report's records, else
+    from the run history where it has them, else run (symalign.sweeps.run_sweep)."""
     grid = preset_grid(preset, family)
     for key, value in overrides.items():
         if key == "max_sweeps":
@@ -196,10 +199,14 @@ def swept(preset: str, family: str, overrides: dict, executor: str, store: RunSt
         else:
             setattr(grid, key, value)
     grid.check_options("results_report.py")
-    result = run_sweep(grid, executor=executor, store=store,
-                       progress=lambda d, t, r: print(f"[{d}/{t}] {r['row']} {r['a']} ↔ {r['b']}: "
-                                                     f"{r['barrier']:.4f}", flush=True))
-    return result.cells if cells else result.summary.to_dict(orient="records")
+
+    def compute():
+        return run_sweep(grid, executor=executor, store=store,
+                         progress=lambda d, t, r: print(f"[{d}/{t}] {r['row']} {r['a']} ↔ {r['b']}: "
+                                                       f"{r['barrier']:.4f}", flush=True)).cells
+
+    frame = records.current().frame(f"sweep-{family}-{preset}", compute)
+    return frame if cells else summary_frame(frame, grid).to_dict(orient="records")
 
 
 def with_section(report: str, section: str) -> str:
@@ -274,6 +281,12 @@ def _parser() -> argparse.ArgumentParser:
                              "--verma) "
                              "in the existing report")
     parser.add_argument("--out", default="docs/results.md")
+    parser.add_argument("--from-records", action="store_true",
+                        help="render the page from the committed records alone (docs/results/records/, or --records), "
+                             "with the command they were computed by; runs no model and writes no chart")
+    parser.add_argument("--records", default=None,
+                        help="the records folder (default: results/records beside --out when computing, "
+                             "docs/results/records with --from-records)")
     parser.add_argument("--points", type=int, help="λ points per curve (default: the sweep's, 21)")
     parser.add_argument("--max-examples", type=int, help="evaluation examples per curve (default: all)")
     parser.add_argument("--steps", type=int, help="learned matching steps (default: the data's)")
@@ -283,8 +296,35 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
+    import sys
+    import tempfile
+
     parser = _parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
+    if args.from_records:  # the recorded command's sections, rendered from its records into --out
+        folder = Path(args.records) if args.records else records.FOLDER
+        store = records.Records(folder, read_only=True)
+        recorded = store.data("command", lambda: None)
+        args = parser.parse_args([*recorded, "--out", args.out])
+        records.use(store)
+        with tempfile.TemporaryDirectory() as charts:  # charts are the computing run's; not rewritten here
+            return _write(args, parser, Path(charts))
+    out = Path(args.out)
+    folder = Path(args.records) if args.records else out.parent / "results" / "records"
+    store = records.Records(folder)
+    kept = [a for a in argv if a not in ("--from-records",)]
+    skip = {"--out", "--records"}
+    recorded = [a for i, a in enumerate(kept) if a not in skip and (i == 0 or kept[i - 1] not in skip)]
+    (folder / "command.json").unlink(missing_ok=True)
+    store.data("command", lambda: recorded)
+    records.use(store)
+    (out.parent / "results").mkdir(parents=True, exist_ok=True)
+    return _write(args, parser, out.parent / "results")
+
+
+def _write(args, parser, charts: Path) -> None:
+    """Compute (or read from the records) and write the report's sections; `charts` gets the HTML charts."""
     ablations = [p for p in PRESETS if p not in MAIN_PRESETS]
     for entry in args.ablations:
         if entry.rpartition(":")[2] not in ablations:
@@ -292,13 +332,12 @@ def main(argv: list[str] | None = None) -> None:
     overrides = {k: v for k, v in (("points", args.points), ("max_examples", args.max_examples),
                                    ("steps", args.steps), ("max_sweeps", args.max_sweeps)) if v is not None}
     out = Path(args.out)
-    (out.parent / "results").mkdir(parents=True, exist_ok=True)
-    store = RunStore()
-    widths = width_section(args.widths, overrides, args.executor, store, out.parent / "results") if args.widths else []
+    runs = RunStore()
+    widths = width_section(args.widths, overrides, args.executor, runs, charts) if args.widths else []
     anatomy = anatomy_section(args.steps, args.max_examples or 64, args.points) if args.anatomy else []
-    curves = curves_section(args.curves, out.parent / "results") if args.curves else []
+    curves = curves_section(args.curves, charts) if args.curves else []
     verma = verma_section(args.points, args.max_examples) if args.verma else []
-    papers = papers_section(args.papers, args.max_examples, out.parent / "results") if args.papers else []
+    papers = papers_section(args.papers, args.max_examples, charts) if args.papers else []
     if args.only_sections:
         report = out.read_text() if out.is_file() else ""
         field = field_section(args.field, report, args.steps, args.max_examples) if args.field else []
@@ -309,14 +348,18 @@ def main(argv: list[str] | None = None) -> None:
         out.write_text(report)
         print(f"wrote the {', '.join(n for n, s in named if s)} section(s) of {out}")
         return
-    sections = [family_section(family, args, overrides, store, out.parent / "results") for family in args.families]
+    sections = [family_section(family, args, overrides, runs, charts) for family in args.families]
+    command = records.current().data("command", lambda: [])
+    machine = records.current().data("environment", lambda: {
+        "machine": platform.machine(), "torch": torch.__version__, "threads": torch.get_num_threads()})
     header = ["# Results: the zoo against the papers' claims", "",
-              "Regenerated by `python -m research.docgen.results_report"
-              + (f" --ablations {' '.join(args.ablations)}" if args.ablations else "")
-              + (" --verma" if args.verma else "")
-              + "` (sweeps `table1` and `components` of each zoo family, and one section per ablation preset; "
-              "see docs/sweeps.md). Every number below is a mean ± std over the three seed pairs, "
-              f"computed on {platform.machine()} with torch {torch.__version__} ({torch.get_num_threads()} torch "
+              "Regenerated by `python -m research.docgen.results_report " + " ".join(command) + "`, which computes "
+              "every section and keeps its numbers in docs/results/records/ (cells reused from the run history "
+              "and the records; delete a record to recompute it); `python -m research.docgen.results_report "
+              "--from-records` renders this page from those records alone, and tests/test_results_page.py checks "
+              "that it does. Sweeps `table1` and `components` of each zoo family, and one section per ablation "
+              "preset (docs/sweeps.md). Every number below is a mean ± std over the three seed pairs, "
+              f"computed on {machine['machine']} with torch {machine['torch']} ({machine['threads']} torch "
               "threads; matching gives the same result at any thread count).", "",
               "The zoo is small (CPU-trained, minutes per model) and the papers' settings are not: the claims "
               "are about orderings and whether a barrier closes, which is what the paragraphs check.", ""]

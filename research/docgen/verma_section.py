@@ -6,6 +6,7 @@ and the verdict the preset decides from the numbers (symalign.sweeps.verma)."""
 
 from __future__ import annotations
 
+from research.docgen import records
 from symalign.sweeps.verma import verma_cells, verma_summary, verma_text
 from symalign.sweeps.verma_tables import VERMA_TABLES
 
@@ -25,7 +26,8 @@ def verma_section(points: int | None = None, max_examples: int | None = None) ->
              "breaks). `symalign paper verma-table1|verma-table2|verma-fig3 --run` (or `symalign sweep --preset "
              "NAME`) reproduces each table.", ""]
     for preset, table in VERMA_TABLES.items():
-        cells = verma_cells(preset, points=points or 21, max_examples=max_examples)
+        cells = records.current().frame(f"verma-{preset}", lambda preset=preset: verma_cells(
+            preset, points=points or 21, max_examples=max_examples))
         summary = verma_summary(cells)
         lines += [f"### {table.source}: `{preset}`", "", f"Setting: {table.setting}. Paper: {table.paper_metric}.",
                   "", verma_text(preset, summary, cells, markdown=True), ""]

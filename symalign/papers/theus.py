@@ -53,3 +53,37 @@ ZOO_ROWS = {"vanilla": "Vanilla averaging", "activation (all)": "Activation matc
             "weight (all)": "Weight matching (Ours)", "learned (all-perm)": "Learned matching (permutation only)",
             "learned (all)": "Learned matching (Ours)"}
 ZOO_DATASET = {"vit-digits": "CIFAR-10", "gpt-shakespeare": "Tiny Shakespeare"}  # the zoo family standing in
+
+FIG5 = PaperTable(
+    key="theus-fig5", paper=PAPER, source=APPENDIX, name="Fig. 5",
+    caption="We visualize the impact of these sampling strategies in Figure 5",
+    setting=("App. B.1: learned matching with λ per step drawn from a narrow uniform U(0.4, 0.6) (what the paper "
+             "adopts), a uniform U(0, 1), a Gaussian N(0.5, 0.1) clipped to [0, 1], or fixed at 0.5; the loss "
+             "along the interpolation path, mean and standard deviation over seeds, ViTs on CIFAR-10. A figure: no "
+             "values are printed."),
+    columns=(), rows=(),
+    claims=(Claim("both uniform and Gaussian sampling result in relatively high loss barriers",
+                  "per zoo pair: the lower of uniform's and normal's barriers − uniform_mid's (learned, all "
+                  "classes)"),),
+    zoo=("not comparable in size: the zoo's vit-digits (4 layers, width 64, 8×8 digits) and gpt-shakespeare "
+         "(2 layers, width 128, character-level) against 6-layer, width-256 CIFAR-10 ViTs; learned matching there "
+         "may close the barrier under every sampler, and then the zoo cannot separate them."),
+    preset="lambda-sampling",
+)
+
+FIG6 = PaperTable(
+    key="theus-fig6", paper=PAPER, source=APPENDIX, name="Fig. 6",
+    caption="Results for ViTs trained on CIFAR-10 are shown in Figure 6",
+    setting=("App. B.2: weight matching stopped after a growing number of iterations, with permutations (the "
+             "residual stream included) and with orthogonal maps; the loss barrier, ViTs on CIFAR-10. A figure: "
+             "no values are printed."),
+    columns=(), rows=(),
+    claims=(Claim("for orthogonal matching, the loss barrier steadily decreases, converging after five iterations",
+                  "per zoo pair: weight (all)'s barrier after 1 sweep − after 5 sweeps"),
+            Claim("permutation-based matching shows no significant improvement across iterations",
+                  "per zoo pair, as a comparison: orthogonal matching's fall from 1 to 5 sweeps − all-perm's fall"),),
+    zoo=FIG5.zoo.replace("learned matching there may close the barrier under every sampler, and then the zoo "
+                         "cannot separate them.", "the zoo's sweeps are symalign's coordinate-descent sweeps "
+                         "(one pass over every space), the paper's iterations its own."),
+    preset="wm-iterations",
+)

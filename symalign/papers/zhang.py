@@ -56,3 +56,38 @@ FIG3 = PaperTable(
     ),
     zoo=TABLE2.zoo, preset="zhang-fig3",
 )
+
+FIG4 = PaperTable(
+    key="zhang-fig4", paper=PAPER, source="002_2050fa32fa7395c4.txt", name="Fig. 4",
+    caption="Figure 4. The Euclidean Distance of end ViT models",
+    setting=("Table 2's two ViTs: the Euclidean distance between the anchor and the matched model over the whole "
+             "model, after their matching (with and without rescaling), Git Re-Basin's permutations and OT fusion "
+             "of the FFN modules only. A figure: no values are printed."),
+    columns=(), rows=(),
+    claims=(
+        Claim("our rotation symmetry-based parameter matching algorithm consistently reduces the distance between "
+              "end models more effectively than permutation symmetry-based methods",
+              "per pair: the closest of Git Re-Basin's and OT fusion's rows − their matching without rescaling"),
+        Claim("the integration of rescaling symmetry leads to additional distance reductions of end models",
+              "per pair: their matching without rescaling − with it"),
+    ),
+    zoo=("not comparable in size: the zoo's vit-digits seeds (4 layers, width 64, 8×8 digits); the distance is "
+         "relative, ‖A − T(B)‖ / ‖A‖ over every tensor."),
+    preset="zhang-fig4",
+)
+
+FIG5 = PaperTable(
+    key="zhang-fig5", paper=PAPER, source="002_2050fa32fa7395c4.txt", name="Fig. 5",
+    caption="Figure 5. Loss landscapes and barriers between the two pretrained ViT models",
+    setting=("Table 2's two ViTs: the loss along the straight path between A and B as given (w/o match), after "
+             "attention-only matching (w/o FFN), FFN-only matching (w/o ATTN) and complete matching; the paper's "
+             "loss barrier is \"the range of loss value along the interpolation path\". A figure: no values are "
+             "printed."),
+    columns=(), rows=(),
+    claims=(Claim("Complete matching yields the lowest loss barrier",
+                  "per pair: the lowest other curve's barrier − complete matching's, by the paper's range of loss "
+                  "and by symalign's rise above the straight line, each decided"),),
+    zoo=FIG4.zoo.replace("the distance is relative, ‖A − T(B)‖ / ‖A‖ over every tensor.",
+                         "the path A → T(B) on the pair's evaluation split."),
+    preset="zhang-fig5",
+)

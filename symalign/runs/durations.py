@@ -189,7 +189,9 @@ PAPER_TYPICAL: dict[str, tuple[str, float]] = {
     "theus-table1": ("vit-digits", 300.0), "zhang-table2": ("vit-digits", 36.0), "zhang-fig3": ("vit-digits", 27.0),
     "verma-table1": ("bert-shakespeare", 190.0), "verma-table2": ("bert-shakespeare", 155.0),
     "verma-fig3": ("bert-shakespeare", 110.0), "transfusion-table3": ("vit-digits", 18.0),
-    "transfusion-fig4": ("vit-digits", 35.0)}
+    "transfusion-fig4": ("vit-digits", 35.0), "zhang-fig4": ("vit-digits", 9.0), "zhang-fig5": ("vit-digits", 18.0),
+    "theus-fig6": ("vit-digits", 38.0),
+    "theus-fig5": ("vit-digits", 370.0)}  # twelve learned runs, measured beside another job: an upper figure
 
 
 def paper_typical(key: str, family: str) -> tuple[float | None, str]:

@@ -60,13 +60,7 @@ def _theus_table1(family: str, max_examples: int | None, progress: PhaseProgress
                   store: RunStore | None) -> str:
     """Table 1's rows on the family's three pairs (cells reused from the history), beside the paper's column,
     and its two claims decided per pair."""
-    from symalign.sweeps.grid import preset_grid
-    from symalign.sweeps.sweep import run_sweep
-
-    grid = preset_grid("table1", family)
-    grid.max_examples = max_examples
-    result = run_sweep(grid, executor="serial", store=store, source="app",
-                       progress=_rows(progress, "cells", lambda r: r["row"]))
+    result = _swept("table1", family, max_examples, progress, store)
     from symalign.papers.theus import ZOO_DATASET
     from symalign.papers.theus import ZOO_ROWS as paper
 
@@ -78,14 +72,8 @@ def _theus_table1(family: str, max_examples: int | None, progress: PhaseProgress
         cell = (f"{table.value(paper[r['row']], column):.2f} ± {table.value(paper[r['row']], column + ' ±'):.2f}"
                 if column and r["row"] in paper else "–")
         lines.append(f"| {r['row']} | {r['mean']:.3f} ± {r['std']:.3f} | {cell} |")
-    by = result.cells.groupby(["row", "a", "b"])["barrier"].mean()
-    pairs = sorted({(a, b) for _, a, b in by.index})
-
-    def name(a: str, b: str) -> str:
-        return f"{a.rsplit('/', 1)[-1]} ↔ {b.rsplit('/', 1)[-1]}"
-
-    learned = {name(a, b): by[("weight (all)", a, b)] - by[("learned (all)", a, b)] for a, b in pairs}
-    orthogonal = {name(a, b): by[("weight (all-perm)", a, b)] - by[("weight (all)", a, b)] for a, b in pairs}
+    learned = per_pair(result.cells, lambda m: m["weight (all)"] - m["learned (all)"])
+    orthogonal = per_pair(result.cells, lambda m: m["weight (all-perm)"] - m["weight (all)"])
     lines += ["", f"({table.zoo})", "",
               f"- \"{table.claims[0].quote}\": weight (all) − learned (all), per pair: " + verdict(learned, digits=3),
               f"- \"{table.claims[1].quote}\": weight (all-perm) − weight (all), per pair: "
@@ -93,16 +81,87 @@ def _theus_table1(family: str, max_examples: int | None, progress: PhaseProgress
     return "\n".join(lines)
 
 
+def per_pair(cells, margin: Callable[[dict[str, float]], float]) -> dict[str, float]:
+    """Per seed pair, `margin` of the rows' barriers there (matcher seeds averaged), named "0 ↔ 1"."""
+    by = cells.groupby(["a", "b", "row"], sort=False)["barrier"].mean()
+    return {f"{a.rsplit('/', 1)[-1]} ↔ {b.rsplit('/', 1)[-1]}": float(margin(group.droplevel([0, 1]).to_dict()))
+            for (a, b), group in by.groupby(level=[0, 1], sort=False)}
+
+
+def _swept(preset: str, family: str, max_examples: int | None, progress: PhaseProgress | None,
+           store: RunStore | None):
+    """A preset's grid on the family's seed pairs (cells reused from the history), as the Ablations grid runs it."""
+    from symalign.sweeps.grid import preset_grid
+    from symalign.sweeps.sweep import run_sweep
+
+    grid = preset_grid(preset, family)
+    grid.max_examples = max_examples
+    return run_sweep(grid, executor="serial", store=store, source="app",
+                     progress=_rows(progress, "cells", lambda r: r["row"]))
+
+
+def _barrier_rows(result, family: str) -> list[str]:
+    lines = [f"| row | zoo ({family}): barrier, mean ± std | ± SE (n) |", "|---|---|---|"]
+    for _, r in result.summary.iterrows():
+        lines.append(f"| {r['row']} | {r['mean']:.3f} ± {r['std']:.3f} | ± {r['sem']:.3f} ({r['n']}) |")
+    return lines
+
+
+# Theus et al.'s figures: per claim, what is compared on each pair (a margin of the rows' barriers, positive where
+# the claim holds) and how it is said.
+THEUS_FIGURES: dict[str, tuple[str, tuple[tuple[str, Callable[[dict[str, float]], float]], ...]]] = {
+    "theus-fig5": ("lambda-sampling", (
+        ("min(λ uniform, λ normal) − λ uniform_mid",
+         lambda m: min(m["learned (all), λ uniform"], m["learned (all), λ normal"])
+         - m["learned (all), λ uniform_mid"]),)),
+    "theus-fig6": ("wm-iterations", (
+        ("weight (all): 1 sweep − 5 sweeps", lambda m: m["weight (all), 1 sweep"] - m["weight (all), 5 sweeps"]),
+        ("weight (all)'s fall from 1 to 5 sweeps − weight (all-perm)'s",
+         lambda m: (m["weight (all), 1 sweep"] - m["weight (all), 5 sweeps"])
+         - (m["weight (all-perm), 1 sweep"] - m["weight (all-perm), 5 sweeps"])))),
+}
+
+
+def _theus_figure(key: str) -> Runner:
+    def run(family: str, max_examples: int | None, progress: PhaseProgress | None, store: RunStore | None) -> str:
+        preset, claims = THEUS_FIGURES[key]
+        table = TABLES[key]
+        result = _swept(preset, family, max_examples, progress, store)
+        lines = _barrier_rows(result, family) + ["", f"({table.zoo})", ""]
+        for claim, (said, margin) in zip(table.claims, claims):
+            lines.append(f"- \"{claim.quote}\": {said}, per pair: "
+                         + verdict(per_pair(result.cells, margin), digits=3))
+        return "\n".join(lines)
+    return run
+
+
+def _zhang_figure(key: str) -> Runner:
+    def run(family: str, max_examples: int | None, progress: PhaseProgress | None, store: RunStore | None) -> str:
+        from symalign.sweeps import zhang_figures as zf
+
+        rows = _rows(progress, "rows × pairs", lambda r: r["row"])
+        if key == "zhang-fig4":
+            cells = zf.fig4_cells(family, progress=rows)
+            return zf.fig4_text(zf.fig4_summary(cells), cells, markdown=True)
+        curves = zf.fig5_curves(family, max_examples=max_examples, progress=rows)
+        return "\n".join(f"- {line}" for line in zf.fig5_text(curves).split("\n"))
+    return run
+
+
 RUNNERS: dict[str, Runner] = {
-    "theus-table1": _theus_table1,
+    "theus-table1": _theus_table1, "theus-fig5": _theus_figure("theus-fig5"), "theus-fig6": _theus_figure("theus-fig6"),
     "zhang-table2": _zhang("zhang-table2"), "zhang-fig3": _zhang("zhang-fig3"),
+    "zhang-fig4": _zhang_figure("zhang-fig4"), "zhang-fig5": _zhang_figure("zhang-fig5"),
     "verma-table1": _verma("verma-heads"), "verma-table2": _verma("verma-residual"),
     "verma-fig3": _verma("verma-components"),
     "transfusion-table3": _transfusion("transfusion-table3"), "transfusion-fig4": _transfusion("transfusion-fig4"),
 }
 # The zoo families each table runs on (the first is the page's default).
 FAMILIES: dict[str, tuple[str, ...]] = {
-    "theus-table1": ("vit-digits", "gpt-shakespeare"), "zhang-table2": ("vit-digits",), "zhang-fig3": ("vit-digits",),
+    "theus-table1": ("vit-digits", "gpt-shakespeare"), "theus-fig5": ("vit-digits", "gpt-shakespeare"),
+    "theus-fig6": ("vit-digits", "gpt-shakespeare"),
+    "zhang-table2": ("vit-digits",), "zhang-fig3": ("vit-digits",), "zhang-fig4": ("vit-digits",),
+    "zhang-fig5": ("vit-digits",),
     "verma-table1": ("bert-shakespeare",), "verma-table2": ("bert-shakespeare",),
     "verma-fig3": ("bert-shakespeare",),
     "transfusion-table3": ("vit-digits", "gpt-shakespeare"), "transfusion-fig4": ("vit-digits", "gpt-shakespeare"),
@@ -133,3 +192,17 @@ def latest_paper_run(store: RunStore, key: str, family: str):
     """The newest finished run of this table on this family, if any."""
     return next((r for r in store.list(kind="paper", state="done")
                  if r.settings.get("table") == key and r.settings.get("family") == family), None)
+
+
+def coverage_markdown() -> str:
+    """Which of the papers' tables and figures symalign runs, and how: every registered one as a zoo stand-in
+    (none in the paper's own models and data), then those not covered and why. The app, README and
+    docs/papers.md show this one table."""
+    from symalign.papers import NOT_COVERED
+
+    lines = ["| paper | table or figure | in symalign | what differs, or why not |", "|---|---|---|---|"]
+    for key, table in TABLES.items():
+        lines.append(f"| {table.paper} | {table.name} | stand-in on the zoo: `symalign paper {key} --run` "
+                     f"({', '.join(FAMILIES[key])}) | {table.zoo} |")
+    lines += [f"| {paper} | {name} | not covered | {why} |" for paper, name, why in NOT_COVERED]
+    return "\n".join(lines)

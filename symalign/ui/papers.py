@@ -10,7 +10,7 @@ import streamlit as st
 
 from symalign.papers import TABLES
 from symalign.runs.durations import estimate_text, last_run, paper_typical, took
-from symalign.sweeps.paper_tables import FAMILIES, latest_paper_run
+from symalign.sweeps.paper_tables import FAMILIES, coverage_markdown, latest_paper_run
 from symalign.ui.jobs import follow_job, resume_job, submit_job
 from symalign.ui.state import cached_load, run_store
 from symalign.ui.widgets import user_errors
@@ -37,6 +37,8 @@ def papers_section() -> None:
                "words, then the same experiment on the zoo, its verdicts by one rule over the seed pairs: agrees "
                "(every pair, or the paired mean beyond 2 SE), contradicted (the same, the other way), else not "
                "separable, with the pairs that go the other way named. The command line: `symalign paper TABLE`.")
+    with st.expander("Which of the papers' tables and figures are here, and which are not"):
+        st.markdown(coverage_markdown())
     resume_job(("paper",), "papers-last")  # a reload or a reopened tab picks this browser's job up again ...
     if "papers-table" not in st.session_state:  # ... on the table it was running
         _select_resumed()
