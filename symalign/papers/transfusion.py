@@ -16,7 +16,9 @@ TABLE3 = PaperTable(
     key="transfusion-table3", paper=PAPER, source="004_76cd912b00fbd71b.txt", name="Table 3",
     caption="Table 3: TransFusion results by head alignment strategy.",
     setting=("CLIP ViT-B/16 fine-tuned on EuroSAT, GTSRB and SVHN (θ_A + τ), its task vector τ permuted into "
-             "another pre-training θ_B with permutations only (residual, MLP units, heads, inside heads), α = 1. "
+             "another pre-training θ_B with permutations only (residual, MLP units, heads, inside heads: one block "
+             "permutation P_attn per head for W_q, W_k and W_v; the residual composed per block, I_i = P_W0 P_inᵀ), "
+             "α = 1. "
              "Each cell is the change in accuracy (percentage points) against θ_B's zero-shot accuracy: on the task "
              "(Task) and on ImageNet-R, the support set (Supp.). Head strategies: Brute Force (every head pair "
              "aligned inside, then the Hungarian pairing), No Att-Align (heads kept in their order), Ours (Full) "
@@ -43,7 +45,8 @@ TABLE3 = PaperTable(
     ),
     zoo=("not comparable in size or task: the zoo transports fine-tunes of its digit ViTs (trained further on "
          "flipped digits) from seed 0 into seeds 1 and 2, six (fine-tune, receiver) combinations, with the support "
-         "set the original digits; permutation-only as in the paper (residual, MLP, heads, inside heads)."),
+         "set the original digits; permutation-only as in the paper (residual, MLP, heads, one P_attn per head for "
+         "Q, K and V), with one residual permutation for the whole stream where the paper composes one per block."),
     preset="transfusion-table3", fmt="+.2f",
 )
 

@@ -25,10 +25,13 @@ from symalign.errors import SymalignError
 from symalign.papers.table import verdict
 from symalign.papers.transfusion import FIG4, PERMUTATION_ONLY, TABLE3, TASKS
 
-STRATEGIES = ("without π", "none", "brute-force", "spectral", "circuit")  # without π: `transport --align none`
-# The rows as the paper names them (Table 3); the other two are ours, and say so.
+# without π: `transport --align none`; separate: Ours (Full) with QK and VO solved apart (the ablation row)
+STRATEGIES = ("without π", "none", "brute-force", "spectral", "circuit", "separate")
+# The rows as the paper names them (Table 3); the others are ours, and say so.
 LABELS = {"without π": "θ_B + α·τ (no π)", "none": "No Att-Align", "brute-force": "Brute Force",
-          "spectral": "Ours (Full)", "circuit": "circuits (symalign's; not in the paper)"}
+          "spectral": "Ours (Full)", "circuit": "circuits (symalign's; not in the paper)",
+          "separate": "Ours (Full), QK and VO apart (ablation; not in the paper)"}
+SHARED_QKV = True  # inside heads, one block permutation P_attn for W_q, W_k and W_v, as the paper (Step 2)
 PAPER_ROWS = {"none": "No Att-Align", "brute-force": "Brute Force", "spectral": "Ours (Full)"}
 ALPHAS = (0.0, 0.01, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)  # 0 is θ_B itself: the zero-shot reference
 TABLE3_ALPHA = 1.0
@@ -44,10 +47,11 @@ def setting(cells: pd.DataFrame) -> str:
     family = cells["b"].iloc[0].split(":")[-1].rsplit("/", 1)[0]
     return ("not comparable in size or task: TransFusion transports fine-tunes of CLIP ViT-B/16 between "
             "pre-trainings (EuroSAT, GTSRB, SVHN; support set ImageNet-R); the zoo's fine-tunes are "
-            f"{SETTING.get(family, family)}, the support set the original task. Not the paper's classes: "
-            "TransFusion permutes each head's W_q, W_k and W_v with one block permutation and composes the "
-            "residual per block (I_i = P_W0 P_inᵀ, its eq. 12); symalign solves QK and VO apart and one "
-            "permutation serves the whole residual stream: " + classes_line())
+            f"{SETTING.get(family, family)}, the support set the original task. Inside heads as the paper: one "
+            "block permutation per head moves W_q, W_k and W_v together (--shared-qkv; the QK-and-VO-apart row "
+            "is the ablation). Not the paper's residual: TransFusion composes it per block (I_i = P_W0 P_inᵀ, "
+            "its eq. 12, a permutation carried by each skip connection), symalign keeps one permutation for the "
+            "whole stream (a symmetry of the model as it is): " + classes_line())
 
 
 def classes_line() -> str:
@@ -85,9 +89,10 @@ def transfusion_cells(family: str, fine_tunes: list[int] | None = None, receiver
         for strategy in strategies:
             began = time.perf_counter()
             how = "none" if strategy == "without π" else "weight"
-            config = None if how == "none" else with_head_strategy(
-                AlignConfig(method="weight", classes=dict(PERMUTATION_ONLY), data=data_base, device=device),
-                strategy)
+            config = None if how == "none" else with_head_strategy(AlignConfig.from_options(
+                {"shared_qkv": SHARED_QKV and strategy != "separate"}, method="weight",
+                classes=dict(PERMUTATION_ONLY), data=data_base, device=device),
+                "spectral" if strategy == "separate" else strategy)
             result = transport(a, ft, b, list(alphas), data_task, data_base, how, max_examples=max_examples,
                                device=device, config=config)
             seconds = time.perf_counter() - began

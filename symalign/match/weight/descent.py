@@ -22,6 +22,7 @@ from functools import partial
 
 import torch
 
+from symalign.errors import SymalignError
 from symalign.match.matchers import MatchInputs, MatchOutput
 from symalign.match.results import SweepRecord
 from symalign.match.solvers import permutation_matrices, solve
@@ -57,7 +58,8 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
                  consume_b: bool = False,
                  on_sweep: Callable[[Transform], dict] | None = None,
                  precision: str | None = None,
-                 inner_passes: int | None = None) -> tuple[Transform, list[SweepRecord]]:
+                 inner_passes: int | None = None,
+                 shared_qkv: bool = False) -> tuple[Transform, list[SweepRecord]]:
     """Transform T with T(B) ≈ A, and the per-sweep history (distance, seconds). The last entry
     says why it stopped (`stopped`: converged, sweep budget or time budget). Progress is reported
     per update unit (an MLP, a layer's attention), so a real-size model shows life within seconds.
@@ -71,7 +73,16 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     `on_sweep(transform)`: before the first sweep and after each; its dict joins that history entry, off the clock.
     `precision`: float32 or float64 for the cost matmuls and steps (symalign.match.weight.running); None: by size.
     `inner_passes`: after each sweep, up to this many passes over the residual and attention with the MLPs
-    held (`_inner_passes`; 0: off; None: by size, `default_inner_passes`)."""
+    held (`_inner_passes`; 0: off; None: by size, `default_inner_passes`).
+    `shared_qkv`: one permutation per head for Q, K and V together (TransFusion's P_attn, Verma & Elbayad's
+    P_MHA), solved on the sum of the QK and VO costs, in place of separate QK and VO permutations (a subgroup of
+    theirs: it needs both classes `perm`)."""
+    if shared_qkv and (classes.get("qk"), classes.get("vo")) != ("perm", "perm"):
+        raise SymalignError("one permutation per head for Q, K and V (--shared-qkv) needs the qk and vo classes both "
+                            f"perm; got qk {classes.get('qk', 'none')}, vo {classes.get('vo', 'none')}")
+    if shared_qkv and any(_vo_of(n, spec) is None for n, sp in spec.spaces.items() if sp.kind == "qk"):
+        raise SymalignError(f"one permutation per head for Q, K and V (--shared-qkv) needs a VO map beside each QK map "
+                            f"in the same heads; {spec.family} pairs them otherwise (grouped query heads)")
     handed = b if consume_b else None
     if device is not None or consume_b:
         b = {k: (b.pop(k) if consume_b else b[k]).to(device or "cpu") for k in list(b)}
@@ -116,7 +127,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
         with heap_kept(parameters):  # the sweeps make and free the same large shapes over and over (symalign.memory)
             stopped = _sweeps(mapped, transform, spec, classes, units, deferred, head_cost_kind, max_sweeps, tol,
                               rng, progress, measured, history, lambda: time.perf_counter() - start,
-                              max_seconds, inner_passes)
+                              max_seconds, inner_passes, shared_qkv)
     finally:
         deferred.close()
     history[-1]["stopped"] = stopped
@@ -150,7 +161,8 @@ def default_inner_passes(parameters: int) -> int:
 def _sweeps(mapped: RunningModel, transform: Transform, spec: SymmetrySpec, classes: dict[str, str],
             units: list[tuple[str, ...]], deferred: DeferredPermutations, head_cost_kind: str, max_sweeps: int,
             tol: float, rng: random.Random, progress: Progress | None, measured, history: list[dict],
-            elapsed: Callable[[], float], max_seconds: float | None, inner_passes: int = 0) -> str:
+            elapsed: Callable[[], float], max_seconds: float | None, inner_passes: int = 0,
+            shared_qkv: bool = False) -> str:
     """Sweep until converged or out of budget; returns why it stopped (the history grows per sweep)."""
     best = history[-1]["distance"]
     stopped = f"sweep budget ({max_sweeps} sweeps)"
@@ -159,14 +171,14 @@ def _sweeps(mapped: RunningModel, transform: Transform, spec: SymmetrySpec, clas
         rng.shuffle(units)
         note = sweep_note(sweep, max_sweeps, improvement, tol)
         for k, unit in enumerate(units):
-            _update_unit(unit, mapped, transform, spec, classes, deferred, head_cost_kind)
+            _update_unit(unit, mapped, transform, spec, classes, deferred, head_cost_kind, shared_qkv)
             if progress:
                 progress((sweep - 1) * len(units) + k + 1, max_sweeps * len(units), note)
         deferred.settle()
         # the bar shows life during the passes (GPT-2-small: about 3 s each)
         passed = partial(_tell_inner, progress, sweep * len(units), max_sweeps * len(units), note) if progress else None
         inner = _inner_passes(mapped, transform, spec, classes, units, deferred, head_cost_kind, inner_passes, tol,
-                              passed)
+                              passed, shared_qkv)
         current = mapped.distance(transform)
         improvement = (best - current) / best if best > 0 else 0.0
         history.append(measured({"sweep": sweep, "distance": current, "seconds": elapsed(),
@@ -201,7 +213,7 @@ def inner_units(units: list[tuple[str, ...]], spec: SymmetrySpec) -> list[tuple[
 
 def _inner_passes(mapped: RunningModel, transform: Transform, spec: SymmetrySpec, classes: dict[str, str],
                   units: list[tuple[str, ...]], deferred: DeferredPermutations, head_cost_kind: str, passes: int,
-                  tol: float, passed: Callable[[int], None] | None = None) -> int:
+                  tol: float, passed: Callable[[int], None] | None = None, shared_qkv: bool = False) -> int:
     """Up to `passes` passes over the residual and the maps inside attention heads, with the MLPs held (their
     tensors not read or moved: symalign.match.weight.lagging) and the head pairings kept, until a pass improves the
     distance by less than `tol`. Returns the passes run. Only for an orthogonal residual that is being solved
@@ -215,7 +227,7 @@ def _inner_passes(mapped: RunningModel, transform: Transform, spec: SymmetrySpec
         best = mapped.distance(transform)
         for done in range(1, passes + 1):
             for unit in inner:
-                _update_unit(unit, mapped, transform, spec, classes, deferred, head_cost_kind)
+                _update_unit(unit, mapped, transform, spec, classes, deferred, head_cost_kind, shared_qkv)
             current = mapped.distance(transform)
             if passed is not None:
                 passed(done)
@@ -228,16 +240,45 @@ def _inner_passes(mapped: RunningModel, transform: Transform, spec: SymmetrySpec
 
 
 def _update_unit(unit: tuple[str, ...], mapped: RunningModel, transform: Transform, spec: SymmetrySpec,
-                 classes: dict[str, str], deferred: DeferredPermutations, head_cost_kind: str) -> None:
-    """Re-solve one update unit's spaces in turn, every other space held."""
+                 classes: dict[str, str], deferred: DeferredPermutations, head_cost_kind: str,
+                 shared_qkv: bool = False) -> None:
+    """Re-solve one update unit's spaces in turn, every other space held (with `shared_qkv`, a head's QK and VO
+    spaces as one)."""
     for space in unit:
         deferred.settle(_reads(mapped, space))
-        if spec.spaces[space].kind == "heads" and spec.spaces[space].batched_by is None:
+        partner = _vo_of(space, spec) if shared_qkv else None
+        if shared_qkv and spec.spaces[space].kind == "vo" and space.rsplit(".", 1)[0] + ".qk" in unit:
+            continue  # moved with its QK space
+        if partner is not None:
+            deferred.settle(_reads(mapped, partner))
+            _update_shared(space, partner, mapped, transform)
+        elif spec.spaces[space].kind == "heads" and spec.spaces[space].batched_by is None:
             _update_heads(space, mapped, transform, head_cost_kind, classes.get("qk", "none"))
         elif spec.spaces[space].kind == "experts":
             update_experts(space, mapped, transform)
         else:
             _update_space(space, classes[spec.spaces[space].kind], mapped, transform, deferred)
+
+
+def _vo_of(space: str, spec: SymmetrySpec) -> str | None:
+    """The VO space of the same layer's heads when `space` is a QK space with one beside it."""
+    if spec.spaces[space].kind != "qk":
+        return None
+    vo = space.rsplit(".", 1)[0] + ".vo"
+    return vo if vo in spec.spaces and spec.spaces[vo].batched_by == spec.spaces[space].batched_by else None
+
+
+def _update_shared(qk: str, vo: str, mapped: RunningModel, transform: Transform) -> None:
+    """One permutation per head for Q, K and V: the assignment of the summed QK and VO costs, against B before
+    the old element (both spaces hold the same one), applied to both."""
+    old = transform.get(qk)
+    c = mapped.correlation(qk, old) + mapped.correlation(vo, old)
+    if old is not None:
+        c = c @ old.dense().to(c.device)
+    new = permutation_matrices(c)
+    delta = new if old is None else new.compose(old.inverse())
+    mapped.act({qk: delta, vo: delta})
+    transform[qk] = transform[vo] = new
 
 
 def _reads(mapped: RunningModel, space: str) -> set[str]:
@@ -323,7 +364,7 @@ def sweep_settings(config) -> dict:
     matching is the method, a learned run's start or a universe's pairwise step."""
     return {"head_cost_kind": config.head_cost, "max_sweeps": config.max_sweeps, "seed": config.seed,
             "tol": config.option("min_improvement"), "precision": config.option("precision"),
-            "inner_passes": config.option("inner_passes")}
+            "inner_passes": config.option("inner_passes"), "shared_qkv": config.option("shared_qkv")}
 
 
 def run_weight_matching(inputs: MatchInputs) -> MatchOutput:
