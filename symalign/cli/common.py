@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
 from collections.abc import Callable
 
 from symalign.errors import SymalignError
@@ -174,16 +176,27 @@ def add_run_flags(p: argparse.ArgumentParser, data_help: str) -> None:
     p.add_argument("--json", action="store_true")
 
 
+LOG_EVERY_SECONDS = 30.0  # a log (not a terminal) gets one progress line at most this often
+
+
 class Bar:
-    """A tqdm bar with an ETA on stderr (only when it is a terminal: --json output and logs stay
-    clean), opened at the first progress report so that errors print alone. A new phase or a
-    new total (weight matching, then the curve) starts a fresh bar named after the phase."""
+    """Progress on stderr, opened at the first report so that errors print alone. On a terminal: a tqdm bar
+    with an ETA; a new phase or a new total (weight matching, then the curve) starts a fresh bar named after
+    the phase. Elsewhere (a log file, a job, `nohup`, a cluster): one plain line at most every
+    LOG_EVERY_SECONDS (`SYMALIGN_PROGRESS_SECONDS` overrides it), saying what the command is on, how far it
+    is and about how long is left, so a long run is never silent; a run shorter than that prints none."""
 
     def __init__(self, desc: str):
         self.desc, self.bar, self.phase = desc, None, None
+        self.terminal = sys.stderr.isatty()
+        self.every = float(os.environ.get("SYMALIGN_PROGRESS_SECONDS", LOG_EVERY_SECONDS))
+        self.began = self.logged = time.monotonic()
+        self.phase_began, self.phase_total = self.began, None
 
     def __call__(self, done: int, total: int, loss: float | None = None, phase: str | None = None,
                  note: str | None = None) -> None:
+        if not self.terminal:
+            return self._log(done, total, loss, phase, note)
         if self.bar is not None and (phase != self.phase or total != self.bar.total):
             self.bar.close()
             self.bar = None
@@ -192,14 +205,31 @@ class Bar:
 
             self.phase = phase
             desc = self.desc if phase is None else f"{self.desc}: {phase}"
-            self.bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True,
-                            disable=not sys.stderr.isatty())
+            self.bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True)
         self.bar.n = done
         if loss is not None:
             self.bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
         if note:
             self.bar.set_postfix_str(note, refresh=False)
         self.bar.refresh()
+
+    def _log(self, done: int, total: int, loss: float | None, phase: str | None, note: str | None) -> None:
+        """One line for a log, at most every `self.every` seconds: the phase, done/total, the time so far and
+        an estimate of what is left in this phase (its rate so far)."""
+        now = time.monotonic()
+        if phase != self.phase or total != self.phase_total:
+            self.phase, self.phase_total, self.phase_began = phase, total, now
+        if now - self.logged < self.every:
+            return
+        self.logged = now
+        spent = now - self.phase_began
+        left = (f", about {format_seconds(spent / done * (total - done))} left" if 0 < done < total and spent > 0
+                else "")
+        what = self.desc if phase is None else f"{self.desc}: {phase}"
+        extra = "".join(f"; {x}" for x in ((f"loss {loss:.3f}" if loss is not None else None), note) if x)
+        print(f"[{time.strftime('%H:%M:%S')}] {what} {done}/{total}"
+              + (f" ({100 * done / total:.0f}%)" if total else "")
+              + f", {format_seconds(now - self.began)} in{left}{extra}", file=sys.stderr, flush=True)
 
     def phases(self, phase: str, done: int, total: int, *rest) -> None:
         """The (phase, done, total[, loss or note]) callback the recorded workflows take."""
@@ -213,6 +243,15 @@ class Bar:
     def __exit__(self, *exc) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def format_seconds(seconds: float) -> str:
+    """"45 s", "12 min", "1.5 h": what a log line says of a duration."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def store_for(args):
