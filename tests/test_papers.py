@@ -161,4 +161,7 @@ def test_the_coverage_table_lists_every_registered_table_and_what_is_not_covered
         assert f"| {paper} | {name} | not covered | {why} |" in table
     assert papers_coverage.main([]) == 0, "run python -m research.docgen.papers_coverage --write"
     readme = papers_coverage.FILES[0].read_text(encoding="utf-8")
-    assert papers_coverage.with_table(readme.replace("| not covered |", "| covered |", 1)) == readme
+    assert "Not covered: " in readme and all(f"`{key}`" in readme for key in TABLES)
+    assert papers_coverage.with_table(readme.replace("Not covered: ", "Covered: ", 1), short=True) == readme
+    page = papers_coverage.FILES[1].read_text(encoding="utf-8")
+    assert papers_coverage.with_table(page.replace("| not covered |", "| covered |", 1)) == page

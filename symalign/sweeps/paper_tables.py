@@ -206,3 +206,16 @@ def coverage_markdown() -> str:
                      f"({', '.join(FAMILIES[key])}) | {table.zoo} |")
     lines += [f"| {paper} | {name} | not covered | {why} |" for paper, name, why in NOT_COVERED]
     return "\n".join(lines)
+
+
+def coverage_sentence() -> str:
+    """The coverage in a few lines (the README's): how many tables run, on stand-ins, and which are not covered."""
+    from symalign.papers import NOT_COVERED
+
+    by_paper: dict[str, list[str]] = {}
+    for paper, name, _ in NOT_COVERED:
+        by_paper.setdefault(paper.split(" (")[0], []).append(name)
+    missing = "; ".join(f"{paper} {', '.join(names)}" for paper, names in by_paper.items())
+    return (f"{len(TABLES)} tables and figures run, every one on zoo stand-ins (smaller models, other data; none in "
+            f"the paper's own models and data): {', '.join(f'`{k}`' for k in TABLES)}. Not covered: {missing} "
+            "(docs/papers.md says why, and what differs for each one that runs).")

@@ -158,5 +158,4 @@ def run_activation_matching(inputs: MatchInputs) -> MatchOutput:
 
     c = inputs.config
     return MatchOutput(activation_match(inputs.a, inputs.b, inputs.spec, inputs.classes, load_data(c.data),
-                                        c.residual_strategy, c.head_strategy, c.max_examples, device=inputs.device,
-                                        shared_qkv=c.option("shared_qkv")))
+                                        c.residual_strategy, c.head_strategy, c.max_examples, device=inputs.device))

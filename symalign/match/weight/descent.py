@@ -77,12 +77,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     `shared_qkv`: one permutation per head for Q, K and V together (TransFusion's P_attn, Verma & Elbayad's
     P_MHA), solved on the sum of the QK and VO costs, in place of separate QK and VO permutations (a subgroup of
     theirs: it needs both classes `perm`)."""
-    if shared_qkv and (classes.get("qk"), classes.get("vo")) != ("perm", "perm"):
-        raise SymalignError("one permutation per head for Q, K and V (--shared-qkv) needs the qk and vo classes both "
-                            f"perm; got qk {classes.get('qk', 'none')}, vo {classes.get('vo', 'none')}")
-    if shared_qkv and any(_vo_of(n, spec) is None for n, sp in spec.spaces.items() if sp.kind == "qk"):
-        raise SymalignError(f"one permutation per head for Q, K and V (--shared-qkv) needs a VO map beside each QK map "
-                            f"in the same heads; {spec.family} pairs them otherwise (grouped query heads)")
+    check_shared_qkv(spec, classes, shared_qkv)
     handed = b if consume_b else None
     if device is not None or consume_b:
         b = {k: (b.pop(k) if consume_b else b[k]).to(device or "cpu") for k in list(b)}
@@ -136,6 +131,16 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     if handed is not None:
         handed.update(mapped.take_aligned(transform))
     return transform.to("cpu"), [SweepRecord.from_json(h) for h in history]
+
+
+def check_shared_qkv(spec: SymmetrySpec, classes: dict[str, str], shared_qkv: bool) -> None:
+    """One line for a shared Q/K/V permutation the classes or the heads cannot take."""
+    if shared_qkv and (classes.get("qk"), classes.get("vo")) != ("perm", "perm"):
+        raise SymalignError("one permutation per head for Q, K and V (--shared-qkv) needs the qk and vo classes both "
+                            f"perm; got qk {classes.get('qk', 'none')}, vo {classes.get('vo', 'none')}")
+    if shared_qkv and any(_vo_of(n, spec) is None for n, sp in spec.spaces.items() if sp.kind == "qk"):
+        raise SymalignError(f"one permutation per head for Q, K and V (--shared-qkv) needs a VO map beside each QK map "
+                            f"in the same heads; {spec.family} pairs them otherwise (grouped query heads)")
 
 
 def compute_dtype(precision: str | None, parameters: int) -> torch.dtype:

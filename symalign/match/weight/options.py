@@ -13,9 +13,9 @@ WEIGHT_OPTIONS: tuple[Option, ...] = (
            "a head changes them), the spectra of q, k, v (TransFusion), or brute force (TransFusion's ablation: "
            "each head pair aligned inside first, by the QK/VO class, and scored by what that reaches)",
            ("weight",), HEAD_COSTS),
-    Option("shared_qkv", bool, False, "weight and activation: one permutation per head for Q, K and V together "
-           "(TransFusion's P_attn, Verma & Elbayad's P_MHA), solved on the summed QK and VO costs, in place of "
-           "separate QK and VO permutations; needs --qk perm and --vo perm", ("weight", "activation")),
+    Option("shared_qkv", bool, False, "weight: one permutation per head for Q, K and V together (TransFusion's "
+           "P_attn; Verma & Elbayad's P_MHA, which their activation presets use), solved on the summed QK and VO "
+           "costs, in place of separate QK and VO permutations; needs --qk perm and --vo perm", ("weight",)),
     Option("max_sweeps", int, 30, "weight: at most this many sweeps", ("weight",), minimum=1),
     Option("max_seconds", float, None, "weight: stop after the sweep that passes this many seconds", ("weight",),
            minimum=0),
