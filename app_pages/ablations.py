@@ -19,7 +19,8 @@ from symalign.ui.widgets import StreamlitProgress, user_errors
 from symalign.zoo import manifest
 
 st.title("Ablations")
-st.markdown("The papers' own tables first (each in its setting, beside the paper's values), then any grid: "
+st.markdown("The papers' tables first (each on zoo stand-ins, what differs said beside the paper's values), then any "
+            "grid: "
             "run a whole grid — every pair of a family's three seeds × a preset's rows (a method and the symmetry "
             "classes it may use) — and read it as a matrix: one line per row, one column per seed pair, then "
             "mean ± std over the pairs. Every cell is an ordinary run in the history, so cells already computed "
