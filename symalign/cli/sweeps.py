@@ -213,6 +213,31 @@ def transfusion(args) -> None:
         print(f"wrote {args.out}/{args.preset}.csv and {args.preset}-cells.csv")
 
 
+def transfusion_fig5(args) -> None:
+    """`--preset transfusion-fig5`: TransFusion's Fig. 5, the path A → B after each alignment it compares
+    (symalign.sweeps.transfusion_fig5); --seeds picks the zoo seeds that make the pairs. Nothing recorded."""
+    import pandas as pd
+
+    from symalign.sweeps.transfusion_fig5 import fig5_curves, fig5_text
+
+    def progress(done: int, total: int, row: dict) -> None:
+        print(f"[{done}/{total}] {row['row']}, {row['a']} ↔ {row['b']}: barrier {row['barrier']:.4f}",
+              file=sys.stderr, flush=True)
+
+    curves = fig5_curves(args.family or "", args.seeds, points=args.points or 21, max_examples=args.max_examples,
+                         progress=progress)
+    cells = pd.DataFrame([{"row": label, "a": c["a"], "b": c["b"], "lambda": lam, "loss": loss,
+                           "barrier": c["barrier"]} for label, runs in curves.items() for c in runs
+                          for lam, loss in zip(c["lambdas"], c["loss"])])
+    if tables_written(args, args.preset, cells, cells.groupby(["row", "lambda"], sort=False)["loss"].mean()
+                      .reset_index()):
+        return
+    print(f"TransFusion Fig. 5 on {args.family}: the path A → B after each alignment")
+    print(fig5_text(curves))
+    if args.out:
+        print(f"wrote {args.out}/{args.preset}.csv and {args.preset}-cells.csv")
+
+
 def verma(args) -> None:
     """`--preset verma-heads|verma-residual|verma-components`: Verma & Elbayad's MLM tables in their setting
     (symalign.sweeps.verma); --seeds picks the zoo seeds that make the pairs. Nothing is recorded: two rows
@@ -270,7 +295,7 @@ def _table_presets() -> dict:
 
     handlers = {"peers": peers, "curves": curves, "zhang-table2": zhang, "zhang-fig3": zhang,
                 "zhang-fig4": zhang_figure, "zhang-fig5": zhang_figure, "transfusion-table3": transfusion,
-                "transfusion-fig4": transfusion}
+                "transfusion-fig4": transfusion, "transfusion-fig5": transfusion_fig5}
     return handlers | {name: verma for name in VERMA_TABLES}
 
 

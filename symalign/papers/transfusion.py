@@ -66,3 +66,29 @@ FIG4 = PaperTable(
     ),
     zoo=TABLE3.zoo, preset="transfusion-fig4",
 )
+
+FIG5 = PaperTable(
+    key="transfusion-fig5", paper=PAPER, source="004_76cd912b00fbd71b.txt", name="Fig. 5",
+    caption="Figure 5: Loss values on CIFAR-10 test set during model interpolation",
+    setting=("two Transformers trained from scratch on CIFAR-10, interpolated: TransFusion's permutation π(θ_A) "
+             "against vanilla interpolation and a no-residual variant (top), and against π from Optimal Transport "
+             "(Imfeld et al.'s hard alignment) and Git Re-Basin (bottom), which the paper finds high in loss as "
+             "α → 0 (not functionally equivalent). A figure: no values are printed."),
+    columns=(), rows=(),
+    claims=(
+        Claim("yields an interpolated model that exhibits consistent lower loss compared to the vanilla approach",
+              "per zoo pair: vanilla's barrier − TransFusion's"),
+        Claim("the no residual approach underscores the critical role of properly handling residual connections",
+              "per zoo pair: the no-residual row's barrier − TransFusion's"),
+        Claim("both OT and Git Re-Basin do not preserve functional equivalence",
+              "per zoo pair and method: |loss at the aligned end − the model's own loss| − 1e-3 (positive where "
+              "the function is lost)"),
+    ),
+    zoo=("not comparable in size: the zoo's vit-digits seeds (4 layers, width 64, 8×8 digits) stand in for the "
+         "paper's CIFAR-10 Transformers; TransFusion here is weight matching with permutations only, one P_attn "
+         "per head for Q, K and V and the spectral head distance, with one residual permutation for the whole "
+         "stream (the paper composes one per block); no residual leaves the stream unpermuted; Git Re-Basin "
+         "permutes MLP units and whole heads; OT is OT-WTS with exact plans on the FFN. symalign applies each as "
+         "a symmetry of the model, so any of them keeps the function by construction."),
+    preset="transfusion-fig5",
+)

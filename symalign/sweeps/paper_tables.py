@@ -148,6 +148,15 @@ def _zhang_figure(key: str) -> Runner:
     return run
 
 
+def _transfusion_fig5(family: str, max_examples: int | None, progress: PhaseProgress | None,
+                      store: RunStore | None) -> str:
+    from symalign.sweeps import transfusion_fig5 as f5
+
+    curves = f5.fig5_curves(family, max_examples=max_examples, progress=_rows(progress, "rows × pairs",
+                                                                              lambda r: r["row"]))
+    return f5.fig5_text(curves)
+
+
 RUNNERS: dict[str, Runner] = {
     "theus-table1": _theus_table1, "theus-fig5": _theus_figure("theus-fig5"), "theus-fig6": _theus_figure("theus-fig6"),
     "zhang-table2": _zhang("zhang-table2"), "zhang-fig3": _zhang("zhang-fig3"),
@@ -155,6 +164,7 @@ RUNNERS: dict[str, Runner] = {
     "verma-table1": _verma("verma-heads"), "verma-table2": _verma("verma-residual"),
     "verma-fig3": _verma("verma-components"),
     "transfusion-table3": _transfusion("transfusion-table3"), "transfusion-fig4": _transfusion("transfusion-fig4"),
+    "transfusion-fig5": _transfusion_fig5,
 }
 # The zoo families each table runs on (the first is the page's default).
 FAMILIES: dict[str, tuple[str, ...]] = {
@@ -165,6 +175,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "verma-table1": ("bert-shakespeare",), "verma-table2": ("bert-shakespeare",),
     "verma-fig3": ("bert-shakespeare",),
     "transfusion-table3": ("vit-digits", "gpt-shakespeare"), "transfusion-fig4": ("vit-digits", "gpt-shakespeare"),
+    "transfusion-fig5": ("vit-digits", "gpt-shakespeare"),
 }
 
 
