@@ -26,6 +26,8 @@ def option_widgets(method: str, data: str, three: bool, columns: list) -> dict:
             offered = ((None,) if default is None else ()) + option.choices  # None: "auto", the run decides
             values[option.name] = where.selectbox(label, offered, index=offered.index(default), key=key,
                                                   format_func=lambda v: "auto" if v is None else v, help=option.help)
+        elif option.kind is bool:
+            values[option.name] = bool(where.checkbox(label, value=bool(default), key=key, help=option.help))
         elif option.kind is int:
             low = int(option.minimum) if option.minimum is not None else 0
             value = where.number_input(label + (empty if default is None else ""), min_value=min(low, 0)
