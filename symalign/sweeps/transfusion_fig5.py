@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from symalign.papers.table import verdict
 from symalign.papers.transfusion import FIG5, PERMUTATION_ONLY
-from symalign.sweeps.peers import peer_pairs
+from symalign.sweeps.zhang_figures import row_curves
 
 GIT_RE_BASIN = {"mlp": "perm", "heads": "perm", "qk": "none", "vo": "none", "residual": "none"}
 # (label, how B is aligned: None, "ot-ffn", or weight matching's (classes, options))
@@ -43,24 +43,7 @@ def _aligned(a, b, how, device: str):
 def fig5_curves(family: str, seeds: list[int] | None = None, points: int = 21, max_examples: int | None = None,
                 device: str = "cpu", progress: Progress | None = None) -> dict[str, list[dict]]:
     """Per row, the loss along A → aligned B on each pair's evaluation split."""
-    from symalign.data import load_data
-    from symalign.landscape.interpolation import interpolation_curve
-    from symalign.models import canonicalize, load_model
-    from symalign.models.io import default_data_spec
-
-    pairs = peer_pairs(family, seeds)
-    out: dict[str, list[dict]] = {label: [] for label, _ in ROWS}
-    done, total = 0, len(pairs) * len(ROWS)
-    for a_ref, b_ref in pairs:
-        a, b = load_model(a_ref), load_model(b_ref)
-        data = load_data(default_data_spec(a))
-        for label, how in ROWS:
-            c = interpolation_curve(canonicalize(a), _aligned(a, b, how, device), data, points, max_examples, device)
-            out[label].append({"lambdas": c.lambdas, "loss": c.loss, "barrier": c.barrier, "a": a_ref, "b": b_ref})
-            done += 1
-            if progress:
-                progress(done, total, {"row": label, "a": a_ref, "b": b_ref, "barrier": c.barrier})
-    return out
+    return row_curves(family, ROWS, _aligned, seeds, points, max_examples, device, progress)
 
 
 def _pair(c: dict) -> str:

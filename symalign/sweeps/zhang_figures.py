@@ -106,29 +106,36 @@ def fig4_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = False
     return "\n".join(lines)
 
 
-def fig5_curves(family: str, seeds: list[int] | None = None, points: int = 21, max_examples: int | None = None,
-                device: str = "cpu", progress: Progress | None = None) -> dict[str, list[dict]]:
-    """Per Fig. 5 row, the loss and accuracy along A → T(B) on each pair's evaluation split."""
+def row_curves(family: str, rows: tuple[tuple[str, object], ...], aligned: Callable, seeds: list[int] | None = None,
+               points: int = 21, max_examples: int | None = None, device: str = "cpu",
+               progress: Progress | None = None) -> dict[str, list[dict]]:
+    """The papers' path figures (this one, TransFusion Fig. 5): per row (label, how), the loss and accuracy
+    along canonical A → `aligned(a, b, how, device)` on each pair's evaluation split, with the pair's references."""
     from symalign.data import load_data
     from symalign.landscape.interpolation import interpolation_curve
     from symalign.models import canonicalize, load_model
     from symalign.models.io import default_data_spec
 
     pairs = peer_pairs(family, seeds)
-    out: dict[str, list[dict]] = {label: [] for label, _ in FIG5_ROWS}
-    done, total = 0, len(pairs) * len(FIG5_ROWS)
+    out: dict[str, list[dict]] = {label: [] for label, _ in rows}
+    done, total = 0, len(pairs) * len(rows)
     for a_ref, b_ref in pairs:
         a, b = load_model(a_ref), load_model(b_ref)
         data = load_data(default_data_spec(a))
-        for label, how in FIG5_ROWS:
-            c = interpolation_curve(canonicalize(a), _aligned_b(a, b, how, device), data, points, max_examples,
-                                    device)
+        for label, how in rows:
+            c = interpolation_curve(canonicalize(a), aligned(a, b, how, device), data, points, max_examples, device)
             out[label].append({"lambdas": c.lambdas, "loss": c.loss, "accuracy": c.accuracy, "barrier": c.barrier,
                                "a": a_ref, "b": b_ref})
             done += 1
             if progress:
                 progress(done, total, {"row": label, "a": a_ref, "b": b_ref, "barrier": c.barrier})
     return out
+
+
+def fig5_curves(family: str, seeds: list[int] | None = None, points: int = 21, max_examples: int | None = None,
+                device: str = "cpu", progress: Progress | None = None) -> dict[str, list[dict]]:
+    """Per Fig. 5 row, the loss and accuracy along A → T(B) on each pair's evaluation split."""
+    return row_curves(family, FIG5_ROWS, _aligned_b, seeds, points, max_examples, device, progress)
 
 
 def fig5_cells(curves: dict[str, list[dict]]) -> pd.DataFrame:
