@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from research.docgen import records
 from symalign.papers.table import verdict as verdict_of
 from symalign.runs import RunStore
+from symalign.sweeps.paper_tables import per_pair
 
 # A paper's finding for an ablation preset, where one is stated: (who, what they found, the row they found best[,
 # how this preset's setting differs: then the verdict is "not comparable", with what the zoo shows)].
@@ -81,13 +82,7 @@ def finding(preset: str, summary: list[dict], cells=None) -> str:
 def lowest_margins(cells, row: str) -> dict[str, float]:
     """Per seed pair, the lowest barrier among the other rows minus `row`'s (matcher seeds averaged): positive
     where `row` is the lowest, as a paper's "this one is best" says."""
-    means = cells.groupby(["a", "b", "row"], sort=False)["barrier"].mean()
-    out = {}
-    for (a, b), group in means.groupby(level=[0, 1], sort=False):
-        values = group.droplevel([0, 1])
-        if row in values.index and len(values) > 1:
-            out[f"{a.rsplit('/', 1)[-1]} ↔ {b.rsplit('/', 1)[-1]}"] = float(values.drop(row).min() - values[row])
-    return out
+    return per_pair(cells, lambda m: min(v for k, v in m.items() if k != row) - m[row])
 
 
 def ablation_section(family: str, preset: str, summary: list[dict], folder: Path, cells=None) -> list[str]:
