@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import torch
@@ -101,19 +101,26 @@ def _names(row: Row, n_layer: int) -> Iterable[tuple[str, str]]:
 def to_logical(rows: Iterable[Row], sd: Tensors, dims: Dims) -> Tensors:
     """The logical tensors of a Hugging Face state dict (every row's tensor must be there: a family's
     `rows_of(config)` lists only the biases and norms its config has)."""
-    known, out = sizes(dims), {}
-    for row in rows:
-        for logical, hf in _names(row, dims.n_layer):
-            x = sd[row.fallback] if row.fallback and hf not in sd else sd[hf]
-            if row.split:
-                bounds = [_value(e, known) for e in row.split]
-                x = x.split(bounds, dim=0)[row.part]
-            if row.pattern:
-                x = rearrange(x, row.pattern, known)
-            if row.part is not None and not row.split:
-                x = x[row.part]
-            out[logical] = x.contiguous()
-    return out
+    known = sizes(dims)
+    return {logical: read_row(row, hf, sd, known) for logical, (row, hf) in logical_rows(rows, dims.n_layer).items()}
+
+
+def logical_rows(rows: Iterable[Row], n_layer: int) -> dict[str, tuple[Row, str]]:
+    """Per logical tensor, the row that reads it and its Hugging Face name (this layer's)."""
+    return {logical: (row, hf) for row in rows for logical, hf in _names(row, n_layer)}
+
+
+def read_row(row: Row, hf: str, sd: Mapping[str, torch.Tensor], known: dict[str, int]) -> torch.Tensor:
+    """One logical tensor from a state dict (a lazy one too: only `hf`, or the row's fallback, is read)."""
+    x = sd[row.fallback] if row.fallback and hf not in sd else sd[hf]
+    if row.split:
+        bounds = [_value(e, known) for e in row.split]
+        x = x.split(bounds, dim=0)[row.part]
+    if row.pattern:
+        x = rearrange(x, row.pattern, known)
+    if row.part is not None and not row.split:
+        x = x[row.part]
+    return x.contiguous()
 
 
 def from_logical(rows: Iterable[Row], t: Tensors, dims: Dims) -> Tensors:

@@ -83,14 +83,30 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
         b = {k: (b.pop(k) if consume_b else b[k]).to(device or "cpu") for k in list(b)}
     if device is not None:
         a = {k: v.to(device) for k, v in a.items()}
-    rng = random.Random(seed)
-    transform = Transform({k: v.to(device) if device is not None else v for k, v in (init or {}).items()})
     start = time.perf_counter()
     parameters = sum(t.numel() for t in a.values())
-    compute = compute_dtype(precision, parameters)
-    inner_passes = default_inner_passes(parameters) if inner_passes is None else inner_passes
-    mapped = RunningModel(a, b, spec, classes, consume_b=consume_b, compute=compute)
+    mapped = RunningModel(a, b, spec, classes, consume_b=consume_b, compute=compute_dtype(precision, parameters))
     del b  # consumed: the working copy holds what is left of B
+    inner_passes = default_inner_passes(parameters) if inner_passes is None else inner_passes
+    transform, history = descend(mapped, classes, boundary, head_cost_kind, max_sweeps, seed, progress, tol,
+                                 max_seconds, device, init, fixed, on_sweep, inner_passes, shared_qkv, start)
+    if handed is not None:
+        handed.update(mapped.take_aligned(transform))
+    return transform.to("cpu"), [SweepRecord.from_json(h) for h in history]
+
+
+def descend(mapped: RunningModel, classes: dict[str, str], boundary: list[str], head_cost_kind: str = "circuit",
+            max_sweeps: int = 30, seed: int = 0, progress: Progress | None = None, tol: float = 1e-5,
+            max_seconds: float | None = None, device: torch.device | str | None = None,
+            init: Transform | None = None, fixed: frozenset[str] = frozenset(),
+            on_sweep: Callable[[Transform], dict] | None = None, inner_passes: int = 0, shared_qkv: bool = False,
+            start: float | None = None) -> tuple[Transform, list[dict]]:
+    """Coordinate descent on B as `mapped` holds it (in memory, or read from its files: symalign.match.weight.
+    streamed), from the residual's boundary start to convergence; weight_match's arguments, its history as dicts."""
+    spec = mapped.spec_all
+    rng = random.Random(seed)
+    transform = Transform({k: v.to(device) if device is not None else v for k, v in (init or {}).items()})
+    start = time.perf_counter() if start is None else start
     if transform:
         mapped.act(dict(transform))
     history = [{"sweep": 0, "distance": mapped.distance(transform), "seconds": 0.0}]
@@ -119,7 +135,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     hints: dict[str, Hint] = {}  # warm starts of the permutation solves, sweep to sweep
     deferred = DeferredPermutations(mapped, transform, hints)
     try:
-        with heap_kept(parameters):  # the sweeps make and free the same large shapes over and over (symalign.memory)
+        with heap_kept(mapped.parameters):  # the sweeps make and free the same large shapes over and over
             stopped = _sweeps(mapped, transform, spec, classes, units, deferred, head_cost_kind, max_sweeps, tol,
                               rng, progress, measured, history, lambda: time.perf_counter() - start,
                               max_seconds, inner_passes, shared_qkv)
@@ -128,9 +144,7 @@ def weight_match(a: Tensors, b: Tensors, spec: SymmetrySpec, classes: dict[str, 
     history[-1]["stopped"] = stopped
     if progress and units:
         progress(max_sweeps * len(units), max_sweeps * len(units))  # done early: the bar ends full
-    if handed is not None:
-        handed.update(mapped.take_aligned(transform))
-    return transform.to("cpu"), [SweepRecord.from_json(h) for h in history]
+    return transform, history
 
 
 def check_shared_qkv(spec: SymmetrySpec, classes: dict[str, str], shared_qkv: bool) -> None:

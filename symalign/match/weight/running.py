@@ -141,7 +141,7 @@ class RunningModel:
         dynamic = [n for n in spec.tensors if n not in self.static]
         self.spec = SymmetrySpec(spec.family, spec.spaces, {n: spec.tensors[n] for n in dynamic}, spec.canonical)
         self.spec_all = spec
-        size = sum(t.numel() for t in a.values())
+        size = self.parameters = sum(t.numel() for t in a.values())
         # A is read in the compute precision at every step. Below LARGE_MODEL_PARAMETERS it is converted once
         # (the zoo: a float64 copy costs kilobytes, while converting on every read copied a tensor 6,959 times in a
         # vit-digits run); a real-size A is converted on each read (PrecisionView: no float64 copy of A).
@@ -236,6 +236,10 @@ class RunningModel:
             out.update(apply_unchecked({name: self.static_b.pop(name).to("cpu")}, self.spec_all, moved))
         return out
 
+    def current_b(self, name: str) -> torch.Tensor:
+        """B's tensor `name` under the transform so far (stored here; read from the files when streamed)."""
+        return self.b[name]
+
     def touching(self, space: str) -> Mapping[str, torch.Tensor]:
         """The transformed tensors `space` acts on, as they are now (converted on access: the residual
         touches every tensor, and a float64 copy of them all at once would double B)."""
@@ -305,8 +309,8 @@ class RunningModel:
         (symalign.match.solvers.correlation)."""
         tensors, spec = self.touching(space), self.spec
         if names is not None or self.held is not None or self.lazy is not None:  # a subset: the spec names only those
-            tensors = {n: t for n, t in tensors.items() if names is None or n in names}
-            spec = SymmetrySpec(spec.family, spec.spaces, {n: spec.tensors[n] for n in tensors}, spec.canonical)
+            kept = [n for n in tensors if names is None or n in names]  # keys only: a streamed B reads on access
+            spec = SymmetrySpec(spec.family, spec.spaces, {n: spec.tensors[n] for n in kept}, spec.canonical)
         c = correlation(self.a, tensors, spec, space, dtype=dtype or self.compute, widen=widen)
         if self.held is not None and self.held.space == space and names is None:
             c = c + self.held.correlation().to(c.device)
@@ -326,7 +330,8 @@ class RunningModel:
     def distance(self, transform: Transform) -> float:
         """‖A − T(B)‖ / ‖A‖ over all tensors, static ones included."""
         held = self._held_names() | self._lagging()
-        total = sum(squared_distance(self.a[n], self.b[n]) for n in self.b if n not in held) + self.static_norms
+        total = sum(squared_distance(self.a[n], self.current_b(n)) for n in self.spec.tensors if n not in held)
+        total += self.static_norms
         if self.held is not None:
             total += self.held.squared_distance()
         if self.lazy is not None:
