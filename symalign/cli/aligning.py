@@ -80,12 +80,17 @@ def cmd_align(args) -> None:
         summary.update(barrier=result.curve.barrier, barrier_mean=result.curve.barrier_mean,
                        accuracy_barrier=result.curve.accuracy_barrier,
                        accuracy_barrier_mean=result.curve.accuracy_barrier_mean)
+    if result.streamed:
+        summary.update(streamed=result.streamed, function_check=result.function_check)
     if args.json:
         print_json(summary)
         return
+    checked = f"; {result.function_check}" if result.function_check else ""
     print(f"wrote {result.out}: B in A's basis ({args.method}); weight distance {r.distance_before:.3f} -> "
           f"{r.distance_after:.3f} in {r.sweeps_run} sweeps, {r.seconds:.1f} s; "
-          f"same function as B (max |Δlogit| {r.function_gap_vs_b:.1e})")
+          f"same function as B (max |Δlogit| {r.function_gap_vs_b:.1e}{checked})")
+    if result.streamed:
+        print(result.streamed)
     if summary.get("stopped"):
         start = " (learned matching's start)" if r.learned_summary is not None else ""
         print(f"weight matching{start} stopped: {summary['stopped']}")

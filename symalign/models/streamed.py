@@ -159,14 +159,13 @@ class StreamedCheckpoint(Mapping):
 def stream_refusal(family: Family, config: Any) -> str | None:
     """Why this checkpoint cannot be read a tensor at a time (None when it can)."""
     if family.weight_map is None:
-        return (f"the {family.title or family.name} family's weights are read by hand-written code, not a weight map; "
-                "it is aligned in memory")
+        return f"the {family.title or family.name} family's weights are read by hand-written code, not a weight map"
     norm = family.dims(config).norm
     if norm not in STREAMED_NORMS:
-        return (f"its {norm} folds into the canonical form by centring every residual writer as well; streaming folds "
-                "RMSNorm (and post-norm models, which need no fold), so this model is aligned in memory")
+        return (f"its {norm} folds into the canonical form by centring every residual writer, which streaming does "
+                "not do (it folds RMSNorm; post-norm models need no fold)")
     if family.dims(config).n_experts:
-        return "a mixture of experts is aligned in memory"
+        return "it is a mixture of experts, whose experts streaming does not pair"
     return None
 
 

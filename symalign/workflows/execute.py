@@ -4,6 +4,8 @@ three or more models live in symalign.workflows.many, merges and transports in s
 
 from __future__ import annotations
 
+import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,14 +17,19 @@ from symalign.json_files import read_json_object
 from symalign.landscape.interpolation import Curve, check_points, interpolation_curve
 from symalign.match.align import Alignment, align
 from symalign.match.config import AlignConfig
+from symalign.match.layers import frozen_spaces
+from symalign.match.results import MatchReport
+from symalign.match.weight.streamed import function_check, stream_plan, streamed_weight_match, write_aligned
 from symalign.models import canonicalize
 from symalign.models.family import TransformerModel
-from symalign.models.io import default_data_spec
+from symalign.models.io import DTYPES, default_data_spec, load_model
+from symalign.models.streamed import StreamedCheckpoint
 from symalign.models.widen import check_pair, same_widths
 from symalign.progress import PhaseProgress, phase
 from symalign.runs.recording import ModelLike, loaded_here, model_of, recorded, reference
 from symalign.runs.settings import AlignSettings, BarrierSettings, SpectrumSettings
 from symalign.runs.store import RunStore
+from symalign.symmetry.transform import Transform
 from symalign.zoo import zoo_reference
 
 
@@ -32,6 +39,8 @@ class AlignRun:
     alignment: Alignment
     curve: Curve | None
     out: Path
+    streamed: str | None = None  # how a streamed run read its checkpoints (None: loaded in memory)
+    function_check: str | None = None  # what a streamed run's function check covered
 
 
 def curve_metrics(curve: Curve) -> dict:
@@ -104,6 +113,10 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
     check_split(split)
     if measure:
         check_points(points)  # before the alignment, not after it was written and recorded
+    streamed = stream_plan(a, b, config.option("stream")) if config.method == "weight" else None
+    if streamed is not None:
+        return streamed_align_run(a, b, config, streamed, out, measure, points, max_examples, store, source, label,
+                                  progress, data_source, canonical_a, split)
     model_a, model_b = model_of(a), model_of(b)
     check_pair(model_a, model_b)
     if canonical_a is not None and not same_widths(model_a, model_b):
@@ -140,6 +153,46 @@ def align_run(a: ModelLike, b: ModelLike, config: AlignConfig, out: str | Path |
         run.finish(metrics, saved)
     return AlignRun(run.id, alignment, curve, saved)
 
+
+
+def streamed_align_run(a: str | Path, b: str | Path, config: AlignConfig, note: str, out: str | Path | None = None,
+                       measure: bool = True, points: int = 21, max_examples: int | None = None,
+                       store: RunStore | None = None, source: str = "api", label: str = "",
+                       progress: PhaseProgress | None = None, data_source=None,
+                       canonical_a: str | Path | None = None, split: str = "eval") -> AlignRun:
+    """align_run by weight matching on two checkpoints read a tensor at a time (symalign.match.weight.streamed):
+    the same record and files; the barrier, when asked for, loads A and the written aligned B."""
+    begin = time.perf_counter()
+    model_a, model_b = StreamedCheckpoint(a), StreamedCheckpoint(b)
+    config = config.for_spec(model_b.spec)
+    classes = {k: c for k, c in config.classes.items() if c != "none"}
+    settings = AlignSettings(config.to_json(), points, max_examples, measure, owns_artifacts=out is None, split=split)
+    with recorded(store, "align", reference(a), reference(b), config.method, settings, source, label) as run:
+        transform, sweeps, before = streamed_weight_match(model_a, model_b, config, classes,
+                                                          frozen_spaces(model_b.spec, config.layers),
+                                                          phase(progress, "align"), pick_device(config.device))
+        out = run.folder(out)
+        dtype = None if config.dtype == "auto" else DTYPES[config.dtype]
+        write_aligned(model_b, transform, out, dtype, phase(progress, "write aligned B"))
+        transform.save(out / "transforms.safetensors", {"settings": json.dumps(config.to_json())})
+        gap, checked = function_check(model_b, transform)
+        report = MatchReport(model_a.source, model_b.source, config.to_json(), before, sweeps[-1].distance, gap,
+                             time.perf_counter() - begin, sweeps=sweeps)
+        (out / "alignment.json").write_text(json.dumps(report.to_json(), indent=2))
+        if canonical_a is not None:
+            write_aligned(model_a, Transform(), Path(canonical_a), dtype)
+        alignment = Alignment(transform, None, report)
+        metrics = dict(align_summary(alignment), classes=config.classes, streamed=note, function_check=checked)
+        curve = None
+        if measure:
+            pair = [model_of(a), load_model(out)]
+            spec = config.data or default_data_spec(pair[0])
+            curve = measured_curve(pair, spec, data_source, points, max_examples,
+                                   config.device, "canonical", progress, (reference(a), str(out)),
+                                   consume=(True, True), split=split)
+            metrics.update(curve_metrics(curve))
+        run.finish(metrics, out)
+    return AlignRun(run.id, alignment, curve, out, note, checked)
 
 
 def align_then_vanilla(a: ModelLike, b: ModelLike, config: AlignConfig, with_vanilla: bool = True, points: int = 21,

@@ -7,6 +7,7 @@ from symalign.match.options import Option
 
 HEAD_COSTS = ("circuit", "spectral", "brute-force")
 PRECISIONS = ("float32", "float64")
+STREAM_CHOICES = ("auto", "always", "never")
 
 WEIGHT_OPTIONS: tuple[Option, ...] = (
     Option("head_cost", str, "circuit", "weight: how two heads are compared: their QK/VO circuits (no map inside "
@@ -16,6 +17,10 @@ WEIGHT_OPTIONS: tuple[Option, ...] = (
     Option("shared_qkv", bool, False, "weight: one permutation per head for Q, K and V together (TransFusion's "
            "P_attn; Verma & Elbayad's P_MHA, which their activation presets use), solved on the summed QK and VO "
            "costs, in place of separate QK and VO permutations; needs --qk perm and --vo perm", ("weight",)),
+    Option("stream", str, "auto", "weight: read both checkpoints a tensor at a time from their safetensors files "
+           "instead of loading them (memory bounded by a layer, not the model; aligned B written shard by shard): "
+           "auto streams above 1B parameters, where loading both would take 12 bytes per parameter", ("weight",),
+           STREAM_CHOICES),
     Option("max_sweeps", int, 30, "weight: at most this many sweeps", ("weight",), minimum=1),
     Option("max_seconds", float, None, "weight: stop after the sweep that passes this many seconds", ("weight",),
            minimum=0),

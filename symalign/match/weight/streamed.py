@@ -20,6 +20,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import save_file
 
+from symalign.errors import SymalignError
 from symalign.match.config import AlignConfig
 from symalign.match.results import MatchReport, SweepRecord
 from symalign.match.weight.descent import (
@@ -40,13 +41,17 @@ from symalign.match.weight.running import (
     squared_norm,
     working,
 )
-from symalign.models.io import COMPANION_FILES
-from symalign.models.streamed import StreamedCheckpoint
+from symalign.models import outputs, random_inputs
+from symalign.models.family import TransformerModel
+from symalign.models.io import COMPANION_FILES, resolve
+from symalign.models.streamed import SafetensorsFiles, StreamedCheckpoint, streamable
+from symalign.models.weight_map import from_logical
 from symalign.symmetry.groups import GroupElement
 from symalign.symmetry.spec import SymmetrySpec
 from symalign.symmetry.transform import Transform, apply_unchecked
 
 Tensors = dict[str, torch.Tensor]
+STREAM_PARAMETERS = 1_000_000_000  # `--stream auto` streams above this (in memory: 12 bytes a parameter)
 SHARD_BYTES = 1 << 30  # aligned B's shards: layers are added to a shard until it holds about this much
 
 
@@ -179,12 +184,13 @@ def _groups(names: list[str]) -> list[list[str]]:
 
 
 def write_aligned(b: StreamedCheckpoint, transform: Transform, out: Path, dtype: torch.dtype | None = None,
-                  progress=None) -> Path:
-    """Aligned B as a Hugging Face checkpoint in `out`, a layer at a time into shards of about SHARD_BYTES, with
+                  progress=None, shard_bytes: int = SHARD_BYTES) -> Path:
+    """Aligned B as a Hugging Face checkpoint in `out`, a layer at a time into shards of about `shard_bytes`, with
     B's canonical config and companion files. `dtype`: the stored precision (default: B's own)."""
     out.mkdir(parents=True, exist_ok=True)
     dtype = dtype or b.files.storage_dtype()
     groups = _groups(list(b))
+    rows = b.family.weight_map(b.config)
     weight_map: dict[str, str] = {}
     pending: Tensors = {}
     files: list[list[str]] = []
@@ -199,10 +205,10 @@ def write_aligned(b: StreamedCheckpoint, transform: Transform, out: Path, dtype:
 
     for done, names in enumerate(groups):
         moved = apply_unchecked({n: b[n] for n in names}, b.spec, transform, consume=True)
-        state = b.family.from_logical(moved, b.config)
+        state = from_logical(rows, moved, b.dims)  # the rows alone: a tied head is checked with its embedding
         pending.update({k: v.to(dtype).contiguous() for k, v in state.items()})
         del moved, state
-        if sum(v.numel() * v.element_size() for v in pending.values()) >= SHARD_BYTES:
+        if sum(v.numel() * v.element_size() for v in pending.values()) >= shard_bytes:
             flush()
         if progress is not None:
             progress(done + 1, len(groups))
@@ -216,7 +222,7 @@ def write_aligned(b: StreamedCheckpoint, transform: Transform, out: Path, dtype:
         {"metadata": {"total_size": size}, "weight_map": {k: renamed[v] for k, v in sorted(weight_map.items())}},
         indent=2))
     config = b.config.__class__.from_dict(b.config.to_dict())
-    config.torch_dtype = str(dtype).removeprefix("torch.")
+    config.dtype = dtype
     config.save_pretrained(str(out))
     for extra in COMPANION_FILES:
         src = b.folder / extra
@@ -240,3 +246,58 @@ def streamed_report(a: StreamedCheckpoint, b: StreamedCheckpoint, config: AlignC
                     distance_before: float, gap: float, seconds: float) -> MatchReport:
     return MatchReport(a.source, b.source, config.to_json(), distance_before, history[-1].distance, gap, seconds,
                        sweeps=history)
+
+
+CHECK_LAYERS = 2  # the function check of a streamed run: B's first layers ...
+CHECK_VOCABULARY = 1024  # ... and this many rows of its vocabulary (the whole model is never held)
+
+
+def function_check(b: StreamedCheckpoint, transform: Transform) -> tuple[float, str]:
+    """max |Δlogit| between B and B under `transform`, cut to its first CHECK_LAYERS layers and CHECK_VOCABULARY
+    tokens (a model of the same family: the transform restricted to it is a symmetry of it exactly when it is one of
+    B), and what was checked; (nan, why not) for a config without the usual layer and vocabulary fields."""
+    config = b.config.__class__.from_dict(b.config.to_dict())
+    if not (hasattr(config, "num_hidden_layers") and hasattr(config, "vocab_size")):
+        return math.nan, "not checked (a config without num_hidden_layers and vocab_size)"
+    layers, vocabulary = min(CHECK_LAYERS, b.dims.n_layer), min(config.vocab_size, CHECK_VOCABULARY)
+    config.num_hidden_layers, config.vocab_size = layers, vocabulary
+    if isinstance(getattr(config, "layer_types", None), list):
+        config.layer_types = config.layer_types[:layers]
+    spec = b.family.spec(config, canonical=True)
+    tensors = {}
+    for name in spec.tensors:
+        value = b[name]
+        if name in ("embed.token", "head.weight") and value.shape[0] == b.config.vocab_size:
+            value = value[:vocabulary].clone()
+        tensors[name] = value
+    kept = Transform({k: v for k, v in transform.items() if k in spec.spaces})
+    model = TransformerModel(b.family, config, tensors, source=b.source)
+    moved = model.with_tensors(apply_unchecked(dict(tensors), spec, kept))
+    inputs = random_inputs(model)
+    gap = float((outputs(moved, inputs) - outputs(model, inputs)).abs().max())
+    return gap, f"checked on B's first {layers} layers and {vocabulary:,} vocabulary rows (never held whole)"
+
+
+def stream_plan(a, b, choice: str) -> str | None:
+    """Whether an alignment of `a` and `b` (folders, zoo or hub references; anything else is in memory) streams:
+    the sentence its output says about it, or None. `choice` auto/always/never (the `stream` option); `always`
+    refuses, in one line, a pair that cannot stream."""
+    if choice == "never":
+        return None
+    refs = [m for m in (a, b) if isinstance(m, (str, Path))]
+    reason = None if len(refs) == 2 else "the models are given in memory, not as checkpoint folders"
+    reason = reason or streamable(a) or streamable(b)
+    if reason is None:
+        files = [SafetensorsFiles(resolve(m)) for m in (a, b)]
+        if files[0].shapes != files[1].shapes:
+            reason = "A and B differ in their tensors' names or shapes; streaming aligns two models of one shape"
+    if reason is not None:
+        if choice == "always":
+            raise SymalignError(f"--stream always: {reason}")
+        return None
+    parameters = files[1].values_stored()
+    if choice == "auto" and parameters <= STREAM_PARAMETERS:
+        return None
+    why = "--stream always" if choice == "always" else f"above {STREAM_PARAMETERS / 1e9:g}B"
+    return (f"streamed from the safetensors files a tensor at a time ({parameters:,} parameters, {why}); "
+            "aligned B written shard by shard")
