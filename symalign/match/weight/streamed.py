@@ -52,7 +52,8 @@ from symalign.symmetry.transform import Transform, apply_unchecked
 
 Tensors = dict[str, torch.Tensor]
 STREAM_PARAMETERS = 1_000_000_000  # `--stream auto` streams above this (in memory: 12 bytes a parameter)
-SHARD_BYTES = 1 << 30  # aligned B's shards: layers are added to a shard until it holds about this much
+SHARD_BYTES = 256 << 20  # aligned B's shards: layers are added to one until it holds this much (a shard is written
+# whole, so this bounds what the writing holds; 1 GiB made the peak grow with depth up to that size)
 
 
 class Read(Mapping):
