@@ -8,10 +8,11 @@ floor, and the progress lines a log gets.
 Shapes (random weights, bf16 files in shards of about 1 GB, built once in --work): llama-1b is Llama-3.2-1B's
 (hidden 2048, 16 layers, 32 heads, 8 key-value heads, MLP 8192, vocabulary 128,256, tied embeddings: 1.24B
 parameters); llama-3b Llama-3.2-3B's (hidden 3072, 28 layers, 24 heads, 8 key-value heads, MLP 8192, head size 128:
-3.2B); depth builds 16- and 32-layer models of hidden 1024, MLP 4096, vocabulary 32,000. B is A with every MLP's
-units and every layer's key/value heads permuted and noise of 10% of each tensor's scale added: a pair whose
-alignment has something to find. `symalign align A B --method weight --classes all` runs as a user would, its
-stderr a pipe (a log), with SYMALIGN_PROGRESS_SECONDS=30. `--check` then loads B and applies the written
+3.2B); llama-8b Llama-3-8B's (hidden 4096, 32 layers, 32 heads, 8 key-value heads, MLP 14336, untied head: 8.0B;
+16 GB a model on disk); depth builds 16- and 32-layer models of hidden 1024, MLP 4096, vocabulary 32,000. B is A
+with every MLP's units and every layer's key/value heads permuted and noise of 10% of each tensor's scale added:
+a pair whose alignment has something to find. `symalign align A B --method weight --classes all` runs as a user
+would, its stderr a pipe (a log), with SYMALIGN_PROGRESS_SECONDS=30. `--check` then loads B and applies the written
 transform in memory (float32) to measure B's function kept on a batch (relative gap), apart from the run's peak.
 
 The floor is one sweep's cost products (each MLP's [m, m] cost over its three tensors, the residual's [d, d]
@@ -40,6 +41,8 @@ SHAPES = {
                      intermediate_size=8192, vocab_size=128256, tie_word_embeddings=True, head_dim=64),
     "llama-3b": dict(hidden_size=3072, num_hidden_layers=28, num_attention_heads=24, num_key_value_heads=8,
                      intermediate_size=8192, vocab_size=128256, tie_word_embeddings=True, head_dim=128),
+    "llama-8b": dict(hidden_size=4096, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
+                     intermediate_size=14336, vocab_size=128256, tie_word_embeddings=False, head_dim=128),
     "depth-16": dict(hidden_size=1024, num_hidden_layers=16, num_attention_heads=16, num_key_value_heads=4,
                      intermediate_size=4096, vocab_size=32000, tie_word_embeddings=True, head_dim=64),
     "depth-32": dict(hidden_size=1024, num_hidden_layers=32, num_attention_heads=16, num_key_value_heads=4,
@@ -60,7 +63,8 @@ def tensors_of(shape: dict) -> list[tuple[str, tuple[int, ...]]]:
                 (p + "self_attn.o_proj.weight", (d, q)), (p + "post_attention_layernorm.weight", (d,)),
                 (p + "mlp.gate_proj.weight", (m, d)), (p + "mlp.up_proj.weight", (m, d)),
                 (p + "mlp.down_proj.weight", (d, m))]
-    return out + [("model.norm.weight", (d,))]
+    head = [] if shape["tie_word_embeddings"] else [("lm_head.weight", (shape["vocab_size"], d))]
+    return out + [("model.norm.weight", (d,))] + head
 
 
 def _value(name: str, size: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
@@ -195,13 +199,14 @@ def function_gap(b: Path, out: Path) -> float:
     return float((after - before).abs().max() / before.abs().max())
 
 
-def measure(work: Path, name: str, sweeps: int, check: bool, gflops: float, stream: str | None = None) -> dict:
+def measure(work: Path, name: str, sweeps: int, check: bool, gflops: float, stream: str | None = None,
+            device: str = "cpu") -> dict:
     shape = SHAPES[name]
     a, b, out = work / f"{name}-a", work / f"{name}-b", work / f"{name}-aligned-{stream or 'default'}"
     build(a, shape, moved=False)
     build(b, shape, moved=True)
     argv = [sys.executable, "-m", "symalign.cli", "align", str(a), str(b), "--method", "weight", "--classes", "all",
-            "--max-sweeps", str(sweeps), "--out", str(out), "--no-record", "--json",
+            "--max-sweeps", str(sweeps), "--out", str(out), "--no-record", "--json", "--device", device,
             "--stream", stream or ("always" if name.startswith("depth") else "auto")]  # depth: below auto's 1B
     log = work / f"{name}-{stream or 'default'}.log"
     row = run_measured(argv, log)
@@ -225,7 +230,8 @@ def measure(work: Path, name: str, sweeps: int, check: bool, gflops: float, stre
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--shape", choices=["llama-1b", "llama-3b", "depth"], default="depth")
+    parser.add_argument("--shape", choices=["llama-1b", "llama-3b", "llama-8b", "depth"], default="depth")
+    parser.add_argument("--device", default="cpu", help="where the cost products run (cuda: layers streamed to it)")
     parser.add_argument("--max-sweeps", type=int, default=1)
     parser.add_argument("--work", type=Path, default=Path("/tmp/symalign-streamed"))
     parser.add_argument("--check", action="store_true", help="also measure B's function kept, in memory")
@@ -234,12 +240,12 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     threads = torch.get_num_threads()
-    gflops = matmul_gflops(threads)
-    print(describe(threads, gflops=gflops))
+    gflops = matmul_gflops(threads, args.device)
+    print(describe(threads, args.device, gflops))
     names = ["depth-16", "depth-32"] if args.shape == "depth" else [args.shape]
-    rows = [measure(args.work, n, args.max_sweeps, args.check, gflops) for n in names]
+    rows = [measure(args.work, n, args.max_sweeps, args.check, gflops, device=args.device) for n in names]
     if args.compare:
-        rows.append(measure(args.work, names[0], args.max_sweeps, args.check, gflops, "never"))
+        rows.append(measure(args.work, names[0], args.max_sweeps, args.check, gflops, "never", args.device))
     for r in rows:
         where = " in memory" if r["stream"] == "never" else ""
         print(f"{r['shape']}{where}: {r['parameters'] / 1e9:.2f}B parameters, peak {r['total'] / 2**30:.2f} GiB "

@@ -18,6 +18,7 @@ from symalign.merge.ot_fusion import OTSettings, barycentric, plan
 from symalign.models import canonicalize, load_model, outputs, random_inputs, spec_of, transformed
 from symalign.sweeps.peers import PEERS, peers_cells, peers_summary, peers_text
 from symalign.symmetry.random import random_transform
+from symalign.symmetry.transform import apply_unchecked
 
 
 @pytest.fixture(scope="module")
@@ -109,10 +110,34 @@ def test_what_ot_fusion_cannot_do_is_one_line_and_writes_nothing(tmp_path, capsy
     assert not out.exists()
 
 
-def test_transport_does_not_offer_ot_plans(capsys):
+def test_transport_offers_exact_weight_plans_only(capsys):
+    """OT-ACTS's plans are soft, so never a transport's; OT-WTS's exact plans are (TransFusion's Table 1)."""
     with pytest.raises(SystemExit):
         main(["transport", "zoo:vit-digits/0", "zoo:vit-digits/1", "zoo:vit-digits/2", "--align", "ot-acts"])
     assert "invalid choice" in capsys.readouterr().err
+    assert main(["transport", "zoo:vit-digits/0", "zoo:vit-digits/1", "zoo:vit-digits/2", "--align", "ot-wts",
+                 "--head-strategy", "spectral", "--out", "/tmp/unused"]) == 2
+    assert "--align ot-wts has none" in capsys.readouterr().err
+
+
+def test_ot_task_vector_is_the_fine_tunes_step_carried_by_the_planted_permutation(vit):
+    """B a permuted copy of A: OT-WTS's exact plans find that permutation, so the transported task vector is
+    the fine-tune's step under it (and zero for a fine-tune that did not move)."""
+    from symalign.merge.ot_fusion import ot_task_vector
+
+    model = canonicalize(vit)
+    planted = random_transform(spec_of(model), CLASS_PRESETS["permutations"], seed=3)
+    b = transformed(model, planted)
+    generator = torch.Generator().manual_seed(0)
+    step = {n: 1e-3 * torch.randn(t.shape, generator=generator) for n, t in model.tensors.items()}
+    tuned = model.with_tensors({n: t + step[n] for n, t in model.tensors.items()})
+    tau = ot_task_vector(b, vit, tuned)
+    moved = canonicalize(tuned).tensors  # the step as the fine-tune's canonical form has it (norms folded, centred)
+    expected = apply_unchecked({n: moved[n].double() - t.double() for n, t in model.tensors.items()},
+                               spec_of(model), planted)
+    assert max(float((tau[n] - expected[n]).abs().max()) for n in expected) < 1e-6
+    assert max(float(t.abs().max()) for t in expected.values()) > 1e-4  # a step that moved: the check can fail
+    assert max(float(t.abs().max()) for t in ot_task_vector(b, vit, vit).values()) == 0.0
 
 
 @pytest.mark.slow

@@ -32,3 +32,20 @@ def test_a_log_gets_spaced_progress_lines_and_a_short_run_none(tmp_path):
         assert 0 <= done <= total  # a line can fall on a phase's first report (0 of N)
     quiet = align(tmp_path, "3600")
     assert not [line for line in quiet if LINE.match(line)], quiet
+
+
+def test_a_step_that_reports_nothing_for_long_is_still_heard_of(monkeypatch, capsys):
+    """A step with no report for longer than the interval (a billion-parameter sweep's last assignment solves)
+    still gets lines: the last report again, saying how long ago it came; none once the command ends."""
+    import time
+
+    from symalign.cli.common import Bar
+
+    monkeypatch.setenv("SYMALIGN_PROGRESS_SECONDS", "0.2")
+    with Bar("align (weight)") as bar:
+        bar(3, 10, phase="align", note="sweep 1")
+        time.sleep(0.9)
+    quiet = [line for line in capsys.readouterr().err.splitlines() if "still on it, last report" in line]
+    assert quiet and all("align 3/10" in line and "sweep 1" in line for line in quiet), quiet
+    time.sleep(0.5)
+    assert not capsys.readouterr().err  # the heartbeat stopped with the command

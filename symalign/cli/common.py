@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 
@@ -192,6 +193,12 @@ class Bar:
         self.every = float(os.environ.get("SYMALIGN_PROGRESS_SECONDS", LOG_EVERY_SECONDS))
         self.began = self.logged = time.monotonic()
         self.phase_began, self.phase_total = self.began, None
+        # a log hears from a step that reports nothing for longer (a billion-parameter sweep's last assignment
+        # solves took 3 minutes): the last report is repeated, marked as such, by a thread
+        self.last: tuple | None = None
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.heartbeat: threading.Thread | None = None
 
     def __call__(self, done: int, total: int, loss: float | None = None, phase: str | None = None,
                  note: str | None = None) -> None:
@@ -217,10 +224,29 @@ class Bar:
         """One line for a log, at most every `self.every` seconds: the phase, done/total, the time so far and
         an estimate of what is left in this phase (its rate so far)."""
         now = time.monotonic()
-        if phase != self.phase or total != self.phase_total:
-            self.phase, self.phase_total, self.phase_began = phase, total, now
-        if now - self.logged < self.every:
-            return
+        with self.lock:
+            if phase != self.phase or total != self.phase_total:
+                self.phase, self.phase_total, self.phase_began = phase, total, now
+            self.last = (done, total, loss, phase, note, now)
+            if self.heartbeat is None:
+                self.heartbeat = threading.Thread(target=self._beat, daemon=True, name="progress-log")
+                self.heartbeat.start()
+            if now - self.logged < self.every:
+                return
+            self._line(done, total, loss, phase, note, now)
+
+    def _beat(self) -> None:
+        """Every `self.every` seconds without a line, the last report again, with how long ago it came."""
+        while not self.stopped.wait(self.every / 2):
+            with self.lock:
+                now = time.monotonic()
+                if self.last is not None and now - self.logged >= self.every:
+                    done, total, loss, phase, note, at = self.last
+                    quiet = f"still on it, last report {format_seconds(now - at)} ago"
+                    self._line(done, total, loss, phase, f"{note}; {quiet}" if note else quiet, now)
+
+    def _line(self, done: int, total: int, loss: float | None, phase: str | None, note: str | None,
+              now: float) -> None:
         self.logged = now
         spent = now - self.phase_began
         left = (f", about {format_seconds(spent / done * (total - done))} left" if 0 < done < total and spent > 0
@@ -241,6 +267,9 @@ class Bar:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.stopped.set()
+        if self.heartbeat is not None:
+            self.heartbeat.join()
         if self.bar is not None:
             self.bar.close()
 

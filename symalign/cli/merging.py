@@ -13,7 +13,13 @@ from symalign.cli.common import (
     print_json,
     store_for,
 )
-from symalign.merge.builtin_rules import ALIGNS, MERGE_ALIGNS, OT_SOLVERS, TRANSPORT_HEAD_STRATEGIES, merge_rules
+from symalign.merge.builtin_rules import (
+    MERGE_ALIGNS,
+    OT_SOLVERS,
+    TRANSPORT_ALIGNS,
+    TRANSPORT_HEAD_STRATEGIES,
+    merge_rules,
+)
 
 
 def add_merge(sub) -> None:
@@ -135,9 +141,10 @@ def add_transport(sub) -> None:
     p.add_argument("a", metavar="A", help="the base model")
     p.add_argument("a_ft", metavar="A_FT", help="A fine-tuned on a task")
     p.add_argument("b", metavar="B", help="the model that receives the task vector")
-    p.add_argument("--align", default="weight", choices=ALIGNS,
+    p.add_argument("--align", default="weight", choices=TRANSPORT_ALIGNS,
                    help="how A is aligned to B to re-express the task vector in B's basis: a matcher (all classes "
-                        "unless --classes or the per-kind flags say otherwise; its options as for `align`), or none")
+                        "unless --classes or the per-kind flags say otherwise; its options as for `align`), none, or "
+                        "ot-wts (OT fusion's exact plans from the weights: permutations at equal widths)")
     p.add_argument("--head-strategy", default="circuit", choices=TRANSPORT_HEAD_STRATEGIES,
                    help="how heads are paired (TransFusion Table 3): circuit (symalign's: whole-head QK/OV circuits), "
                         "spectral (TransFusion's: singular-value spectra of q, k, v), brute-force (every head pair "
@@ -194,10 +201,11 @@ def transport_alignment(args, strategy: str):
     from symalign.models.io import default_data_spec
 
     config = alignment_of(args, args.data_base or (default_data_spec(load_model(args.a))
-                                                   if args.align not in ("none", "weight") else None))
+                                                   if args.align not in ("none", "weight", "ot-wts") else None))
     if config is None:
         if strategy != "circuit":
-            raise SymalignError(f"--head-strategy {strategy} pairs heads of an alignment; --align none has none")
+            raise SymalignError(f"--head-strategy {strategy} pairs heads of a matcher's alignment; --align "
+                                f"{args.align} has none")
         return None
     return with_head_strategy(config, strategy)
 

@@ -19,8 +19,10 @@ def add_sweep(sub) -> None:
                                     "averaging, OT fusion, weight and learned matching + averaging); or zhang-table2 "
                                     "(six fusion methods without matching, after matching without rescaling, "
                                     "after matching: Zhang et al. Table 2), zhang-fig3 (w/o ATTN, FFN, rescaling), "
-                                    "zhang-fig4 (distances), zhang-fig5 (loss curves); or transfusion-table3, "
-                                    "transfusion-fig4 (task-vector transport by head strategy, TransFusion; "
+                                    "zhang-fig4 (distances), zhang-fig5 (loss curves); or transfusion-table1 "
+                                    "(transport by OT, Git Re-Basin and TransFusion), transfusion-table3, "
+                                    "transfusion-fig4 "
+                                    "(task-vector transport by head strategy, TransFusion; "
                                     "--family vit-digits or gpt-shakespeare, --seeds: fine-tune seeds); or curves "
                                     "(the straight line, the aligned line, a fitted curve and the aligned curve); or "
                                     f"{', '.join(VERMA_TABLES)} (Verma & Elbayad's Tables 1, 2 and Fig. 3 on the "
@@ -203,7 +205,7 @@ def transfusion(args) -> None:
 
     view = preset_view(args.preset)
     cells = transfusion_cells(args.family or "", args.seeds, max_examples=args.max_examples, alphas=view.alphas,
-                              progress=progress)
+                              strategies=view.strategies, progress=progress)
     summary = view.summary(cells)
     if tables_written(args, args.preset, cells, summary):
         return
@@ -294,7 +296,8 @@ def _table_presets() -> dict:
     from symalign.sweeps.verma_tables import VERMA_TABLES
 
     handlers = {"peers": peers, "curves": curves, "zhang-table2": zhang, "zhang-fig3": zhang,
-                "zhang-fig4": zhang_figure, "zhang-fig5": zhang_figure, "transfusion-table3": transfusion,
+                "zhang-fig4": zhang_figure, "zhang-fig5": zhang_figure, "transfusion-table1": transfusion,
+                "transfusion-table3": transfusion,
                 "transfusion-fig4": transfusion, "transfusion-fig5": transfusion_fig5}
     return handlers | {name: verma for name in VERMA_TABLES}
 

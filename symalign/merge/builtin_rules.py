@@ -10,6 +10,7 @@ from symalign.merge.merge_rule import (  # noqa: F401  (the registry's API, re-e
     MERGE_ALIGNS,
     OT_ALIGNS,
     OT_SOLVERS,
+    TRANSPORT_ALIGNS,
     TRANSPORT_HEAD_STRATEGIES,
     MergeInputs,
     MergeRule,

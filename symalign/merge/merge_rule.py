@@ -29,6 +29,9 @@ ALIGNS = ("none", "weight", "activation", "learned", "soft")  # none, then the b
 # whose task vector must stay in a function-preserving basis).
 OT_ALIGNS = ("ot-acts", "ot-wts")
 MERGE_ALIGNS = ALIGNS + OT_ALIGNS
+# A transport may use OT-WTS's exact plans (permutations at equal widths: B's basis, B's function kept); TransFusion's
+# Table 1 compares it as its Optimal Transport baseline.
+TRANSPORT_ALIGNS = ALIGNS + ("ot-wts",)
 OT_SOLVERS = ("emd", "sinkhorn")
 # How a transport pairs heads (TransFusion, Table 3): circuit (symalign's: whole-head QK/OV circuits), spectral
 # (TransFusion's: the q, k, v singular-value spectra), brute-force (every head pair aligned inside, then paired),

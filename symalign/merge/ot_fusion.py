@@ -222,16 +222,19 @@ def _features(a: dict, b: dict, spec: SymmetrySpec, space: str, names: list[str]
 
 
 def weight_plans(a: dict, b: dict, spec: SymmetrySpec, boundary: list[str], n_layer: int,
-                 settings: OTSettings, reg: float, kinds: tuple[str, ...] | None = None) -> dict:
+                 settings: OTSettings, reg: float, kinds: tuple[str, ...] | None = None,
+                 followers: tuple[dict, ...] = ()) -> dict:
     """OT-WTS: one pass, residual first (from the embedding and head rows, whose other axes correspond
     across models), then each layer's MLP, heads (paired whole by their circuits), QK and VO, each
     solved on B as carried by the plans before it. Returns B's carried tensors. `kinds`: carry only
-    spaces of these kinds (None: all)."""
+    spaces of these kinds (None: all). `followers`: tensor dicts of B's shape carried by the same plans in
+    place (a fine-tune of B, whose task vector then moves with B: ot_task_vector)."""
     def carry(space: str, element: GroupElement) -> None:
         if kinds is not None and spec.spaces[space].kind not in kinds:
             return
         touched = {name for name, _, _ in spec.axes_of(space)}
-        b.update(apply_unchecked({n: b[n] for n in touched}, spec, Transform({space: element})))
+        for tensors in (b, *followers):
+            tensors.update(apply_unchecked({n: tensors[n] for n in touched}, spec, Transform({space: element})))
 
     if "residual" in spec.spaces:
         fa, fb = _features(a, b, spec, "residual", boundary)
@@ -263,3 +266,19 @@ def ot_wts_merge(members: list[TransformerModel], inputs: MergeInputs) -> dict[s
 def _fused_average(members: list[TransformerModel], how: str, inputs: MergeInputs) -> dict[str, torch.Tensor]:
     fused = fuse_members(members, how, inputs.data, inputs.ot, inputs.max_examples, inputs.device)
     return average(fused, inputs)
+
+
+def ot_task_vector(b: TransformerModel, a: TransformerModel, a_ft: TransformerModel,
+                   settings: OTSettings | None = None) -> dict[str, torch.Tensor]:
+    """τ = π(A′) − π(A) in B's canonical basis, π OT-WTS's plans from A to B (Imfeld et al.'s transformer OT, the
+    Optimal Transport baseline of TransFusion's Table 1): exact plans by default, which at equal widths are
+    permutations, so π keeps A's function and τ is a task vector of B's basis."""
+    settings = settings or OTSettings()
+    settings.check()
+    first = canonicalize(b)
+    spec = spec_of(first)
+    check_fusable(first, spec)
+    moved_a, moved_ft = dict(canonicalize(a).tensors), dict(canonicalize(a_ft).tensors)
+    weight_plans(first.tensors, moved_a, spec, boundary_tensors(first), first.dims.n_layer, settings,
+                 settings.strength("ot-wts"), followers=(moved_ft,))
+    return {n: moved_ft[n].double() - moved_a[n].double() for n in moved_a}

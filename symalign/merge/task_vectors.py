@@ -23,7 +23,8 @@ from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
-from symalign.merge.merge_rule import ALIGNS, TRANSPORT_HEAD_STRATEGIES
+from symalign.merge.merge_rule import TRANSPORT_ALIGNS, TRANSPORT_HEAD_STRATEGIES
+from symalign.merge.ot_fusion import ot_task_vector
 from symalign.models import canonicalize, save_model, transformed
 from symalign.models.compat import check_compatible
 from symalign.models.family import TransformerModel
@@ -47,8 +48,8 @@ def parse_alphas(text: str) -> list[float]:
 def check_transport(a: TransformerModel, a_ft: TransformerModel, b: TransformerModel, alphas: list[float],
                     how_align: str) -> None:
     """Refuse what cannot be transported, before anything runs or is recorded."""
-    if how_align not in ALIGNS:
-        raise SymalignError(f"unknown --align {how_align!r}; choose {', '.join(ALIGNS)}")
+    if how_align not in TRANSPORT_ALIGNS:
+        raise SymalignError(f"unknown --align {how_align!r}; choose {', '.join(TRANSPORT_ALIGNS)}")
     check_compatible(a, b)
     try:
         check_compatible(a, a_ft)
@@ -100,6 +101,8 @@ def task_vector_in(b: TransformerModel, a: TransformerModel, a_ft: TransformerMo
                    device: str = "cpu", config: AlignConfig | None = None) -> dict[str, torch.Tensor]:
     """τ = π(A′) − π(A) in B's canonical basis (π the alignment of A to B; identity for 'none').
     `config`: the alignment in full (classes, options); None: all classes at the method's defaults."""
+    if how_align == "ot-wts":  # exact plans: permutations at equal widths (symalign.merge.ot_fusion)
+        return ot_task_vector(b, a, a_ft)
     canon_a, canon_ft = canonicalize(a), canonicalize(a_ft)
     if how_align == "none":
         moved_a, moved_ft = canon_a, canon_ft

@@ -23,14 +23,21 @@ import pandas as pd
 
 from symalign.errors import SymalignError
 from symalign.papers.table import verdict
-from symalign.papers.transfusion import FIG4, PERMUTATION_ONLY, TABLE3, TASKS
+from symalign.papers.transfusion import FIG4, PERMUTATION_ONLY, TABLE1, TABLE1_TASKS, TABLE3, TASKS
 
 # without π: `transport --align none`; separate: Ours (Full) with QK and VO solved apart (the ablation row)
 STRATEGIES = ("without π", "none", "brute-force", "spectral", "circuit", "separate")
+# Table 1's baselines: Optimal Transport (OT-WTS's exact plans) and Git Re-Basin (MLP units and whole heads)
+TABLE1_STRATEGIES = ("without π", "ot", "git-rebasin", "spectral")
+GIT_RE_BASIN = {"mlp": "perm", "heads": "perm", "qk": "none", "vo": "none", "residual": "none"}
 # The rows as the paper names them (Table 3); the others are ours, and say so.
 LABELS = {"without π": "θ_B + α·τ (no π)", "none": "No Att-Align", "brute-force": "Brute Force",
           "spectral": "Ours (Full)", "circuit": "circuits (symalign's; not in the paper)",
-          "separate": "Ours (Full), QK and VO apart (ablation; not in the paper)"}
+          "separate": "Ours (Full), QK and VO apart (ablation; not in the paper)",
+          "ot": "θ_B + π(τ) (Optimal Transport)", "git-rebasin": "θ_B + π(τ) (Git Re-Basin)"}
+# Table 1's names for its rows (its last is Table 3's Ours (Full): the same numbers)
+TABLE1_LABELS = {"without π": "θ_B + τ", "ot": LABELS["ot"], "git-rebasin": LABELS["git-rebasin"],
+                 "spectral": "TransFusion (Ours)"}
 SHARED_QKV = True  # inside heads, one block permutation P_attn for W_q, W_k and W_v, as the paper (Step 2)
 PAPER_ROWS = {"none": "No Att-Align", "brute-force": "Brute Force", "spectral": "Ours (Full)"}
 ALPHAS = (0.0, 0.01, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)  # 0 is θ_B itself: the zero-shot reference
@@ -88,11 +95,16 @@ def transfusion_cells(family: str, fine_tunes: list[int] | None = None, receiver
         data_task, data_base = default_data_spec(ft), default_data_spec(a)
         for strategy in strategies:
             began = time.perf_counter()
-            how = "none" if strategy == "without π" else "weight"
-            config = None if how == "none" else with_head_strategy(AlignConfig.from_options(
-                {"shared_qkv": SHARED_QKV and strategy != "separate"}, method="weight",
-                classes=dict(PERMUTATION_ONLY), data=data_base, device=device),
-                "spectral" if strategy == "separate" else strategy)
+            how = {"without π": "none", "ot": "ot-wts"}.get(strategy, "weight")
+            if strategy == "git-rebasin":
+                config = AlignConfig(method="weight", classes=dict(GIT_RE_BASIN), data=data_base, device=device)
+            elif how == "weight":
+                config = with_head_strategy(AlignConfig.from_options(
+                    {"shared_qkv": SHARED_QKV and strategy != "separate"}, method="weight",
+                    classes=dict(PERMUTATION_ONLY), data=data_base, device=device),
+                    "spectral" if strategy == "separate" else strategy)
+            else:
+                config = None
             result = transport(a, ft, b, list(alphas), data_task, data_base, how, max_examples=max_examples,
                                device=device, config=config)
             seconds = time.perf_counter() - began
@@ -170,6 +182,57 @@ def table3_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = Fal
     return "\n".join(lines)
 
 
+def table1_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = False) -> str:
+    """Table 1 as a person reads it: our rows under the paper's names, beside its eight task/support cells
+    (four tasks), then each claim in its words with the verdict on our combinations."""
+    alpha = summary["alpha"].iloc[0]
+    base = cells[cells["alpha"] == 0]
+    head = ("method", f"Δ task accuracy (α = {alpha:g})", "Δ support accuracy",
+            "paper: Δ task / Δ support (pp), per task")
+    lines = ["| " + " | ".join(head) + " |", "|---|---|---|---|"] if markdown else [
+        f"{head[0]:<34}{head[1]:>24}{head[2]:>22}   {head[3]}"]
+
+    def paper(name: str, fmt: str = "+.2f", unit: str = "") -> str:
+        n = TABLE1.row(name).numbers
+        return " · ".join(f"{t} {n[2 * k]:{fmt}}{unit} / {n[2 * k + 1]:{fmt}}{unit}"
+                          for k, t in enumerate(TABLE1_TASKS))
+
+    rows = [("θ_B zero-shot (accuracy)", f"{100 * base['task_accuracy'].mean():.2f}%",
+             f"{100 * base['support_accuracy'].mean():.2f}%", paper("θ_B zero-shot (accuracy %)", ".2f", "%"))]
+    rows += [(TABLE1_LABELS[r["strategy"]], _pp(r["task_delta_mean"], r["task_delta_std"]),
+              _pp(r["support_delta_mean"], r["support_delta_std"]), paper(TABLE1_LABELS[r["strategy"]]))
+             for _, r in summary.iterrows()]
+    for label, task, support, printed in rows:
+        lines.append(f"| {label} | {task} | {support} | {printed} |" if markdown else
+                     f"{label:<34}{task:>24}{support:>22}   {printed}")
+    lines += ["", f"({TABLE1.zoo})", ""]
+    lines += [("- " if markdown else "") + v for v in table1_verdicts(cells, alpha)]
+    return "\n".join(lines)
+
+
+def table1_verdicts(cells: pd.DataFrame, alpha: float = TABLE3_ALPHA) -> list[str]:
+    """Table 1's claims in the paper's words, decided per (fine-tune, receiver) combination by the one rule."""
+    if not set(TABLE1_STRATEGIES) <= set(cells["strategy"]):
+        return []
+    at = cells[cells["alpha"] == alpha].set_index(["strategy", "a_ft", "b"]).sort_index()
+    zero = cells[cells["alpha"] == 0].set_index(["strategy", "a_ft", "b"]).sort_index()
+
+    def change(strategy: str, column: str) -> pd.Series:
+        return at.loc[strategy, column] - zero.loc[strategy, column]
+
+    def named(series: pd.Series) -> dict[str, float]:
+        return {f"{ft.split(':')[-1]} → {b.split(':')[-1]}": float(v) for (ft, b), v in series.items()}
+
+    ours_task, ours_support = change("spectral", "task_accuracy"), change("spectral", "support_accuracy")
+    best_other = pd.concat([change("ot", "task_accuracy"), change("git-rebasin", "task_accuracy")], axis=1).max(axis=1)
+    claims = TABLE1.claims
+    return [f"\"{claims[0].quote}\": TransFusion's Δ task: " + verdict(named(ours_task), " pp", 100, 1),
+            f"\"{claims[1].quote}\": 1 pp − |TransFusion's Δ support|: "
+            + verdict(named(0.01 - ours_support.abs()), " pp", 100, 1),
+            f"\"{claims[2].quote}\": TransFusion's Δ task − the larger of OT's and Git Re-Basin's: "
+            + verdict(named(ours_task - best_other), " pp", 100, 1)]
+
+
 def _per_combination(cells: pd.DataFrame, alpha: float, column: str, better: str, worse: str) -> dict[str, float]:
     at = cells[cells["alpha"] == alpha].set_index(["strategy", "a_ft", "b"])[column]
     gain = at.loc[better] - at.loc[worse]
@@ -241,9 +304,13 @@ class PresetView:
     summary: Callable[[pd.DataFrame], pd.DataFrame]
     text: Callable[..., str]
     heading: str  # .format(family=..., n=...)
+    strategies: tuple[str, ...] = STRATEGIES  # the rows it transports
 
 
 PRESETS = {
+    "transfusion-table1": PresetView(TABLE3_ALPHAS, table3_summary, table1_text,
+                                     "TransFusion Table 1 on {family}: accuracy change against θ_B, mean ± std "
+                                     "over {n} (fine-tune, receiver) combinations", TABLE1_STRATEGIES),
     "transfusion-table3": PresetView(TABLE3_ALPHAS, table3_summary, table3_text,
                                      "TransFusion Table 3 on {family}: accuracy change against θ_B, mean ± std "
                                      "over {n} (fine-tune, receiver) combinations"),

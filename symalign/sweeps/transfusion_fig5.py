@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 from symalign.papers.table import verdict
 from symalign.papers.transfusion import FIG5, PERMUTATION_ONLY
+from symalign.sweeps.transfusion import GIT_RE_BASIN
 from symalign.sweeps.zhang_figures import row_curves
 
-GIT_RE_BASIN = {"mlp": "perm", "heads": "perm", "qk": "none", "vo": "none", "residual": "none"}
 # (label, how B is aligned: None, "ot-ffn", or weight matching's (classes, options))
 ROWS: tuple[tuple[str, object], ...] = (
     ("vanilla", None),

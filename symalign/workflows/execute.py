@@ -170,7 +170,8 @@ def streamed_align_run(a: str | Path, b: str | Path, config: AlignConfig, note: 
     with recorded(store, "align", reference(a), reference(b), config.method, settings, source, label) as run:
         transform, sweeps, before = streamed_weight_match(model_a, model_b, config, classes,
                                                           frozen_spaces(model_b.spec, config.layers),
-                                                          phase(progress, "align"), pick_device(config.device))
+                                                          phase(progress, "align"), pick_device(config.device),
+                                                          phase(progress, "read A's norms and embedding"))
         out = run.folder(out)
         dtype = None if config.dtype == "auto" else DTYPES[config.dtype]
         write_aligned(model_b, transform, out, dtype, phase(progress, "write aligned B"))

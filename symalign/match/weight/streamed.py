@@ -79,7 +79,7 @@ class StreamedModel(RunningModel):
     """RunningModel's interface over two StreamedCheckpoints: B under the transform is computed on each read."""
 
     def __init__(self, a: StreamedCheckpoint, b: StreamedCheckpoint, classes: dict[str, str],
-                 compute: torch.dtype = torch.float32, device: torch.device | str | None = None):
+                 compute: torch.dtype = torch.float32, device: torch.device | str | None = None, reading=None):
         spec = b.spec
         self.compute, self.device = compute, device or "cpu"
         self.source_a, self.source_b = a, b
@@ -89,7 +89,9 @@ class StreamedModel(RunningModel):
         self.static_norms, norm_a = 0.0, 0.0
         self.norms_a: dict[str, float] = {}
         self.parameters = a.parameters()
-        for name in spec.tensors:  # one pass over A (its norms) and B's boundary tensors
+        for done, name in enumerate(spec.tensors):  # one pass over A (its norms) and B's boundary tensors
+            if reading is not None:
+                reading(done, len(spec.tensors))
             value = a[name].to(self.device)
             space = _static_space(spec, name, classes)
             if space is not None and value.numel() >= FOLD_RATIO * spec.spaces[space].size ** 2:
@@ -155,14 +157,16 @@ class StreamedModel(RunningModel):
 
 def streamed_weight_match(a: StreamedCheckpoint, b: StreamedCheckpoint, config: AlignConfig,
                           classes: dict[str, str], frozen: frozenset[str] = frozenset(), progress=None,
-                          device: torch.device | str | None = None) -> tuple[Transform, list[SweepRecord], float]:
+                          device: torch.device | str | None = None,
+                          reading=None) -> tuple[Transform, list[SweepRecord], float]:
     """weight_match's sweeps on two streamed checkpoints; returns the transform, the history and the distance
-    before. The residual's start is solved from the boundary tensors, as in memory."""
+    before. The residual's start is solved from the boundary tensors, as in memory. `reading(done, total)`: the
+    first pass over A's tensors (their norms, the embedding's fold: minutes at 1B parameters)."""
     settings = sweep_settings(config)
     check_shared_qkv(b.spec, classes, settings["shared_qkv"])
     start = time.perf_counter()
     parameters = a.parameters()
-    mapped = StreamedModel(a, b, classes, compute_dtype(settings["precision"], parameters), device)
+    mapped = StreamedModel(a, b, classes, compute_dtype(settings["precision"], parameters), device, reading)
     inner = settings["inner_passes"]
     transform, history = descend(mapped, classes, boundary_tensors(b), settings["head_cost_kind"],
                                  settings["max_sweeps"], settings["seed"], progress, settings["tol"],
