@@ -152,62 +152,52 @@ def _pp(mean: float, std: float) -> str:
 
 def _paper_cells(strategy: str) -> str:
     """The paper's Table 3 row for a strategy, task/support per task (pp), or "(not in the paper)"."""
-    if strategy not in PAPER_ROWS:
-        return "(not in the paper)"
-    row = TABLE3.row(PAPER_ROWS[strategy])
-    return " · ".join(f"{t} {row.numbers[2 * k]:+.2f} / {row.numbers[2 * k + 1]:+.2f}" for k, t in enumerate(TASKS))
+    return _printed(TABLE3, TASKS, PAPER_ROWS[strategy]) if strategy in PAPER_ROWS else "(not in the paper)"
+
+
+def _transport_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool, first: str, width: int,
+                    labels: dict[str, str], printed: Callable[[str], str], zero: str, note: str,
+                    verdicts: list[str]) -> str:
+    """A transport table as a person reads it: θ_B's own accuracy, then our rows under the paper's names beside
+    its printed cells (`printed(strategy)`, `zero` for θ_B's), the setting note, and each claim's verdict."""
+    alpha = summary["alpha"].iloc[0]
+    base = cells[cells["alpha"] == 0]
+    head = (first, f"Δ task accuracy (α = {alpha:g})", "Δ support accuracy", "paper: Δ task / Δ support (pp), per task")
+    lines = ["| " + " | ".join(head) + " |", "|---|---|---|---|"] if markdown else [
+        f"{head[0]:<{width}}{head[1]:>24}{head[2]:>22}   {head[3]}"]
+    rows = [("θ_B zero-shot (accuracy)", f"{100 * base['task_accuracy'].mean():.2f}%",
+             f"{100 * base['support_accuracy'].mean():.2f}%", zero)]
+    rows += [(labels[r["strategy"]], _pp(r["task_delta_mean"], r["task_delta_std"]),
+              _pp(r["support_delta_mean"], r["support_delta_std"]), printed(r["strategy"]))
+             for _, r in summary.iterrows()]
+    for label, task, support, paper in rows:
+        lines.append(f"| {label} | {task} | {support} | {paper} |" if markdown else
+                     f"{label:<{width}}{task:>24}{support:>22}   {paper}")
+    lines += ["", f"({note})", ""]
+    lines += [("- " if markdown else "") + v for v in verdicts]
+    return "\n".join(lines)
+
+
+def _printed(table, tasks: tuple[str, ...], name: str, fmt: str = "+.2f", unit: str = "") -> str:
+    """A printed row's task/support cells, task by task."""
+    n = table.row(name).numbers
+    return " · ".join(f"{t} {n[2 * k]:{fmt}}{unit} / {n[2 * k + 1]:{fmt}}{unit}" for k, t in enumerate(tasks))
 
 
 def table3_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = False) -> str:
-    """Table 3 as a person reads it: our rows named as the paper's, beside the paper's nine task/support
-    cells, then each of its claims in its words with the verdict on our combinations."""
-    alpha = summary["alpha"].iloc[0]
-    zero = TABLE3.row("θ_B zero-shot (accuracy %)").numbers
-    base = cells[cells["alpha"] == 0]
-    head = ("strategy", f"Δ task accuracy (α = {alpha:g})", "Δ support accuracy",
-            "paper: Δ task / Δ support (pp), per task")
-    lines = ["| " + " | ".join(head) + " |", "|---|---|---|---|"] if markdown else [
-        f"{head[0]:<40}{head[1]:>24}{head[2]:>22}   {head[3]}"]
-    ref = ("θ_B zero-shot (accuracy)", f"{100 * base['task_accuracy'].mean():.2f}%",
-           f"{100 * base['support_accuracy'].mean():.2f}%",
-           " · ".join(f"{t} {zero[2 * k]:.2f}% / {zero[2 * k + 1]:.2f}%" for k, t in enumerate(TASKS)))
-    rows = [ref] + [(r["label"], _pp(r["task_delta_mean"], r["task_delta_std"]),
-                     _pp(r["support_delta_mean"], r["support_delta_std"]), _paper_cells(r["strategy"]))
-                    for _, r in summary.iterrows()]
-    for label, task, support, paper in rows:
-        lines.append(f"| {label} | {task} | {support} | {paper} |" if markdown else
-                     f"{label:<40}{task:>24}{support:>22}   {paper}")
-    lines += ["", f"({setting(cells)})", ""]
-    lines += [("- " if markdown else "") + v for v in table3_verdicts(cells, alpha)]
-    return "\n".join(lines)
+    """Table 3: our rows named as the paper's, beside its nine task/support cells, then its claims' verdicts."""
+    return _transport_text(summary, cells, markdown, "strategy", 40, LABELS, _paper_cells,
+                           _printed(TABLE3, TASKS, "θ_B zero-shot (accuracy %)", ".2f", "%"), setting(cells),
+                           table3_verdicts(cells, summary["alpha"].iloc[0]))
 
 
 def table1_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = False) -> str:
-    """Table 1 as a person reads it: our rows under the paper's names, beside its eight task/support cells
-    (four tasks), then each claim in its words with the verdict on our combinations."""
-    alpha = summary["alpha"].iloc[0]
-    base = cells[cells["alpha"] == 0]
-    head = ("method", f"Δ task accuracy (α = {alpha:g})", "Δ support accuracy",
-            "paper: Δ task / Δ support (pp), per task")
-    lines = ["| " + " | ".join(head) + " |", "|---|---|---|---|"] if markdown else [
-        f"{head[0]:<34}{head[1]:>24}{head[2]:>22}   {head[3]}"]
-
-    def paper(name: str, fmt: str = "+.2f", unit: str = "") -> str:
-        n = TABLE1.row(name).numbers
-        return " · ".join(f"{t} {n[2 * k]:{fmt}}{unit} / {n[2 * k + 1]:{fmt}}{unit}"
-                          for k, t in enumerate(TABLE1_TASKS))
-
-    rows = [("θ_B zero-shot (accuracy)", f"{100 * base['task_accuracy'].mean():.2f}%",
-             f"{100 * base['support_accuracy'].mean():.2f}%", paper("θ_B zero-shot (accuracy %)", ".2f", "%"))]
-    rows += [(TABLE1_LABELS[r["strategy"]], _pp(r["task_delta_mean"], r["task_delta_std"]),
-              _pp(r["support_delta_mean"], r["support_delta_std"]), paper(TABLE1_LABELS[r["strategy"]]))
-             for _, r in summary.iterrows()]
-    for label, task, support, printed in rows:
-        lines.append(f"| {label} | {task} | {support} | {printed} |" if markdown else
-                     f"{label:<34}{task:>24}{support:>22}   {printed}")
-    lines += ["", f"({TABLE1.zoo})", ""]
-    lines += [("- " if markdown else "") + v for v in table1_verdicts(cells, alpha)]
-    return "\n".join(lines)
+    """Table 1: our rows under the paper's names, beside its eight task/support cells (four tasks), then its
+    claims' verdicts."""
+    return _transport_text(summary, cells, markdown, "method", 34, TABLE1_LABELS,
+                           lambda strategy: _printed(TABLE1, TABLE1_TASKS, TABLE1_LABELS[strategy]),
+                           _printed(TABLE1, TABLE1_TASKS, "θ_B zero-shot (accuracy %)", ".2f", "%"), TABLE1.zoo,
+                           table1_verdicts(cells, summary["alpha"].iloc[0]))
 
 
 def table1_verdicts(cells: pd.DataFrame, alpha: float = TABLE3_ALPHA) -> list[str]:
