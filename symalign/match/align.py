@@ -38,10 +38,14 @@ class Alignment:
         """Hugging Face checkpoint of aligned B, transforms.safetensors (with the learned matcher's
         starting transform) and alignment.json."""
         out = save_model(self.aligned, out, self.report.config.get("dtype", "auto"))
+        self.save_records(out)
+        return out
+
+    def save_records(self, out: Path) -> None:
+        """transforms.safetensors and alignment.json beside an aligned B written already (in memory or streamed)."""
         self.transform.save(out / "transforms.safetensors", {"settings": json.dumps(self.report.config)},
                             start=self.start)
         (out / "alignment.json").write_text(json.dumps(self.report.to_json(), indent=2))
-        return out
 
 
 def align(model_a: TransformerModel | str | Path, model_b: TransformerModel | str | Path,

@@ -24,10 +24,15 @@ from symalign.models.family import Tensors, TransformerModel
 from symalign.models.layout import layer_name
 
 
-def _norm_groups(model: TransformerModel) -> list[tuple[str, tuple[str, ...]]]:
+def norm_groups(family, config, n_layer: int) -> list[tuple[str, tuple[str, ...]]]:
+    """Each norm and the tensors that read it (what the canonical form folds its gain into), final norm last."""
     groups = [(layer_name(i, ln), tuple(layer_name(i, r) for r in readers))
-              for i in range(model.dims.n_layer) for ln, readers in model.family.norm_readers.items()]
-    return groups + [("norm", model.family.final_norm_readers(model.config))]
+              for i in range(n_layer) for ln, readers in family.norm_readers.items()]
+    return groups + [("norm", tuple(family.final_norm_readers(config)))]
+
+
+def _norm_groups(model: TransformerModel) -> list[tuple[str, tuple[str, ...]]]:
+    return norm_groups(model.family, model.config, model.dims.n_layer)
 
 
 def _center(t: torch.Tensor, axis: int) -> torch.Tensor:

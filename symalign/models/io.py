@@ -301,11 +301,17 @@ def save_model(model: TransformerModel, out: str | Path, dtype: str = "auto") ->
     # bound that copy (a model under it is one model.safetensors, as before).
     module.save_pretrained(str(out), max_shard_size=SHARD_SIZE)
     del module
-    for extra in COMPANION_FILES:
-        src = Path(model.source) / extra if model.source else None
-        if src is not None and src.is_file() and src.parent.resolve() != out.resolve():
-            (out / extra).write_bytes(src.read_bytes())
+    if model.source:
+        copy_companions(Path(model.source), out)
     return out
+
+
+def copy_companions(source: Path, out: Path) -> None:
+    """The tokenizer and preprocessing files of the checkpoint in `source`, copied beside its weights in `out`."""
+    for extra in COMPANION_FILES:
+        src = source / extra
+        if src.is_file() and src.parent.resolve() != out.resolve():
+            (out / extra).write_bytes(src.read_bytes())
 
 
 def checkpoint_zip(folder: str | Path) -> bytes:

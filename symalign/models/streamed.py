@@ -19,9 +19,9 @@ import torch
 from safetensors import safe_open
 
 from symalign.errors import ModelLoadError
+from symalign.models.canonical import norm_groups
 from symalign.models.family import Family
 from symalign.models.io import SAFETENSORS_DTYPES, read_config, resolve
-from symalign.models.layout import layer_name
 from symalign.models.weight_map import logical_rows, read_row, sizes
 from symalign.symmetry.spec import SymmetrySpec
 
@@ -117,15 +117,10 @@ class StreamedCheckpoint(Mapping):
         self.gain: dict[str, str] = {}  # reader weight -> the norm gain folded into it
         self.unit_gains: set[str] = set()
         if self.dims.norm == "rmsnorm":
-            for norm, readers in self._norm_groups():
+            for norm, readers in norm_groups(self.family, raw_config, self.dims.n_layer):
                 self.unit_gains.add(f"{norm}.weight")
                 self.gain.update({f"{reader}.weight": f"{norm}.weight" for reader in readers})
         self.spec: SymmetrySpec = self.family.spec(self.config, canonical=True)
-
-    def _norm_groups(self) -> list[tuple[str, tuple[str, ...]]]:
-        groups = [(layer_name(i, ln), tuple(layer_name(i, r) for r in readers))
-                  for i in range(self.dims.n_layer) for ln, readers in self.family.norm_readers.items()]
-        return groups + [("norm", tuple(self.family.final_norm_readers(self.raw_config)))]
 
     def raw(self, name: str) -> torch.Tensor:
         """The logical tensor as stored (float32), before any fold."""

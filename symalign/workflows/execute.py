@@ -4,7 +4,6 @@ three or more models live in symalign.workflows.many, merges and transports in s
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,14 +174,13 @@ def streamed_align_run(a: str | Path, b: str | Path, config: AlignConfig, note: 
         out = run.folder(out)
         dtype = None if config.dtype == "auto" else DTYPES[config.dtype]
         write_aligned(model_b, transform, out, dtype, phase(progress, "write aligned B"))
-        transform.save(out / "transforms.safetensors", {"settings": json.dumps(config.to_json())})
         gap, checked = function_check(model_b, transform)
         report = MatchReport(model_a.source, model_b.source, config.to_json(), before, sweeps[-1].distance, gap,
                              time.perf_counter() - begin, sweeps=sweeps)
-        (out / "alignment.json").write_text(json.dumps(report.to_json(), indent=2))
+        alignment = Alignment(transform, None, report)
+        alignment.save_records(out)
         if canonical_a is not None:
             write_aligned(model_a, Transform(), Path(canonical_a), dtype)
-        alignment = Alignment(transform, None, report)
         metrics = dict(align_summary(alignment), classes=config.classes, streamed=note, function_check=checked)
         curve = None
         if measure:

@@ -22,7 +22,7 @@ from safetensors.torch import save_file
 
 from symalign.errors import SymalignError
 from symalign.match.config import AlignConfig
-from symalign.match.results import MatchReport, SweepRecord
+from symalign.match.results import SweepRecord
 from symalign.match.weight.descent import (
     boundary_tensors,
     check_shared_qkv,
@@ -32,18 +32,10 @@ from symalign.match.weight.descent import (
     sweep_settings,
 )
 from symalign.match.weight.lagging import LaggingGroups
-from symalign.match.weight.running import (
-    FOLD_RATIO,
-    RunningModel,
-    _folded_cross,
-    _static_space,
-    squared_distance,
-    squared_norm,
-    working,
-)
+from symalign.match.weight.running import FOLD_RATIO, RunningModel, _folded_cross, _static_space, squared_norm, working
 from symalign.models import outputs, random_inputs
 from symalign.models.family import TransformerModel
-from symalign.models.io import COMPANION_FILES, resolve
+from symalign.models.io import copy_companions, resolve
 from symalign.models.streamed import SafetensorsFiles, StreamedCheckpoint, streamable
 from symalign.models.weight_map import from_logical
 from symalign.symmetry.groups import GroupElement
@@ -229,28 +221,8 @@ def write_aligned(b: StreamedCheckpoint, transform: Transform, out: Path, dtype:
     config = b.config.__class__.from_dict(b.config.to_dict())
     config.dtype = dtype
     config.save_pretrained(str(out))
-    for extra in COMPANION_FILES:
-        src = b.folder / extra
-        if src.is_file() and src.parent.resolve() != out.resolve():
-            (out / extra).write_bytes(src.read_bytes())
+    copy_companions(b.folder, out)
     return out
-
-
-def streamed_distance(a: StreamedCheckpoint, b: StreamedCheckpoint, transform: Transform) -> float:
-    """‖A − T(B)‖ / ‖A‖ over every tensor, read one at a time (the report's distance after)."""
-    num = den = 0.0
-    for name in b:
-        value_a = a[name]
-        moved = apply_unchecked({name: b[name]}, b.spec, transform, consume=True)[name]
-        num += squared_distance(value_a, moved)
-        den += squared_norm(value_a)
-    return math.sqrt(num / den) if den > 0 else 0.0
-
-
-def streamed_report(a: StreamedCheckpoint, b: StreamedCheckpoint, config: AlignConfig, history: list[SweepRecord],
-                    distance_before: float, gap: float, seconds: float) -> MatchReport:
-    return MatchReport(a.source, b.source, config.to_json(), distance_before, history[-1].distance, gap, seconds,
-                       sweeps=history)
 
 
 CHECK_LAYERS = 2  # the function check of a streamed run: B's first layers ...
