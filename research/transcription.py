@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from symalign.papers.table import PaperTable
+from symalign.papers.table import PaperTable, Row
 
 EXCERPTS = Path(__file__).with_name("excerpts")
 # Texts that summarise a paper rather than print it: a table may be transcribed from one (its numbers are the
@@ -36,14 +36,23 @@ def table_region(text: str, table: PaperTable) -> list[str]:
     return lines[start:start + LINES_AFTER_CAPTION]
 
 
-def printed_row(region: list[str], label: str) -> list[float]:
-    """The numbers after a row's label on its first line in the region."""
+def printed_row(region: list[str], label: str, occurrence: int = 0) -> list[float]:
+    """The numbers after a row's label on its `occurrence`-th line in the region (0: the first; a label
+    printed on several rows, as Zhang et al.'s "+match", is told apart by its place)."""
+    seen = 0
     for line in region:
         line = line.strip()
         rest = line[len(label):]
         if line.startswith(label) and not (rest[:1].isalnum() or rest[:1] == "-"):  # "OT-ACTS", not "OT-ACTS-EMD"
-            return numbers_on(rest)
-    raise LookupError(f"row {label!r} not found under its caption")
+            if seen == occurrence:
+                return numbers_on(rest)
+            seen += 1
+    raise LookupError(f"row {label!r} ({occurrence + 1}. of its label) not found under its caption")
+
+
+def occurrence(table: PaperTable, row: Row) -> int:
+    """How many rows before this one print the same label (printed_row's `occurrence`)."""
+    return [r.label for r in table.rows[:table.rows.index(row)]].count(row.label)
 
 
 def normalised(text: str) -> str:

@@ -292,3 +292,52 @@ def test_zhang_fig5_curves_run_from_a_to_b_whichever_parts_are_matched(pair, tmp
     ends = cells[cells["lambda"].isin([0.0, 1.0])].groupby("lambda")["loss"]
     assert (ends.max() - ends.min()).max() < 1e-4  # every row's path starts at A and ends at B's function
     assert (tmp_path / "zhang-fig5.html").stat().st_size > 1000
+
+
+def test_zhang_table1_matches_attention_only_keeps_as_head_and_scores_macro_f1(capsys, tmp_path):
+    """Zhang et al. Table 1 as the paper runs it: only the attention layers matched (the MLP and residual
+    untouched), the classifier copied from the model fine-tuned on the task, macro F1 of the merged model."""
+    import pandas as pd
+
+    from symalign.data import load_data
+    from symalign.landscape.evaluate import Evaluator
+    from symalign.sweeps.zhang import ATTENTION_MATCHING
+
+    a, b = load_model("zoo:bert-shakespeare-genre/0"), load_model("zoo:bert-shakespeare-genre/1")
+    config = AlignConfig(method="weight", classes=dict(ATTENTION_MATCHING))
+    plain = merge_models([a, b], "none", "average", "shakespeare-genre", max_examples=96, keep_head=True)
+    matched = merge_models([a, b], "weight", "average", "shakespeare-genre", max_examples=96, keep_head=True,
+                           alignment=config)
+    head = {n: t for n, t in canonicalize(a).tensors.items() if n.startswith("head.")}
+    assert head and all(torch.equal(matched.merged.tensors[n], t) for n, t in head.items())  # copied, not averaged
+    assert not torch.equal(merge_models([a, b], "none", "average", "shakespeare-genre", max_examples=96)
+                           .merged.tensors["head.weight"], head["head.weight"])
+    for name, t in plain.merged.tensors.items():  # attention moved; MLP units and the residual stream did not
+        same = torch.allclose(matched.merged.tensors[name], t, atol=1e-6)
+        assert same == (".attn.q" not in name and ".attn.k" not in name and ".attn.v" not in name
+                        and ".attn.o.weight" not in name), name
+    # macro F1: the classes' F1 averaged, from the merged model's own predictions
+    evaluator = Evaluator(matched.merged, load_data("shakespeare-genre"), 96)
+    params = evaluator.hf_params(matched.merged)
+    ys, ps = [], []
+    for inputs, y in evaluator.batches:
+        ps.append(torch.func.functional_call(evaluator.module, params, args=(), kwargs=inputs).logits.argmax(-1))
+        ys.append(y)
+    y, p = torch.cat(ys), torch.cat(ps)
+    f1 = [2 * int(((p == c) & (y == c)).sum()) / max(1, int((p == c).sum() + (y == c).sum())) for c in range(3)]
+    assert matched.report["merged"]["macro_f1"] == pytest.approx(sum(f1) / 3, abs=1e-12)
+
+    assert main(["sweep", "--preset", "zhang-table1", "--family", "bert-shakespeare-genre", "--seeds", "0", "1",
+                 "--max-examples", "96", "--out", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    cells = pd.read_csv(tmp_path / "zhang-table1-cells.csv")
+    assert sorted(set(cells["fusion"])) == ["Fisher", "RegMean", "Simple Avg"] and set(cells["state"]) == {
+        "w/o matching", "+match"}
+    by = cells.set_index(["fusion", "state"])["macro_f1"]
+    assert by[("Simple Avg", "+match")] == pytest.approx(matched.report["merged"]["macro_f1"])
+    assert by[("Simple Avg", "w/o matching")] == pytest.approx(plain.report["merged"]["macro_f1"])
+    gain = by[("Fisher", "+match")] - by[("Fisher", "w/o matching")]
+    assert ("Fisher: +match − w/o matching, merged macro F1: "
+            + ("agrees (every pair: 1 of 1" if gain > 0 else "contradicted")) in text
+    assert "RegMean: w/o matching RoBERTa 35.87, DeBERTa 2.99; +match RoBERTa 39.95, DeBERTa 2.99" in text
+    assert "the zoo has one size of sequence classifier" in text

@@ -48,6 +48,9 @@ def add_merge(sub) -> None:
     p.add_argument("--export-inputs", action="store_true",
                    help="also write the aligned inputs (OUT/inputs/N, in the first or base model's canonical basis) "
                         "and, for mergekit's methods, OUT/mergekit.yml: mergekit-yaml rebuilds the same weights")
+    p.add_argument("--keep-head", action="store_true",
+                   help="copy the first (or base) model's output head instead of merging it: a classifier's pooler "
+                        "and classes, or an LM head")
     p.add_argument("--data", default=None, help="data for Fisher/RegMean statistics and evaluation "
                                                 "(default: the first model's own data)")
     p.add_argument("--examples", type=at_least(1), default=64,
@@ -112,6 +115,7 @@ def cmd_merge(args) -> None:
                         seed=args.seed, out=Path(args.out), store=store_for(args), source="cli",
                         progress=bar.phases, dtype=args.dtype, device=args.device, base=args.base,
                         parameters=parse_params(args.param), export_inputs=args.export_inputs,
+                        keep_head=args.keep_head,
                         ot={"solver": args.ot_solver, "reg": args.ot_reg}
                         if args.align.startswith("ot-") or args.how.startswith("ot-") else None,
                         alignment=alignment)
@@ -124,15 +128,22 @@ def cmd_merge(args) -> None:
         return
     print(f"wrote {out}: {len(args.models)} models merged ({args.how}, aligned by {args.align}), evaluated on {data}")
     for row in report["inputs"]:
-        print(f"  {row['model']}: loss {row['loss']:.4f}, accuracy {row['accuracy']:.3f}")
+        print(f"  {row['model']}: {_scores(row)}")
     for row in report.get("carried", []):
-        print(f"  {row['model']} as carried by the plans: loss {row['loss']:.4f}, accuracy {row['accuracy']:.3f}")
-    print(f"  merged: loss {report['merged']['loss']:.4f}, accuracy {report['merged']['accuracy']:.3f}")
+        print(f"  {row['model']} as carried by the plans: {_scores(row)}")
+    print(f"  merged: {_scores(report['merged'])}" + (f" (head kept from {report['kept_head']})"
+                                                     if "kept_head" in report else ""))
     if args.export_inputs:
         print(f"  inputs as merged: {out / 'inputs'}" + (f"; rebuild with: mergekit-yaml {out / 'mergekit.yml'} DIR"
                                                          if (out / "mergekit.yml").is_file() else ""))
     if run.run_id:
         print(f"recorded as run {run.run_id}")
+
+
+def _scores(row: dict) -> str:
+    """A model's evaluation as the merge prints it (macro F1 where the model is a classifier)."""
+    return f"loss {row['loss']:.4f}, accuracy {row['accuracy']:.3f}" + (
+        f", macro F1 {row['macro_f1']:.3f}" if row.get("macro_f1") is not None else "")
 
 
 def add_transport(sub) -> None:

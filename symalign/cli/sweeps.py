@@ -16,7 +16,9 @@ def add_sweep(sub) -> None:
     from symalign.sweeps.verma_tables import VERMA_TABLES
 
     p.add_argument("--preset", help=f"a named grid (docs/sweeps.md): {', '.join(PRESETS)}; or peers (merged models: "
-                                    "averaging, OT fusion, weight and learned matching + averaging); or zhang-table2 "
+                                    "averaging, OT fusion, weight and learned matching + averaging); or zhang-table1 "
+                                    "(Simple, Fisher and RegMean merges of the genre classifiers without and with "
+                                    "attention matching: Zhang et al. Table 1), zhang-table2 "
                                     "(six fusion methods without matching, after matching without rescaling, "
                                     "after matching: Zhang et al. Table 2), zhang-fig3 (w/o ATTN, FFN, rescaling), "
                                     "zhang-fig4 (distances), zhang-fig5 (loss curves); or transfusion-table1 "
@@ -141,23 +143,25 @@ def peers(args) -> None:
 
 
 def zhang(args) -> None:
-    """`--preset zhang-table2|zhang-fig3`: Zhang et al.'s Table 2 (six fusion methods × without matching,
-    matching without rescaling and matching) or Fig. 3 (matching without ATTN, FFN or rescaling) on each
-    seed pair of --family (symalign.sweeps.zhang); nothing recorded."""
-    from symalign.sweeps.zhang import PRESET_STATES, zhang_cells, zhang_summary, zhang_text
+    """`--preset zhang-table1|zhang-table2|zhang-fig3`: Zhang et al.'s Table 1 (Simple, Fisher, RegMean on
+    classifiers, without and with attention matching), Table 2 (six fusion methods × without matching, matching
+    without rescaling and matching) or Fig. 3 (matching without ATTN, FFN or rescaling) on each seed pair of
+    --family (symalign.sweeps.zhang); nothing recorded."""
+    from symalign.sweeps.zhang import MEASURES, PRESETS, zhang_cells, zhang_summary, zhang_text
 
     def progress(done: int, total: int, row: dict) -> None:
         print(f"[{done}/{total}] {row['fusion']}, {row['state']}, {row['a']} ↔ {row['b']}: merged accuracy "
               f"{row['accuracy']:.3f}, loss {row['loss']:.4f} ({row['seconds']:.1f} s)", file=sys.stderr, flush=True)
 
     cells = zhang_cells(args.family or "", args.seeds, max_examples=args.max_examples, progress=progress,
-                        states=PRESET_STATES[args.preset])
+                        preset=args.preset)
     summary = zhang_summary(cells)
     if tables_written(args, args.preset, cells, summary):
         return
     pairs = cells[["a", "b"]].drop_duplicates().shape[0]
-    what = "Table 2" if args.preset == "zhang-table2" else "Fig. 3"
-    print(f"Zhang et al. {what} on {args.family}: merged accuracy, mean ± std over {pairs} seed pairs")
+    spec = PRESETS[args.preset]
+    print(f"Zhang et al. {spec.table.name} on {args.family}: {MEASURES[spec.measure][0]}, mean ± std over {pairs} "
+          "seed pairs")
     print(zhang_text(summary, cells, preset=args.preset))
     if args.out:
         print(f"wrote {args.out}/{args.preset}.csv and {args.preset}-cells.csv")
@@ -295,7 +299,7 @@ def _table_presets() -> dict:
     `symalign paper TABLE` names the same presets through symalign.papers)."""
     from symalign.sweeps.verma_tables import VERMA_TABLES
 
-    handlers = {"peers": peers, "curves": curves, "zhang-table2": zhang, "zhang-fig3": zhang,
+    handlers = {"peers": peers, "curves": curves, "zhang-table1": zhang, "zhang-table2": zhang, "zhang-fig3": zhang,
                 "zhang-fig4": zhang_figure, "zhang-fig5": zhang_figure, "transfusion-table1": transfusion,
                 "transfusion-table3": transfusion,
                 "transfusion-fig4": transfusion, "transfusion-fig5": transfusion_fig5}

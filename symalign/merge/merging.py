@@ -30,7 +30,7 @@ from symalign.match.matchers import matcher
 from symalign.merge.builtin_rules import merge_rule
 from symalign.merge.merge_rule import ALIGNS, MERGE_ALIGNS, OT_ALIGNS, MergeInputs, install_hint
 from symalign.models import canonicalize, save_model
-from symalign.models.compat import check_compatible
+from symalign.models.compat import HEAD, check_compatible
 from symalign.models.family import TransformerModel
 from symalign.models.finite import require_finite, require_finite_tensors
 from symalign.progress import phase
@@ -140,14 +140,17 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
                  data_spec: str | None = None, examples: int = 64, max_examples: int | None = None, seed: int = 0,
                  progress: Progress | None = None, members: list[TransformerModel] | None = None,
                  device: str = "cpu", base: TransformerModel | None = None, parameters: dict | None = None,
-                 keep_members: bool = False, ot=None, alignment: AlignConfig | None = None) -> MergeResult:
+                 keep_members: bool = False, ot=None, alignment: AlignConfig | None = None,
+                 keep_head: bool = False) -> MergeResult:
     """Align, combine, and evaluate the inputs and the merged model on the data's evaluation split
     (on `device`: cpu, cuda, mps or auto). `members`: the models already aligned by `aligned_members`
     (several merge rules, one alignment). `base`: the model the others were fine-tuned from, for the
     rules that need one (it comes first: the others are aligned into its basis). `parameters`: the
     rule's (e.g. t, weight, density), over its defaults. `ot`: OT fusion's solver (OTSettings), for
     `--align ot-*` and the `ot-*` rules. `alignment`: the matcher's classes and options in full
-    (aligned_members' `config`; None: all classes at the method's defaults)."""
+    (aligned_members' `config`; None: all classes at the method's defaults). `keep_head`: the output head
+    (every `head.*` tensor: a classifier's pooler and classes) copied from the first model, not merged, as
+    fusion papers keep the classifier of the model fine-tuned on the task they evaluate."""
     if base is not None:
         models = [base] + list(models)
     if len(models) < 2:
@@ -178,6 +181,8 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
     # keeps the first model's source, so its tokenizer files travel with the exported checkpoint
     has_base = base is not None or rule.base == "first"
     combined = combine(members, how, data, examples, seed, progress, device, parameters, has_base, ot, max_examples)
+    if keep_head:
+        combined.update({n: t for n, t in members[0].tensors.items() if n.startswith(HEAD)})
     given = ", ".join(f"{k}={v:g}" for k, v in (parameters or {}).items())
     # e.g. linear with weight=0 normalises by a zero sum: a NaN model was recorded with loss NaN
     require_finite_tensors(combined, f"the model --how {how}{f' ({given})' if given else ''} merged")
@@ -185,6 +190,8 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
     report = {"align": how_align, "how": how, "models": [m.source for m in models], "data": data_spec,
               "examples": examples if rule.needs_data else None, "parameters": rule.fill(parameters),
               "base": models[0].source if has_base else None}
+    if keep_head:
+        report["kept_head"] = models[0].source
     if alignment is not None:
         report["alignment"] = alignment.matcher_json()
     if how_align in OT_ALIGNS or how in OT_ALIGNS:
@@ -194,7 +201,8 @@ def merge_models(models: list[TransformerModel], how_align: str = "weight", how:
 
         def metrics(model: TransformerModel) -> dict:
             m: Metrics = evaluator(evaluator.hf_params(model))
-            return {"loss": m.loss, "accuracy": m.accuracy}
+            return {"loss": m.loss, "accuracy": m.accuracy, **({"macro_f1": m.macro_f1} if m.macro_f1 is not None
+                                                                else {})}
 
         # a soft plan changes a carried model's function: the inputs are measured as they were given
         inputs = members[:1] + [canonicalize(m) for m in models[1:]] if how_align in OT_ALIGNS else members

@@ -40,6 +40,7 @@ from symalign.match.weight.units import head_cost
 from symalign.merge.merge_rule import OT_ALIGNS, MergeInputs, average
 from symalign.merge.merge_rule import OT_SOLVERS as SOLVERS
 from symalign.models import canonicalize, spec_of
+from symalign.models.compat import fine_tune_tensors
 from symalign.models.family import TransformerModel
 from symalign.symmetry.groups import Dense, GroupElement, Permutation, _along
 from symalign.symmetry.spec import SymmetrySpec
@@ -233,8 +234,9 @@ def weight_plans(a: dict, b: dict, spec: SymmetrySpec, boundary: list[str], n_la
         if kinds is not None and spec.spaces[space].kind not in kinds:
             return
         touched = {name for name, _, _ in spec.axes_of(space)}
-        for tensors in (b, *followers):
-            tensors.update(apply_unchecked({n: tensors[n] for n in touched}, spec, Transform({space: element})))
+        for tensors in (b, *followers):  # a follower may hold a subset (a fine-tune's body, its own head apart)
+            tensors.update(apply_unchecked({n: tensors[n] for n in touched if n in tensors}, spec,
+                                           Transform({space: element})))
 
     if "residual" in spec.spaces:
         fa, fb = _features(a, b, spec, "residual", boundary)
@@ -278,7 +280,10 @@ def ot_task_vector(b: TransformerModel, a: TransformerModel, a_ft: TransformerMo
     first = canonicalize(b)
     spec = spec_of(first)
     check_fusable(first, spec)
-    moved_a, moved_ft = dict(canonicalize(a).tensors), dict(canonicalize(a_ft).tensors)
+    moved_a = dict(canonicalize(a).tensors)
+    names, _ = fine_tune_tensors(a, a_ft)  # a fine-tune's own new head stays out
+    tuned = canonicalize(a_ft).tensors
+    moved_ft = {n: tuned[n] for n in names}
     weight_plans(first.tensors, moved_a, spec, boundary_tensors(first), first.dims.n_layer, settings,
                  settings.strength("ot-wts"), followers=(moved_ft,))
-    return {n: moved_ft[n].double() - moved_a[n].double() for n in moved_a}
+    return {n: moved_ft[n].double() - moved_a[n].double() for n in moved_ft}

@@ -26,7 +26,7 @@ from symalign.match.config import AlignConfig
 from symalign.merge.merge_rule import TRANSPORT_ALIGNS, TRANSPORT_HEAD_STRATEGIES
 from symalign.merge.ot_fusion import ot_task_vector
 from symalign.models import canonicalize, save_model, transformed
-from symalign.models.compat import check_compatible
+from symalign.models.compat import HEAD, check_compatible, fine_tune_tensors
 from symalign.models.family import TransformerModel
 from symalign.progress import phase
 
@@ -52,7 +52,7 @@ def check_transport(a: TransformerModel, a_ft: TransformerModel, b: TransformerM
         raise SymalignError(f"unknown --align {how_align!r}; choose {', '.join(TRANSPORT_ALIGNS)}")
     check_compatible(a, b)
     try:
-        check_compatible(a, a_ft)
+        fine_tune_tensors(a, a_ft)
     except SymalignError as exc:
         raise type(exc)(f"the fine-tune does not match its base: {exc}") from None
     if not alphas:
@@ -103,6 +103,7 @@ def task_vector_in(b: TransformerModel, a: TransformerModel, a_ft: TransformerMo
     `config`: the alignment in full (classes, options); None: all classes at the method's defaults."""
     if how_align == "ot-wts":  # exact plans: permutations at equal widths (symalign.merge.ot_fusion)
         return ot_task_vector(b, a, a_ft)
+    names, _ = fine_tune_tensors(a, a_ft)  # a fine-tune with a new head (a classifier): its body's task vector
     canon_a, canon_ft = canonicalize(a), canonicalize(a_ft)
     if how_align == "none":
         moved_a, moved_ft = canon_a, canon_ft
@@ -110,7 +111,28 @@ def task_vector_in(b: TransformerModel, a: TransformerModel, a_ft: TransformerMo
         config = config or AlignConfig(method=how_align, preset="all", data=data_spec, seed=seed, device=device)
         result = align(b, a, config, progress=phase(progress, "align"))
         moved_a, moved_ft = result.aligned, transformed(canon_ft, result.transform)
-    return {n: moved_ft.tensors[n].double() - moved_a.tensors[n].double() for n in moved_a.tensors}
+    return {n: moved_ft.tensors[n].double() - moved_a.tensors[n].double() for n in names}
+
+
+def _plus(model: TransformerModel, tau: dict[str, torch.Tensor], alpha: float) -> TransformerModel:
+    """model + α·τ on the tensors τ holds (α = 0: the model itself, exactly)."""
+    return model.with_tensors({n: (t.double() + alpha * tau[n]).to(t.dtype) if alpha and n in tau else t
+                               for n, t in model.tensors.items()})
+
+
+def _tied(model: TransformerModel, tau: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """τ as it moves `model`: a head tied to the token embedding is that one parameter, so it moves with it
+    (a body's task vector holds the embedding's change, not the head's)."""
+    if getattr(model.config, "tie_word_embeddings", False) and "embed.token" in tau and "head.weight" not in tau:
+        return {**tau, "head.weight": tau["embed.token"]}
+    return tau
+
+
+def with_head_of(body: TransformerModel, fine_tune: TransformerModel) -> TransformerModel:
+    """`body`'s encoder under the fine-tune's own head, as it is (canonical forms): TransFusion's ω_ft, the
+    classifier re-used on the new feature extractor because no task data is there to train another."""
+    tuned = canonicalize(fine_tune)
+    return tuned.with_tensors({n: t if n.startswith(HEAD) else body.tensors[n] for n, t in tuned.tensors.items()})
 
 
 def transport(a: TransformerModel, a_ft: TransformerModel, b: TransformerModel, alphas: list[float],
@@ -119,21 +141,25 @@ def transport(a: TransformerModel, a_ft: TransformerModel, b: TransformerModel, 
               device: str = "cpu", config: AlignConfig | None = None) -> Transport:
     """B + α·τ for every α, with the fine-tune task's and the original task's (the support set's)
     evaluation loss and accuracy (alignment and evaluation on `device`: cpu, cuda, mps or auto).
-    `config`: the alignment's classes and options (task_vector_in)."""
+    `config`: the alignment's classes and options (task_vector_in). A fine-tune with a head of its own (an
+    encoder fine-tuned into a classifier) moves its body's task vector, and B is scored on the task with the
+    fine-tune's head as it is, unmoved, and on the support set with B's own head (TransFusion's Table 2)."""
     check_transport(a, a_ft, b, alphas, how_align)
     task, base = load_data(data_task), load_data(data_base)
     tau = task_vector_in(b, a, a_ft, how_align, align_data or data_base, seed, progress, device, config)
     canon_b = canonicalize(b)
-    models = [canon_b.with_tensors({n: (t.double() + alpha * tau[n]).to(t.dtype) if alpha else t
-                                    for n, t in canon_b.tensors.items()}) for alpha in alphas]
+    supports = [_plus(canon_b, _tied(canon_b, tau), alpha) for alpha in alphas]
+    receiver = with_head_of(canon_b, a_ft) if fine_tune_tensors(a, a_ft)[1] else canon_b
+    models = [_plus(receiver, tau, alpha) for alpha in alphas] if receiver is not canon_b else supports
     where = pick_device(device)
-    task_eval, base_eval = Evaluator(canon_b, task, max_examples, where), Evaluator(canon_b, base, max_examples, where)
+    task_eval = Evaluator(receiver, task, max_examples, where)
+    base_eval = Evaluator(canon_b, base, max_examples, where)
     task_loss, base_loss, task_acc, base_acc = [], [], [], []
-    for i, model in enumerate(models):
+    for i, (model, support) in enumerate(zip(models, supports)):
         t = task_eval(task_eval.hf_params(model))
         task_loss.append(t.loss)
         task_acc.append(t.accuracy)
-        o = base_eval(base_eval.hf_params(model))
+        o = base_eval(base_eval.hf_params(support))
         base_loss.append(o.loss)
         base_acc.append(o.accuracy)
         if progress:

@@ -37,3 +37,29 @@ def check_compatible(a: TransformerModel, b: TransformerModel) -> None:
         if a.tensors[name].shape != b.tensors[name].shape:
             raise ArchitectureMismatchError(f"first mismatching tensor {name}: shape {tuple(a.tensors[name].shape)} "
                                             f"vs {tuple(b.tensors[name].shape)}")
+
+
+HEAD = "head."  # the canonical output head's tensors (an LM head, or a classifier's pooler and classes)
+
+
+def fine_tune_tensors(base: TransformerModel, fine_tune: TransformerModel) -> tuple[list[str], bool]:
+    """The tensors a fine-tune's task vector is taken over, and whether its head is its own: every tensor
+    when the two share an architecture; the body (all but the head) when the fine-tune put a new head on
+    the same body, as an encoder fine-tuned into a classifier (TransFusion's Table 2). Anything else is
+    refused naming the first difference."""
+    if base.family.name == fine_tune.family.name:
+        check_compatible(base, fine_tune)
+        return sorted(base.tensors), False
+    if base.family.model_type != fine_tune.family.model_type:
+        raise ArchitectureMismatchError(f"models of different architectures: {base.family.name} vs "
+                                        f"{fine_tune.family.name}")
+    body = sorted(n for n in base.tensors if not n.startswith(HEAD))
+    theirs = sorted(n for n in fine_tune.tensors if not n.startswith(HEAD))
+    if body != theirs:
+        first = sorted(set(body) ^ set(theirs))[0]
+        raise ArchitectureMismatchError(f"tensor {first} exists in only one model's body")
+    for name in body:
+        if base.tensors[name].shape != fine_tune.tensors[name].shape:
+            ours, theirs_ = tuple(base.tensors[name].shape), tuple(fine_tune.tensors[name].shape)
+            raise ArchitectureMismatchError(f"first mismatching tensor {name}: shape {ours} vs {theirs_}")
+    return body, True

@@ -101,6 +101,7 @@ class MergeSettings(Settings):
     parameters: dict = field(default_factory=dict)
     ot: dict = field(default_factory=dict)  # OT fusion's plan solver ({"solver", "reg"}), for --align / --how ot-*
     alignment: dict = field(default_factory=dict)  # the matcher's classes and options when given (else all classes)
+    keep_head: bool = False  # the output head copied from the first model, not merged
 
 
 @dataclass(frozen=True)

@@ -39,9 +39,9 @@ def _transfusion(preset: str) -> Runner:
 
 def _zhang(preset: str) -> Runner:
     def run(family: str, max_examples: int | None, progress: PhaseProgress | None, store: RunStore | None) -> str:
-        from symalign.sweeps.zhang import PRESET_STATES, zhang_cells, zhang_summary, zhang_text
+        from symalign.sweeps.zhang import zhang_cells, zhang_summary, zhang_text
 
-        cells = zhang_cells(family, max_examples=max_examples, states=PRESET_STATES[preset],
+        cells = zhang_cells(family, max_examples=max_examples, preset=preset,
                             progress=_rows(progress, "merges", lambda r: f"{r['fusion']}, {r['state']}"))
         return zhang_text(zhang_summary(cells), cells, markdown=True, preset=preset)
     return run
@@ -160,7 +160,7 @@ def _transfusion_fig5(family: str, max_examples: int | None, progress: PhaseProg
 
 RUNNERS: dict[str, Runner] = {
     "theus-table1": _theus_table1, "theus-fig5": _theus_figure("theus-fig5"), "theus-fig6": _theus_figure("theus-fig6"),
-    "zhang-table2": _zhang("zhang-table2"), "zhang-fig3": _zhang("zhang-fig3"),
+    "zhang-table1": _zhang("zhang-table1"), "zhang-table2": _zhang("zhang-table2"), "zhang-fig3": _zhang("zhang-fig3"),
     "zhang-fig4": _zhang_figure("zhang-fig4"), "zhang-fig5": _zhang_figure("zhang-fig5"),
     "verma-table1": _verma("verma-heads"), "verma-table2": _verma("verma-residual"),
     "verma-fig3": _verma("verma-components"),
@@ -171,7 +171,8 @@ RUNNERS: dict[str, Runner] = {
 FAMILIES: dict[str, tuple[str, ...]] = {
     "theus-table1": ("vit-digits", "gpt-shakespeare"), "theus-fig5": ("vit-digits", "gpt-shakespeare"),
     "theus-fig6": ("vit-digits", "gpt-shakespeare"),
-    "zhang-table2": ("vit-digits",), "zhang-fig3": ("vit-digits",), "zhang-fig4": ("vit-digits",),
+    "zhang-table1": ("bert-shakespeare-genre",), "zhang-table2": ("vit-digits",), "zhang-fig3": ("vit-digits",),
+    "zhang-fig4": ("vit-digits",),
     "zhang-fig5": ("vit-digits",),
     "verma-table1": ("bert-shakespeare",), "verma-table2": ("bert-shakespeare",),
     "verma-fig3": ("bert-shakespeare",),

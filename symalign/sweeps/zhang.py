@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from symalign.papers.table import verdict
-from symalign.papers.zhang import FIG3, TABLE2
+from symalign.papers.zhang import FIG3, TABLE1, TABLE2
 from symalign.sweeps.peers import peer_pairs
 
 
@@ -63,7 +63,35 @@ CLAIMS = {
                    ("matching", "w/o rescaling", FIG3.claims[2].quote, None)),
 }
 MOST = (FIG3.claims[2].quote,)  # claims about "most settings": decided by a count of the methods' verdicts
-PRESET_STATES = {"zhang-table2": STATES, "zhang-fig3": FIG3_STATES}
+# Zhang Table 1: "We match only the parameters within the attention layers": QK and VO rotations with rescaling.
+ATTENTION_MATCHING = {**MATCHING, "mlp": "none"}
+TABLE1_STATES: dict[str, dict[str, str] | None] = {"w/o matching": None, "+match": ATTENTION_MATCHING}
+CLAIMS["zhang-table1"] = (("+match", "w/o matching", TABLE1.claims[0].quote),)
+
+
+@dataclass(frozen=True)
+class ZhangPreset:
+    """What one of Zhang et al.'s fusion tables runs and reads: its columns (states of matching), its rows (fusion
+    methods), the merged model's score it reports, whether the classifier is copied from A rather than merged, and
+    the claim that Simple averaging gains most (its quote, the two states compared) where the table makes it."""
+
+    table: object  # its PaperTable (symalign.papers.zhang)
+    states: dict[str, dict[str, str] | None]
+    fusions: tuple[str, ...] = tuple(f.name for f in FUSIONS)
+    measure: str = "accuracy"  # or "macro_f1" (Table 1's Emotion column)
+    keep_head: bool = False
+    largest: tuple[str, str, str] | None = None  # (quote, with, without)
+    families: tuple[str, ...] = ("vit-digits",)
+
+
+PRESETS: dict[str, ZhangPreset] = {
+    "zhang-table2": ZhangPreset(TABLE2, STATES, largest=(TABLE2.claims[1].quote, "matching", "w/o matching")),
+    "zhang-fig3": ZhangPreset(FIG3, FIG3_STATES),
+    "zhang-table1": ZhangPreset(TABLE1, TABLE1_STATES, ("Simple Avg", "Fisher", "RegMean"), "macro_f1",
+                                keep_head=True, largest=(TABLE1.claims[2].quote, "+match", "w/o matching"),
+                                families=("bert-shakespeare-genre",)),
+}
+MEASURES = {"accuracy": ("merged accuracy", " pp"), "macro_f1": ("merged macro F1", " F1 points")}
 # Zhang et al., Table 2 (two CIFAR-10 ViTs merged), merged accuracy, all 18 cells from the paper's registry
 # entry (checked against its text by tests/test_papers.py), in our row and column names.
 PAPER_ROWS = {"Simple Avg": "Simple", "Fisher": "Fisher", "RegMean": "Regmean", "OT-ACTS-EMD": "OT-ACTS-EMD",
@@ -72,33 +100,52 @@ PAPER_COLUMNS = {"w/o matching": "w/o match", "matching w/o rescaling": "w/o res
                  "w/o rescaling": "w/o rescale"}  # Fig. 3's column is Table 2's
 ZHANG_TABLE2 = {(fusion, state): TABLE2.value(row, column) / 100
                 for fusion, row in PAPER_ROWS.items() for state, column in PAPER_COLUMNS.items()}
-PROTOCOL = ("not run here: the paper matches each layer separately and keeps the merged model with the best "
-            "validation accuracy; the zoo matches all layers in one pass and reports that one merge")
+_PER_LAYER = ("not run here: the paper matches each layer separately and keeps the merged model with the best "
+              "validation accuracy; the zoo matches all layers in one pass and reports that one merge")
+PROTOCOL = {"zhang-table2": _PER_LAYER, "zhang-fig3": _PER_LAYER,
+            "zhang-table1": "the paper averages the merged models' macro F1 over every pair of five Emotion "
+                            "fine-tunes; "
+                            "the zoo's three seed pairs, each merged once, the head copied from A"}
 SETTING = {"vit-digits": "not comparable in size: the paper merges two CIFAR-10 ViTs; the zoo's vit-digits pairs are "
                          "8×8 digit ViTs (3 seed pairs), the only image setting the CPU zoo has",
+           "bert-shakespeare-genre": TABLE1.zoo,
            "": "not comparable: the paper merges two CIFAR-10 ViTs; these pairs are {family}, another setting"}
 
 
 def setting(cells: pd.DataFrame) -> str:
     """The one line that says how the pairs differ from the paper's (by the family the cells are of)."""
     family = cells["a"].iloc[0].split(":")[-1].rsplit("/", 1)[0]
-    return SETTING.get(family, SETTING[""].format(family=family))
+    return SETTING.get(family, SETTING[""].format(family=family)).rstrip(".")
+
+
+def paper_cell(preset: str, fusion: str, state: str) -> str | None:
+    """What the paper printed for this fusion method and state, as shown beside ours (None: nothing printed)."""
+    if preset == "zhang-table1":
+        row = PAPER_ROWS[fusion] + (" +match" if state == "+match" else "")
+        return ", ".join(f"{column.split()[1]} {TABLE1.value(row, column):.2f}"
+                         for column in ("Emotion RoBERTa", "Emotion DeBERTa"))
+    value = ZHANG_TABLE2.get((fusion, state))
+    return None if value is None else f"{100 * value:.2f}%"
 Progress = Callable[[int, int, dict], None]
 
 
 def zhang_cells(family: str, seeds: list[int] | None = None, examples: int = 64, max_examples: int | None = None,
                 device: str = "cpu", progress: Progress | None = None,
-                states: dict[str, dict[str, str] | None] = STATES) -> pd.DataFrame:
-    """One row per (fusion, state, pair): the merged model's loss and accuracy on the pair's data.
-    `states`: the columns, each a class set for weight matching (None: no matching); Table 2's by default."""
+                states: dict[str, dict[str, str] | None] | None = None, preset: str = "zhang-table2") -> pd.DataFrame:
+    """One row per (fusion, state, pair): the merged model's loss, accuracy (and macro F1 for a classifier)
+    on the pair's data. `states`: the columns, each a class set for weight matching (None: no matching);
+    the preset's by default, whose fusion methods and head rule (PRESETS) the merges follow."""
     from symalign.match.config import AlignConfig
     from symalign.merge.merging import aligned_members, merge_models
     from symalign.merge.ot_fusion import OTSettings
     from symalign.models import load_model
     from symalign.models.io import default_data_spec
 
+    spec = PRESETS[preset]
+    states = spec.states if states is None else states
+    fusions = [f for f in FUSIONS if f.name in spec.fusions]
     pairs = peer_pairs(family, seeds)
-    rows, total = [], len(pairs) * len(states) * len(FUSIONS)
+    rows, total = [], len(pairs) * len(states) * len(fusions)
     for a_ref, b_ref in pairs:
         models = [load_model(a_ref), load_model(b_ref)]
         data = default_data_spec(models[0])
@@ -108,13 +155,15 @@ def zhang_cells(family: str, seeds: list[int] | None = None, examples: int = 64,
             how_align = "none" if config is None else "weight"
             members = aligned_members(models, how_align, data, device=device, config=config)
             aligning = time.perf_counter() - began
-            for fusion in FUSIONS:
+            for fusion in fusions:
                 began = time.perf_counter()
                 report = merge_models(models, how_align, fusion.how, data, examples=examples,
                                       max_examples=max_examples, members=members, device=device,
-                                      ot=OTSettings(fusion.solver) if fusion.solver else None).report
+                                      ot=OTSettings(fusion.solver) if fusion.solver else None,
+                                      keep_head=spec.keep_head).report
                 rows.append({"fusion": fusion.name, "state": state, "a": a_ref, "b": b_ref,
                              "loss": report["merged"]["loss"], "accuracy": report["merged"]["accuracy"],
+                             "macro_f1": report["merged"].get("macro_f1"),
                              "inputs_accuracy": statistics.fmean(r["accuracy"] for r in report["inputs"]),
                              "seconds": time.perf_counter() - began, "align_seconds": aligning})
                 if progress:
@@ -123,20 +172,20 @@ def zhang_cells(family: str, seeds: list[int] | None = None, examples: int = 64,
 
 
 def zhang_summary(cells: pd.DataFrame) -> pd.DataFrame:
-    """Per (fusion, state), in the paper's order: merged accuracy and loss, mean and std over the pairs,
-    and the paper's accuracy where it is transcribed."""
+    """Per (fusion, state), in the paper's order: merged accuracy, loss (and macro F1 where measured), mean
+    and std over the pairs, and Table 2's accuracy where it is transcribed."""
     out = []
+    scores = [m for m in ("accuracy", "loss", "macro_f1") if m in cells and cells[m].notna().any()]
     for fusion in FUSIONS:
         for state in dict.fromkeys(cells["state"]):
             part = cells[(cells["fusion"] == fusion.name) & (cells["state"] == state)]
             if part.empty:
                 continue
             n = len(part)
-            out.append({"fusion": fusion.name, "state": state, "pairs": n,
-                        "accuracy_mean": part["accuracy"].mean(),
-                        "accuracy_std": part["accuracy"].std(ddof=1) if n > 1 else 0.0,
-                        "loss_mean": part["loss"].mean(), "loss_std": part["loss"].std(ddof=1) if n > 1 else 0.0,
-                        "paper_accuracy": ZHANG_TABLE2.get((fusion.name, state))})
+            line = {"fusion": fusion.name, "state": state, "pairs": n}
+            for m in scores:
+                line |= {f"{m}_mean": part[m].mean(), f"{m}_std": part[m].std(ddof=1) if n > 1 else 0.0}
+            out.append(line | {"paper_accuracy": ZHANG_TABLE2.get((fusion.name, state))})
     return pd.DataFrame(out)
 
 
@@ -145,8 +194,8 @@ def pp(share: float) -> str:
     return f"{100 * share:+.2f} pp" if abs(100 * share) < 0.1 else f"{100 * share:+.1f} pp"
 
 
-def _by_state(part: pd.DataFrame) -> dict[str, pd.Series]:
-    return {s: part[part["state"] == s].set_index(["a", "b"])["accuracy"] for s in dict.fromkeys(part["state"])}
+def _by_state(part: pd.DataFrame, measure: str = "accuracy") -> dict[str, pd.Series]:
+    return {s: part[part["state"] == s].set_index(["a", "b"])[measure] for s in dict.fromkeys(part["state"])}
 
 
 def _pair(a: str, b: str) -> str:
@@ -157,19 +206,21 @@ def verdicts(cells: pd.DataFrame, preset: str = "zhang-table2") -> list[str]:
     """Each claim in the paper's words, decided per fusion method over the pairs by the one verdict rule
     (symalign.papers.table): every pair, or a mean beyond 2 SE; else k of n. Comparative claims (Fig. 3:
     which part contributes more) are tested as comparisons."""
+    spec = PRESETS[preset]
+    what, unit = MEASURES[spec.measure]
     lines = []
     decided: dict[str, list[str]] = {}  # per claim, each fusion method's verdict word
     for better, worse, quote, *only in CLAIMS[preset]:
-        methods = only[0] if only and only[0] else [f.name for f in FUSIONS]
+        methods = only[0] if only and only[0] else spec.fusions
         for fusion in methods:
-            by = _by_state(cells[cells["fusion"] == fusion])
+            by = _by_state(cells[cells["fusion"] == fusion], spec.measure)
             if better not in by or worse not in by:
                 continue
             gain = (by[better] - by[worse]).dropna()
             if not gain.empty:
-                said = verdict({_pair(a, b): g for (a, b), g in gain.items()}, " pp", 100, 2)
+                said = verdict({_pair(a, b): g for (a, b), g in gain.items()}, unit, 100, 2)
                 decided.setdefault(quote, []).append(said.split(" ", 1)[0])
-                lines.append(f"\"{quote}\" — {fusion}: {better} − {worse}, merged accuracy: {said}")
+                lines.append(f"\"{quote}\" — {fusion}: {better} − {worse}, {what}: {said}")
         if quote in MOST and quote in decided:  # "across most settings": a count of the methods, more than half
             words = decided[quote]
             agree, n = words.count("agrees"), len(words)
@@ -177,43 +228,52 @@ def verdicts(cells: pd.DataFrame, preset: str = "zhang-table2") -> list[str]:
                          f"{words.count('contradicted')} contradicted, {words.count('not')} not separable; "
                          + ("most settings (more than half): agrees" if 2 * agree > n else
                             "not most settings (half or fewer agree): not supported here"))
-    if preset == "zhang-table2" and {"matching", "w/o matching"} <= set(cells["state"]):
-        gains = {f.name: (lambda by: by["matching"] - by["w/o matching"])(_by_state(cells[cells["fusion"] == f.name]))
-                 for f in FUSIONS if f.name in set(cells["fusion"])}
+    if spec.largest and set(spec.largest[1:]) <= set(cells["state"]):
+        quote, with_, without = spec.largest
+        gains = {name: (lambda by: by[with_] - by[without])(_by_state(cells[cells["fusion"] == name], spec.measure))
+                 for name in spec.fusions if name in set(cells["fusion"])}
         if "Simple Avg" in gains and len(gains) > 1:
             others = pd.concat([g for name, g in gains.items() if name != "Simple Avg"], axis=1).max(axis=1)
             lead = (gains["Simple Avg"] - others).dropna()
-            lines.append(f"\"{TABLE2.claims[1].quote}\": Simple Avg's gain − the largest other method's gain: "
-                         + verdict({_pair(a, b): g for (a, b), g in lead.items()}, " pp", 100, 2))
+            lines.append(f"\"{quote}\": Simple Avg's gain − the largest other method's gain, {what}: "
+                         + verdict({_pair(a, b): g for (a, b), g in lead.items()}, unit, 100, 2))
+    lines += [f"\"{c.quote}\": {c.decided_by}" for c in spec.table.claims if not c.testable]
     return lines
 
 
+def _score(rows: pd.DataFrame, state: str, measure: str, markdown: bool) -> str:
+    """Ours in one cell: the table's measure, mean ± std over the pairs (loss, or accuracy beside F1, when
+    there is room)."""
+    mean, std = rows.loc[state, f"{measure}_mean"], rows.loc[state, f"{measure}_std"]
+    if measure == "macro_f1":  # as the paper prints F1: ×100
+        return f"F1 {100 * mean:.2f} ± {100 * std:.2f}" + (
+            f" (accuracy {rows.loc[state, 'accuracy_mean']:.1%})" if markdown else "")
+    return f"{mean:.1%} ± {std:.1%}" + (f" (loss {rows.loc[state, 'loss_mean']:.3f})" if markdown else "")
+
+
 def zhang_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = False, preset: str = "zhang-table2") -> str:
-    """The table a person reads: a row per fusion method, a column per state, merged accuracy mean ± std
-    (loss beneath in the markdown form), the paper's value beside each where transcribed; then the verdicts."""
+    """The table a person reads: a row per fusion method, a column per state, the table's measure mean ± std
+    (loss or accuracy beside it in the markdown form), the paper's value beside each where printed; then the
+    verdicts."""
+    spec = PRESETS[preset]
     states = list(dict.fromkeys(cells["state"]))
     head = ["fusion"] + [f"{s}" for s in states] + [f"paper: {s}" for s in states]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] if markdown else [
         f"{'fusion':<13}" + "".join(f"{s:>26}" for s in states)]
+    unprinted = f"({spec.table.name}: a bar chart, no values printed)"
     for fusion in dict.fromkeys(summary["fusion"]):
         rows = summary[summary["fusion"] == fusion].set_index("state")
-        ours = [f"{rows.loc[s, 'accuracy_mean']:.1%} ± {rows.loc[s, 'accuracy_std']:.1%}"
-                + (f" (loss {rows.loc[s, 'loss_mean']:.3f})" if markdown else "") if s in rows.index else "–"
-                for s in states]
-        unprinted = "(Fig. 3: a bar chart, no values printed)"
-        paper = [f"{100 * rows.loc[s, 'paper_accuracy']:.2f}%" if s in rows.index and
-                 pd.notna(rows.loc[s, "paper_accuracy"]) else unprinted for s in states]
+        ours = [_score(rows, s, spec.measure, markdown) if s in rows.index else "–" for s in states]
+        paper = [paper_cell(preset, fusion, s) or unprinted for s in states]
         lines.append("| " + " | ".join([fusion, *ours, *paper]) + " |" if markdown else
                      f"{fusion:<13}" + "".join(f"{o:>26}" for o in ours))
+        if not markdown:
+            cells_printed = [f"{s} {paper_cell(preset, fusion, s)}" for s in states if paper_cell(preset, fusion, s)]
+            printed = ("; " if any("," in c for c in cells_printed) else ", ").join(cells_printed)
+            lines.append(f"  paper ({spec.table.name}), {fusion}: {printed or '(no values printed)'}")
     inputs = cells["inputs_accuracy"].mean()
-    if not markdown:
-        for fusion in dict.fromkeys(summary["fusion"]):
-            known = [f"{s} {100 * ZHANG_TABLE2[(fusion, s)]:.2f}%" for s in states if (fusion, s) in ZHANG_TABLE2]
-            lines.append(f"  paper ({TABLE2.name}, two CIFAR-10 ViTs), {fusion}: " + (", ".join(known) or
-                                                                                    "(no such columns in the paper)"))
-    lines += ["", f"(the inputs themselves: {inputs:.1%} accuracy on average; {setting(cells)}; protocol: {PROTOCOL})",
-              ""]
-    if preset == "zhang-table2":
-        lines += [("- " if markdown else "") + f"(rescaling: {TABLE2.notes[0]})"]
+    lines += ["", f"(the inputs themselves: {inputs:.1%} accuracy on average; {setting(cells)}; protocol: "
+                  f"{PROTOCOL[preset]})", ""]
+    lines += [("- " if markdown else "") + f"(the paper's own cells: {note})" for note in spec.table.notes]
     lines += [("- " if markdown else "") + v for v in verdicts(cells, preset)]
     return "\n".join(lines)

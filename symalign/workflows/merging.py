@@ -53,13 +53,14 @@ def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "aver
               store: RunStore | None = None, source: str = "api", label: str = "",
               progress: PhaseProgress | None = None, dtype: str = "auto", device: str = "auto",
               base: ModelLike | None = None, parameters: dict | None = None, export_inputs: bool = False,
-              ot: dict | None = None, alignment: AlignConfig | None = None) -> MergeRun:
+              ot: dict | None = None, alignment: AlignConfig | None = None, keep_head: bool = False) -> MergeRun:
     """Merge models (symalign.merge), save the checkpoint and record a `merge` run with the inputs'
     and merged model's evaluation metrics. Without `out`, the checkpoint goes to runs/<id>. `base`:
     for the rules that need one (it leads: the others are aligned into its basis); `parameters`: the
     rule's; `export_inputs`: also write the aligned inputs and a mergekit.yml (MergeResult.export_inputs);
     `ot`: OT fusion's {"solver", "reg"} for `how_align` or `how` ot-acts / ot-wts; `alignment`: the
-    matcher's classes and options (None: all classes at its defaults), recorded with the run."""
+    matcher's classes and options (None: all classes at its defaults), recorded with the run; `keep_head`:
+    the first model's output head kept, not merged (merge_models)."""
     from symalign.merge.merging import check_rule, merge_models
     from symalign.merge.ot_fusion import OTSettings
 
@@ -86,12 +87,13 @@ def merge_run(refs: list[ModelLike], how_align: str = "weight", how: str = "aver
                              dtype=dtype,
                              device=device, base=names[0] if base is not None else None, parameters=parameters or {},
                              ot={k: v for k, v in (ot or {}).items() if v is not None},
-                             alignment=alignment.matcher_json() if alignment is not None else {})
+                             alignment=alignment.matcher_json() if alignment is not None else {},
+                             keep_head=keep_head)
     with recorded(store, "merge", names[0], names[1], how_align, settings, source, label, names) as run:
         result = merge_models(models[1:] if base is not None else models, how_align, how, spec, examples=examples,
                               max_examples=max_examples, seed=seed, progress=progress, device=device,
                               base=models[0] if base is not None else None, parameters=parameters,
-                              keep_members=export_inputs, ot=ot_settings, alignment=alignment)
+                              keep_members=export_inputs, ot=ot_settings, alignment=alignment, keep_head=keep_head)
         out = run.folder(out)
         saved = result.save(out, dtype)
         if export_inputs:
