@@ -249,6 +249,44 @@ def test_transfusion_presets_share_one_set_of_transports_and_decide_from_them(ca
     assert table3_text(table3_summary(short), short) == table3
 
 
+def test_transfusion_table2_moves_a_classifiers_encoder_and_reuses_its_head():
+    """TransFusion Table 2: the encoder's task vector moves, the fine-tune's own head is re-used unmoved. With
+    B = A nothing has to move, so B + τ under the head is the fine-tune itself, whatever the alignment."""
+    from symalign.data import load_data
+    from symalign.landscape.evaluate import evaluate
+    from symalign.merge.task_vectors import transport
+    from symalign.sweeps.transfusion import (
+        TABLE1_STRATEGIES,
+        TABLE3_ALPHAS,
+        table2_text,
+        table3_summary,
+        transfusion_cells,
+        transport_combinations,
+    )
+
+    a, ft = load_model("zoo:bert-shakespeare/0"), load_model("zoo:bert-shakespeare-genre/0")
+    own = evaluate(ft, load_data("shakespeare-genre"), 256)
+    for how in ("none", "weight"):
+        moved = transport(a, ft, a, [0.0, 1.0], "shakespeare-genre", "shakespeare-mlm", how, max_examples=256)
+        assert moved.task_accuracy[1] == pytest.approx(own.accuracy, abs=1e-6)
+        assert moved.task_loss[1] == pytest.approx(own.loss, rel=1e-4)
+        assert moved.task_accuracy[0] != pytest.approx(own.accuracy, abs=0.05)  # A's encoder, ft's head: not ft
+    combos = transport_combinations("bert-shakespeare")
+    assert len(combos) == 6 and all(a.rsplit("/", 1)[1] == f.rsplit("/", 1)[1] != b.rsplit("/", 1)[1]
+                                    for a, f, b in combos)  # each encoder from its own seed, into the others
+    cells = transfusion_cells("bert-shakespeare", fine_tunes=[0], receivers=[1], alphas=TABLE3_ALPHAS,
+                              strategies=TABLE1_STRATEGIES, max_examples=128)
+    text = table2_text(table3_summary(cells), cells)
+    for row in ("θ_B + τ ", "θ_B + τ (OT)", "θ_B + τ (Git Re-Basin)", "TransFusion (Ours)"):
+        assert f"\n{row}" in text
+    assert "QQP +6.50 · SST2 +5.96 · RTE +3.61 · CoLA +2.49" in text and "QQP 55.00%" in text
+    zero = cells[(cells.alpha == 0) & (cells.strategy == "without π")].iloc[0]
+    poor = zero["fine_tune_accuracy"] - zero["task_accuracy"]
+    said = text.split("yields poor performance\": ", 1)[1]
+    assert said.split(": ", 1)[1].startswith("agrees" if poor > 0 else "contradicted")
+    assert "highest and more consistent performance gains\": TransFusion's Δ task − the largest" in text
+
+
 def test_zhang_fig3_takes_each_part_of_the_matching_out_and_says_what_each_does(capsys):
     assert main(["sweep", "--preset", "zhang-fig3", "--family", "vit-digits", "--seeds", "0", "1",
                  "--max-examples", "64"]) == 0

@@ -22,8 +22,9 @@ def add_sweep(sub) -> None:
                                     "(six fusion methods without matching, after matching without rescaling, "
                                     "after matching: Zhang et al. Table 2), zhang-fig3 (w/o ATTN, FFN, rescaling), "
                                     "zhang-fig4 (distances), zhang-fig5 (loss curves); or transfusion-table1 "
-                                    "(transport by OT, Git Re-Basin and TransFusion), transfusion-table3, "
-                                    "transfusion-fig4 "
+                                    "(transport by OT, Git Re-Basin and TransFusion), transfusion-table2 (the same "
+                                    "for the genre classifiers' encoders, --family bert-shakespeare), "
+                                    "transfusion-table3, transfusion-fig4 "
                                     "(task-vector transport by head strategy, TransFusion; "
                                     "--family vit-digits or gpt-shakespeare, --seeds: fine-tune seeds); or curves "
                                     "(the straight line, the aligned line, a fitted curve and the aligned curve); or "
@@ -301,7 +302,7 @@ def _table_presets() -> dict:
 
     handlers = {"peers": peers, "curves": curves, "zhang-table1": zhang, "zhang-table2": zhang, "zhang-fig3": zhang,
                 "zhang-fig4": zhang_figure, "zhang-fig5": zhang_figure, "transfusion-table1": transfusion,
-                "transfusion-table3": transfusion,
+                "transfusion-table2": transfusion, "transfusion-table3": transfusion,
                 "transfusion-fig4": transfusion, "transfusion-fig5": transfusion_fig5}
     return handlers | {name: verma for name in VERMA_TABLES}
 

@@ -192,7 +192,7 @@ PAPER_TYPICAL: dict[str, tuple[str, float]] = {
     "transfusion-fig4": ("vit-digits", 35.0), "zhang-fig4": ("vit-digits", 9.0), "zhang-fig5": ("vit-digits", 18.0),
     "theus-fig6": ("vit-digits", 38.0), "transfusion-fig5": ("vit-digits", 20.0),
     "transfusion-table1": ("vit-digits", 34.0),  # measured beside another job
-    "zhang-table1": ("bert-shakespeare-genre", 28.0),
+    "zhang-table1": ("bert-shakespeare-genre", 28.0), "transfusion-table2": ("bert-shakespeare", 40.0),
     "theus-fig5": ("vit-digits", 370.0)}  # twelve learned runs, measured beside another job: an upper figure
 
 

@@ -164,7 +164,8 @@ RUNNERS: dict[str, Runner] = {
     "zhang-fig4": _zhang_figure("zhang-fig4"), "zhang-fig5": _zhang_figure("zhang-fig5"),
     "verma-table1": _verma("verma-heads"), "verma-table2": _verma("verma-residual"),
     "verma-fig3": _verma("verma-components"),
-    "transfusion-table1": _transfusion("transfusion-table1"), "transfusion-table3": _transfusion("transfusion-table3"),
+    "transfusion-table1": _transfusion("transfusion-table1"), "transfusion-table2": _transfusion("transfusion-table2"),
+    "transfusion-table3": _transfusion("transfusion-table3"),
     "transfusion-fig4": _transfusion("transfusion-fig4"), "transfusion-fig5": _transfusion_fig5,
 }
 # The zoo families each table runs on (the first is the page's default).
@@ -176,7 +177,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "zhang-fig5": ("vit-digits",),
     "verma-table1": ("bert-shakespeare",), "verma-table2": ("bert-shakespeare",),
     "verma-fig3": ("bert-shakespeare",),
-    "transfusion-table1": ("vit-digits", "gpt-shakespeare"), "transfusion-table3": ("vit-digits", "gpt-shakespeare"),
+    "transfusion-table1": ("vit-digits", "gpt-shakespeare"), "transfusion-table2": ("bert-shakespeare",),
+    "transfusion-table3": ("vit-digits", "gpt-shakespeare"),
     "transfusion-fig4": ("vit-digits", "gpt-shakespeare"),
     "transfusion-fig5": ("vit-digits", "gpt-shakespeare"),
 }

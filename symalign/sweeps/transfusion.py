@@ -23,7 +23,16 @@ import pandas as pd
 
 from symalign.errors import SymalignError
 from symalign.papers.table import verdict
-from symalign.papers.transfusion import FIG4, PERMUTATION_ONLY, TABLE1, TABLE1_TASKS, TABLE3, TASKS
+from symalign.papers.transfusion import (
+    FIG4,
+    PERMUTATION_ONLY,
+    TABLE1,
+    TABLE1_TASKS,
+    TABLE2,
+    TABLE2_TASKS,
+    TABLE3,
+    TASKS,
+)
 
 # without π: `transport --align none`; separate: Ours (Full) with QK and VO solved apart (the ablation row)
 STRATEGIES = ("without π", "none", "brute-force", "spectral", "circuit", "separate")
@@ -38,15 +47,33 @@ LABELS = {"without π": "θ_B + α·τ (no π)", "none": "No Att-Align", "brute-
 # Table 1's names for its rows (its last is Table 3's Ours (Full): the same numbers)
 TABLE1_LABELS = {"without π": "θ_B + τ", "ot": LABELS["ot"], "git-rebasin": LABELS["git-rebasin"],
                  "spectral": "TransFusion (Ours)"}
+# Table 2's names for the same rows (its θ_B row is its accuracy with the fine-tune's classifier)
+TABLE2_LABELS = {"without π": "θ_B + τ", "ot": "θ_B + τ (OT)", "git-rebasin": "θ_B + τ (Git Re-Basin)",
+                 "spectral": "TransFusion (Ours)"}
 SHARED_QKV = True  # inside heads, one block permutation P_attn for W_q, W_k and W_v, as the paper (Step 2)
 PAPER_ROWS = {"none": "No Att-Align", "brute-force": "Brute Force", "spectral": "Ours (Full)"}
 ALPHAS = (0.0, 0.01, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)  # 0 is θ_B itself: the zero-shot reference
 TABLE3_ALPHA = 1.0
 TABLE3_ALPHAS = (0.0, TABLE3_ALPHA)  # θ_B's own and α = 1: all Table 3 reads
-TRANSPORT_PAIRS = {"vit-digits": "vit-digits-flipped", "gpt-shakespeare": "gpt-shakespeare-upper"}
+
+
+@dataclass(frozen=True)
+class TransportPair:
+    """A zoo family's fine-tunes: `fine_tune`'s seed s started from the base's seed 0 (`from_own_seed` False:
+    every fine-tune moves from zoo:BASE/0 into seeds 1 and 2) or from the base's own seed s (True: the encoder
+    of seed s moves into every other seed r, as TransFusion's Table 2 moves one release's into another)."""
+
+    fine_tune: str
+    from_own_seed: bool = False
+
+
+TRANSPORT_PAIRS = {"vit-digits": TransportPair("vit-digits-flipped"),
+                   "gpt-shakespeare": TransportPair("gpt-shakespeare-upper"),
+                   "bert-shakespeare": TransportPair("bert-shakespeare-genre", from_own_seed=True)}
 Progress = Callable[[int, int, dict], None]
 SETTING = {"vit-digits": "digit ViTs trained further on flipped digits",
-           "gpt-shakespeare": "character-level GPT-2s trained further on the plays in capitals"}
+           "gpt-shakespeare": "character-level GPT-2s trained further on the plays in capitals",
+           "bert-shakespeare": "masked-LM BERTs fine-tuned into speech-genre classifiers (a head of their own)"}
 
 
 def setting(cells: pd.DataFrame) -> str:
@@ -73,8 +100,11 @@ def transport_combinations(family: str, fine_tunes: list[int] | None = None,
     if family not in TRANSPORT_PAIRS:
         raise SymalignError(f"the transport presets run on {', '.join(TRANSPORT_PAIRS)} (the zoo's fine-tunes); "
                             f"got --family {family or '(none)'}")
-    tuned = TRANSPORT_PAIRS[family]
-    return [(f"zoo:{family}/0", f"zoo:{tuned}/{s}", f"zoo:{family}/{r}")
+    pair = TRANSPORT_PAIRS[family]
+    if pair.from_own_seed:
+        return [(f"zoo:{family}/{s}", f"zoo:{pair.fine_tune}/{s}", f"zoo:{family}/{r}")
+                for s in (fine_tunes or [0, 1, 2]) for r in (receivers or [0, 1, 2]) if r != s]
+    return [(f"zoo:{family}/0", f"zoo:{pair.fine_tune}/{s}", f"zoo:{family}/{r}")
             for s in (fine_tunes or [0, 1, 2]) for r in (receivers or [1, 2])]
 
 
@@ -82,7 +112,10 @@ def transfusion_cells(family: str, fine_tunes: list[int] | None = None, receiver
                       alphas: tuple[float, ...] = ALPHAS, strategies: tuple[str, ...] = STRATEGIES,
                       max_examples: int | None = None, device: str = "cpu",
                       progress: Progress | None = None) -> pd.DataFrame:
-    """One row per (strategy, fine-tune, receiver, α): both tasks' accuracy and loss."""
+    """One row per (strategy, fine-tune, receiver, α): both tasks' accuracy and loss, and the fine-tune's
+    own task accuracy (A_ft as it is: what its head gives on its own encoder)."""
+    from symalign.data import load_data
+    from symalign.landscape.evaluate import evaluate
     from symalign.match.config import AlignConfig
     from symalign.merge.task_vectors import transport, with_head_strategy
     from symalign.models import load_model
@@ -93,6 +126,7 @@ def transfusion_cells(family: str, fine_tunes: list[int] | None = None, receiver
     for a_ref, ft_ref, b_ref in combos:
         a, ft, b = load_model(a_ref), load_model(ft_ref), load_model(b_ref)
         data_task, data_base = default_data_spec(ft), default_data_spec(a)
+        own = evaluate(ft, load_data(data_task), max_examples, device).accuracy
         for strategy in strategies:
             began = time.perf_counter()
             how = {"without π": "none", "ot": "ot-wts"}.get(strategy, "weight")
@@ -112,7 +146,7 @@ def transfusion_cells(family: str, fine_tunes: list[int] | None = None, receiver
                 rows.append({"strategy": strategy, "a_ft": ft_ref, "b": b_ref, "alpha": alpha,
                              "task_accuracy": result.task_accuracy[i], "support_accuracy": result.base_accuracy[i],
                              "task_loss": result.task_loss[i], "support_loss": result.base_loss[i],
-                             "seconds": seconds})
+                             "fine_tune_accuracy": own, "seconds": seconds})
             if progress:
                 progress(len(rows) // len(alphas), total, rows[-1])
     return pd.DataFrame(rows)
@@ -157,16 +191,20 @@ def _paper_cells(strategy: str) -> str:
 
 def _transport_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool, first: str, width: int,
                     labels: dict[str, str], printed: Callable[[str], str], zero: str, note: str,
-                    verdicts: list[str]) -> str:
+                    verdicts: list[str], own: bool = False) -> str:
     """A transport table as a person reads it: θ_B's own accuracy, then our rows under the paper's names beside
     its printed cells (`printed(strategy)`, `zero` for θ_B's), the setting note, and each claim's verdict."""
     alpha = summary["alpha"].iloc[0]
     base = cells[cells["alpha"] == 0]
-    head = (first, f"Δ task accuracy (α = {alpha:g})", "Δ support accuracy", "paper: Δ task / Δ support (pp), per task")
+    paper = "paper: Δ task (pp), per task" if own else "paper: Δ task / Δ support (pp), per task"
+    head = (first, f"Δ task accuracy (α = {alpha:g})", "Δ support accuracy", paper)
     lines = ["| " + " | ".join(head) + " |", "|---|---|---|---|"] if markdown else [
         f"{head[0]:<{width}}{head[1]:>24}{head[2]:>22}   {head[3]}"]
     rows = [("θ_B zero-shot (accuracy)", f"{100 * base['task_accuracy'].mean():.2f}%",
              f"{100 * base['support_accuracy'].mean():.2f}%", zero)]
+    if own:  # the fine-tune on its own encoder: what its head is worth where it was trained
+        tuned = cells.drop_duplicates(["a_ft", "b"])["fine_tune_accuracy"]
+        rows.append(("A_ft as fine-tuned (accuracy)", f"{100 * tuned.mean():.2f}%", "", "(not printed)"))
     rows += [(labels[r["strategy"]], _pp(r["task_delta_mean"], r["task_delta_std"]),
               _pp(r["support_delta_mean"], r["support_delta_std"]), printed(r["strategy"]))
              for _, r in summary.iterrows()]
@@ -179,8 +217,10 @@ def _transport_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool, 
 
 
 def _printed(table, tasks: tuple[str, ...], name: str, fmt: str = "+.2f", unit: str = "") -> str:
-    """A printed row's task/support cells, task by task."""
+    """A printed row's cells task by task: task/support where the table prints both, else the task's alone."""
     n = table.row(name).numbers
+    if len(n) == len(tasks):
+        return " · ".join(f"{t} {v:{fmt}}{unit}" for t, v in zip(tasks, n))
     return " · ".join(f"{t} {n[2 * k]:{fmt}}{unit} / {n[2 * k + 1]:{fmt}}{unit}" for k, t in enumerate(tasks))
 
 
@@ -200,6 +240,40 @@ def table1_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = Fal
                            table1_verdicts(cells, summary["alpha"].iloc[0]))
 
 
+def table2_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = False) -> str:
+    """Table 2: the classifier's body moved, its head re-used; our rows under the paper's names beside its
+    four task cells, the fine-tune's own accuracy (what 'poor' is read against), then the claims' verdicts."""
+    return _transport_text(summary, cells, markdown, "method", 34, TABLE2_LABELS,
+                           lambda strategy: _printed(TABLE2, TABLE2_TASKS, TABLE2_LABELS[strategy]),
+                           _printed(TABLE2, TABLE2_TASKS, "θ_B (accuracy %)", ".2f", "%"), TABLE2.zoo,
+                           table2_verdicts(cells, summary["alpha"].iloc[0]), own=True)
+
+
+def _named(series: pd.Series) -> dict[str, float]:
+    """Per (fine-tune, receiver) values keyed as a reader names the combination."""
+    return {f"{ft.split(':')[-1]} → {b.split(':')[-1]}": float(v) for (ft, b), v in series.items()}
+
+
+def table2_verdicts(cells: pd.DataFrame, alpha: float = TABLE3_ALPHA) -> list[str]:
+    """Table 2's claims in the paper's words, per (fine-tune, receiver) combination by the one rule."""
+    if not set(TABLE1_STRATEGIES) <= set(cells["strategy"]):
+        return []
+    at = cells[cells["alpha"] == alpha].set_index(["strategy", "a_ft", "b"]).sort_index()
+    zero = cells[cells["alpha"] == 0].set_index(["strategy", "a_ft", "b"]).sort_index()
+
+    def change(strategy: str) -> pd.Series:
+        return at.loc[strategy, "task_accuracy"] - zero.loc[strategy, "task_accuracy"]
+
+    plain = zero.loc["without π"]
+    poor = plain["fine_tune_accuracy"] - plain["task_accuracy"]
+    best_other = pd.concat([change(s) for s in ("without π", "ot", "git-rebasin")], axis=1).max(axis=1)
+    claims = TABLE2.claims
+    return [f"\"{claims[0].quote}\": the fine-tune's own accuracy − θ_B's with its head: "
+            + verdict(_named(poor), " pp", 100, 1),
+            f"\"{claims[1].quote}\": TransFusion's Δ task − the largest of θ_B + τ's, OT's and Git Re-Basin's: "
+            + verdict(_named(change("spectral") - best_other), " pp", 100, 1)]
+
+
 def table1_verdicts(cells: pd.DataFrame, alpha: float = TABLE3_ALPHA) -> list[str]:
     """Table 1's claims in the paper's words, decided per (fine-tune, receiver) combination by the one rule."""
     if not set(TABLE1_STRATEGIES) <= set(cells["strategy"]):
@@ -210,23 +284,19 @@ def table1_verdicts(cells: pd.DataFrame, alpha: float = TABLE3_ALPHA) -> list[st
     def change(strategy: str, column: str) -> pd.Series:
         return at.loc[strategy, column] - zero.loc[strategy, column]
 
-    def named(series: pd.Series) -> dict[str, float]:
-        return {f"{ft.split(':')[-1]} → {b.split(':')[-1]}": float(v) for (ft, b), v in series.items()}
-
     ours_task, ours_support = change("spectral", "task_accuracy"), change("spectral", "support_accuracy")
     best_other = pd.concat([change("ot", "task_accuracy"), change("git-rebasin", "task_accuracy")], axis=1).max(axis=1)
     claims = TABLE1.claims
-    return [f"\"{claims[0].quote}\": TransFusion's Δ task: " + verdict(named(ours_task), " pp", 100, 1),
+    return [f"\"{claims[0].quote}\": TransFusion's Δ task: " + verdict(_named(ours_task), " pp", 100, 1),
             f"\"{claims[1].quote}\": 1 pp − |TransFusion's Δ support|: "
-            + verdict(named(0.01 - ours_support.abs()), " pp", 100, 1),
+            + verdict(_named(0.01 - ours_support.abs()), " pp", 100, 1),
             f"\"{claims[2].quote}\": TransFusion's Δ task − the larger of OT's and Git Re-Basin's: "
-            + verdict(named(ours_task - best_other), " pp", 100, 1)]
+            + verdict(_named(ours_task - best_other), " pp", 100, 1)]
 
 
 def _per_combination(cells: pd.DataFrame, alpha: float, column: str, better: str, worse: str) -> dict[str, float]:
     at = cells[cells["alpha"] == alpha].set_index(["strategy", "a_ft", "b"])[column]
-    gain = at.loc[better] - at.loc[worse]
-    return {f"{ft.split(':')[-1]} → {b.split(':')[-1]}": float(g) for (ft, b), g in gain.items()}
+    return _named(at.loc[better] - at.loc[worse])
 
 
 def table3_verdicts(cells: pd.DataFrame, alpha: float = TABLE3_ALPHA) -> list[str]:
@@ -300,6 +370,9 @@ class PresetView:
 PRESETS = {
     "transfusion-table1": PresetView(TABLE3_ALPHAS, table3_summary, table1_text,
                                      "TransFusion Table 1 on {family}: accuracy change against θ_B, mean ± std "
+                                     "over {n} (fine-tune, receiver) combinations", TABLE1_STRATEGIES),
+    "transfusion-table2": PresetView(TABLE3_ALPHAS, table3_summary, table2_text,
+                                     "TransFusion Table 2 on {family}: accuracy change against θ_B, mean ± std "
                                      "over {n} (fine-tune, receiver) combinations", TABLE1_STRATEGIES),
     "transfusion-table3": PresetView(TABLE3_ALPHAS, table3_summary, table3_text,
                                      "TransFusion Table 3 on {family}: accuracy change against θ_B, mean ± std "

@@ -274,6 +274,6 @@ def zhang_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = Fals
     inputs = cells["inputs_accuracy"].mean()
     lines += ["", f"(the inputs themselves: {inputs:.1%} accuracy on average; {setting(cells)}; protocol: "
                   f"{PROTOCOL[preset]})", ""]
-    lines += [("- " if markdown else "") + f"(the paper's own cells: {note})" for note in spec.table.notes]
+    lines += [("- " if markdown else "") + f"({note})" for note in spec.table.notes]
     lines += [("- " if markdown else "") + v for v in verdicts(cells, preset)]
     return "\n".join(lines)
