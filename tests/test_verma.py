@@ -126,3 +126,34 @@ def test_fig3_claim_margins_are_the_smallest_component_gain_per_pair():
     [line] = claim_verdicts("verma-components", cells)
     assert line.startswith("“Each additional merged component leads to further barrier reduction”")
     assert "not separable (1 of 2 pairs agree" in line and "a0 ↔ b2 (-1.000)" in line
+
+
+def test_verma_table3_merges_fine_tuned_classifiers_with_every_component_and_the_first_residual(capsys):
+    """Table 3's stand-in: genre classifiers, Ours (feed-forward, attention, residual from the first stream)
+    is a symmetry of B (its pooler and classifier included), the barrier on the classification loss against
+    the endpoints' average, the paper's per-task values beside ours, its claim decided per pair."""
+    classifier = load_model("zoo:bert-shakespeare-genre/1")
+    streams_a = attention_streams(load_model("zoo:bert-shakespeare-genre/0"), load_data("shakespeare-genre"), 32)
+    streams_b = attention_streams(classifier, load_data("shakespeare-genre"), 32)
+    separate = stream_permutations(streams_a, streams_b, "separate")
+    last = separate[-1]
+    # the classifier's pooler reads the last stream: that stream's permutation, not the embedding's, reorders it
+    perms = [torch.arange(len(last))] * (len(separate) - 1) + [last]
+    moved = relabel_streams(classifier, perms)
+    assert torch.equal(moved.tensors["head.pooler.weight"], classifier.tensors["head.pooler.weight"][:, last])
+    main(["sweep", "--preset", "verma-classifiers", "--seeds", "0", "1", "--points", "3", "--max-examples", "32",
+          "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert [r["row"] for r in out["summary"]] == ["Vanilla averaging", "Ours"]
+    cells = {c["row"]: c for c in out["cells"]}
+    assert cells["Ours"]["logit_change"] < 1e-3 and cells["Ours"]["symmetry"]
+    assert cells["Vanilla averaging"]["loss_barrier_avg"] != pytest.approx(cells["Ours"]["loss_barrier_avg"])
+    main(["sweep", "--preset", "verma-classifiers", "--seeds", "0", "1", "--points", "3", "--max-examples", "32"])
+    text = capsys.readouterr().out
+    assert "MNLI-mm 0.61 ± 0.03" in text and "MNLI-mm 0.72 ± 0.08" in text and "RTE 0.41 ± 0.05" in text
+    gain = cells["Vanilla averaging"]["loss_barrier_avg"] - cells["Ours"]["loss_barrier_avg"]
+    said = text.split("“6 of 8 tasks see a loss barrier reduction in using our method” (Table 3; ", 1)[1]
+    assert said.split("): ", 1)[1].startswith("agrees (every pair: 1 of 1" if gain > 0 else "contradicted")
+    assert "PPPL" not in text  # a classifier has no pseudo-perplexity
+    assert main(["sweep", "--preset", "verma-classifiers", "--family", "bert-shakespeare", "--seeds", "0", "1"]) == 2
+    assert "measures sequence-classification models" in capsys.readouterr().err

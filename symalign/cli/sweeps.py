@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 
 from symalign.cli.common import add_data_flag, add_max_examples_flag, at_least, print_json, store_for
@@ -29,7 +30,8 @@ def add_sweep(sub) -> None:
                                     "--family vit-digits or gpt-shakespeare, --seeds: fine-tune seeds); or curves "
                                     "(the straight line, the aligned line, a fitted curve and the aligned curve); or "
                                     f"{', '.join(VERMA_TABLES)} (Verma & Elbayad's Tables 1, 2 and Fig. 3 on the "
-                                    "masked-LM BERTs, on their loss barrier; --family defaults to bert-shakespeare)")
+                                    "masked-LM BERTs, Table 3 on the genre classifiers, on their loss barrier; "
+                                    "--family defaults to each table's family)")
     p.add_argument("--family", help="with --preset: the zoo recipe whose seeds 0, 1, 2 make the pairs (with "
                    "--preset width: seeds 0 and 1 of the recipe at each of its widths)")
     p.add_argument("--seeds", type=int, nargs="+", default=None, help="matcher seeds for learned/soft rows")
@@ -246,14 +248,15 @@ def transfusion_fig5(args) -> None:
 
 
 def verma(args) -> None:
-    """`--preset verma-heads|verma-residual|verma-components`: Verma & Elbayad's MLM tables in their setting
+    """`--preset verma-heads|verma-residual|verma-components|verma-classifiers`: Verma & Elbayad's tables
     (symalign.sweeps.verma); --seeds picks the zoo seeds that make the pairs. Nothing is recorded: two rows
     are not symmetries, so they are not align runs."""
     from symalign.sweeps.verma import verma_cells, verma_summary, verma_text
 
     def progress(done: int, total: int, row: dict) -> None:
-        print(f"[{done}/{total}] {row['row']}, {row['a']} ↔ {row['b']}: PPPL barrier {row['pppl_barrier']:.3f}, "
-              f"loss barrier {row['loss_barrier']:.4f} ({row['seconds']:.1f} s)", file=sys.stderr, flush=True)
+        pppl = "" if math.isnan(row["pppl_barrier"]) else f"PPPL barrier {row['pppl_barrier']:.3f}, "
+        print(f"[{done}/{total}] {row['row']}, {row['a']} ↔ {row['b']}: {pppl}loss barrier {row['loss_barrier']:.4f} "
+              f"({row['seconds']:.1f} s)", file=sys.stderr, flush=True)
 
     cells = verma_cells(args.preset, args.family, args.seeds, points=args.points or 21,
                         max_examples=args.max_examples, progress=progress)

@@ -91,8 +91,9 @@ def _stream_of(name: str, reads: bool, n_layer: int) -> int:
         if rest.startswith("ln2."):
             return 2 * i + 2
         raise SymalignError(f"{name}: not a post-LN block tensor symalign knows")
-    # the head's transform reads the last stream; its output shares the (tied) token embedding's basis
-    return 2 * n_layer if name == "head.transform.weight" and reads else 0
+    # a head's first layer reads the last stream (an MLM's transform, a classifier's pooler); everything else
+    # in the head (the MLM transform's output, its decoder tied to the token embedding) is in stream 0's basis
+    return 2 * n_layer if name in ("head.transform.weight", "head.pooler.weight") and reads else 0
 
 
 def relabel_streams(model: TransformerModel, perms: list[torch.Tensor]) -> TransformerModel:

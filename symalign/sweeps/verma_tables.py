@@ -27,6 +27,8 @@ class VermaTable:
     setting: str  # what is merged, in one line
     rows: tuple[VermaRow, ...]
     paper_metric: str = ""  # what the paper's numbers are
+    task: str = "masked-lm"  # the zoo family's task it measures (masked-lm: pseudo-perplexity beside the loss)
+    family: str = "bert-shakespeare"  # the zoo family it runs on unless told
 
 
 VERMA_METRIC = ("MultiBERTs (12 layers, width 768), the masked-LM loss barrier against the average of the two "
@@ -55,12 +57,11 @@ VERMA_TABLES: dict[str, VermaTable] = {
             VermaRow("attention only", classes=dict(PERMUTED_ATTENTION)),
             VermaRow("feed-forward and attention", classes={"mlp": "perm", **PERMUTED_ATTENTION}),
         ), "a figure (values not transcribed: the zoo's ordering is reported alone)"),
+    "verma-classifiers": VermaTable(
+        "Verma & Elbayad Table 3", "fine-tuned classifiers: vanilla averaging, and feed-forward, attention and "
+        "residual (First) permuted", (
+            VermaRow("Vanilla averaging"),
+            VermaRow("Ours", {"mlp": "perm", **PERMUTED_ATTENTION}, residual="first"),
+        ), "fine-tuned MultiBERTs on 8 GLUE tasks, the task's loss barrier against the endpoints' average with its "
+           "standard error (their Table 3)", task="sequence-classification", family="bert-shakespeare-genre"),
 }
-VERMA_HELP = {
-    "verma-heads": "Verma & Elbayad Table 1 on the masked-LM BERTs: Vanilla Attention Avg., Monotonic, Ignore-Heads "
-                   "(not a symmetry), Head-Perm; loss barriers against the endpoints' average (the paper's measure)",
-    "verma-residual": "Verma & Elbayad Table 2: residual permutations only, from Identity / First / Last / All / "
-                      "Separate (not a symmetry) streams of post-LN BERTs",
-    "verma-components": "Verma & Elbayad Fig. 3: feed-forward only, attention only, both, beside vanilla averaging",
-}
-DEFAULT_FAMILY = "bert-shakespeare"
