@@ -43,9 +43,9 @@ def papers_section() -> None:
     if "papers-table" not in st.session_state:  # ... on the table it was running
         _select_resumed()
     with user_errors():
-        c1, c2, c3 = st.columns([3, 1, 1])
-        key = c1.selectbox("paper and table", list(TABLES), key="papers-table",
+        key = st.selectbox("paper and table", list(TABLES), key="papers-table",
                            format_func=lambda k: f"{TABLES[k].paper} — {TABLES[k].name}")
+        c2, c3 = st.columns(2)  # its own row: the longest paper and family names uncut at 1280 px
         table = TABLES[key]
         family = c2.selectbox("zoo family", FAMILIES[key], key=f"papers-family-{key}")
         examples = int(c3.number_input("evaluation examples (0 = all)", 0, 1_000_000, 0, step=64,
