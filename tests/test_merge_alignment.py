@@ -170,6 +170,17 @@ def test_transport_refuses_a_head_strategy_without_an_alignment(tmp_path, capsys
     assert main(["transport", "zoo:vit-digits/0", "zoo:vit-digits-flipped/0", "zoo:vit-digits/1", "--align", "none",
                  "--head-strategy", "spectral", "--out", str(tmp_path / "t"), "--no-record"]) == 2
     assert "--align none has none" in capsys.readouterr().err
+    # a few-shot α needs classes: refused in one line before any alignment, for a language model
+    assert main(["transport", "zoo:gpt-shakespeare/0", "zoo:gpt-shakespeare-upper/0", "zoo:gpt-shakespeare/1",
+                 "--few-shot", "10", "--out", str(tmp_path / "g"), "--no-record"]) == 2
+    assert "a few-shot α needs a classifier's labels" in capsys.readouterr().err
+    assert not (tmp_path / "g").exists()
+    main(["transport", "zoo:vit-digits/0", "zoo:vit-digits-flipped/0", "zoo:vit-digits/1", "--align", "none",
+          "--alpha", "0,1", "--few-shot", "2", "--max-examples", "64", "--out", str(tmp_path / "v"), "--no-record",
+          "--json"])
+    said = json.loads(capsys.readouterr().out)
+    assert said["few_shot"]["shots"] == 2 and "layer.0" in said["layer_alphas"] and "head" in said["layer_alphas"]
+    assert 0 <= said["few_shot"]["task_accuracy"] <= 1
 
 
 def test_zhang_table2_preset_runs_every_fusion_in_every_state_and_decides_from_the_numbers(capsys, tmp_path):
@@ -238,8 +249,8 @@ def test_transfusion_presets_share_one_set_of_transports_and_decide_from_them(ca
     from symalign.sweeps.transfusion import preset_view
 
     assert preset_view("transfusion-fig4").alphas == (0.0, 0.01, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
-    with pytest.raises(SymalignError, match="unknown TransFusion preset 'transfusion-table4'"):
-        preset_view("transfusion-table4")
+    with pytest.raises(SymalignError, match="unknown TransFusion preset 'transfusion-table9'"):
+        preset_view("transfusion-table9")
     short = transfusion_cells("vit-digits", fine_tunes=[0], receivers=[1],
                               alphas=preset_view("transfusion-table3").alphas, max_examples=128)
     assert sorted(set(short["alpha"])) == [0.0, 1.0]
@@ -285,6 +296,46 @@ def test_transfusion_table2_moves_a_classifiers_encoder_and_reuses_its_head():
     said = text.split("yields poor performance\": ", 1)[1]
     assert said.split(": ", 1)[1].startswith("agrees" if poor > 0 else "contradicted")
     assert "highest and more consistent performance gains\": TransFusion's Δ task − the largest" in text
+
+
+def test_a_per_layer_alpha_learned_on_few_shots_lowers_their_loss_and_table4_decides_on_it():
+    """TransFusion Table 4: one α per layer fitted on 10 examples per class, from α = 1 (the transport as it
+    is); the fit lowers the loss on those shots, the preset scores it against θ_B and against τ unpermuted."""
+    from symalign.data import load_data
+    from symalign.landscape.evaluate import batch_loss
+    from symalign.merge.layer_alphas import few_shots, fit_layer_alphas, layer_of, scaled
+    from symalign.merge.task_vectors import task_vector_in
+    from symalign.sweeps.transfusion import preset_view, table4_summary, table4_text, transfusion_cells
+
+    a, ft, b = (canonicalize(load_model(r)) for r in ("zoo:vit-digits/0", "zoo:vit-digits-flipped/0",
+                                                      "zoo:vit-digits/1"))
+    data = load_data("digits-flipped")
+    x, y = few_shots(data, b, 3)
+    assert sorted(y.tolist()) == sorted(list(range(10)) * 3)  # 3 of each digit, from the training split
+    assert torch.equal(few_shots(data, b, 3)[1], y)  # the same examples every time
+    tau = task_vector_in(b, a, ft, "none", None)
+    assert layer_of("layer.2.mlp.fc.weight") == "layer.2" and layer_of("embed.token") == "embed"
+    ones = scaled(b, tau, {})
+    assert torch.allclose(ones.tensors["layer.0.mlp.fc.weight"],
+                          (b.tensors["layer.0.mlp.fc.weight"].double() + tau["layer.0.mlp.fc.weight"]).float())
+
+    def shot_loss(model):
+        logits = model.to_module().eval()(**x).logits
+        return float(batch_loss(logits, y)[0]) / len(y)
+
+    alphas = fit_layer_alphas(b, tau, data, shots=3, steps=20)
+    assert set(alphas) == {layer_of(n) for n in tau} and any(abs(v - 1) > 0.05 for v in alphas.values())
+    assert shot_loss(scaled(b, tau, alphas)) < shot_loss(ones) - 0.01
+    view = preset_view("transfusion-table4")
+    cells = transfusion_cells("vit-digits", fine_tunes=[0], receivers=[1], alphas=view.alphas,
+                              strategies=view.strategies, max_examples=128, shots=view.shots)
+    assert cells["fitted"].sum() == 2 and len(cells) == 4
+    text = table4_text(table4_summary(cells), cells)
+    assert "EuroSAT +10.00 · DTD +1.21 · GTSRB +6.80 · SVHN +10.52" in text and "θ_B + ατ " in text
+    fitted = cells[cells["fitted"]].set_index("strategy")["task_accuracy"]
+    said = text.split("without permutation, yields inferior outcomes\": ", 1)[1].split(": ", 1)[1]
+    gain = fitted["spectral"] - fitted["without π"]
+    assert said.startswith("agrees" if gain > 0 else "contradicted" if gain < 0 else "not separable")
 
 
 def test_zhang_fig3_takes_each_part_of_the_matching_out_and_says_what_each_does(capsys):

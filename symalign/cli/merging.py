@@ -162,6 +162,9 @@ def add_transport(sub) -> None:
                         "aligned inside, then paired by what that reaches), none (heads kept in order, the maps "
                         "inside them still aligned)")
     p.add_argument("--alpha", default="0,0.25,0.5,0.75,1", help="comma-separated scales of the task vector")
+    p.add_argument("--few-shot", type=int, default=0, metavar="N",
+                   help="also learn one α per layer on the first N training examples of each class of the task "
+                        "(TransFusion Table 4; classifiers only) and report that model beside the α grid")
     p.add_argument("--data-task", default=None, help="the fine-tune's task data (default: A_FT's own data)")
     p.add_argument("--data-base", default=None, help="the original task's data, the support set whose accuracy "
                                                      "is reported beside the task's (default: A's own data)")
@@ -183,7 +186,7 @@ def cmd_transport(args) -> None:
         run = transport_run(args.a, args.a_ft, args.b, alphas, args.data_task, args.data_base, args.align,
                             max_examples=args.max_examples, seed=args.seed, out=Path(args.out), store=store_for(args),
                             source="cli", progress=bar.phases, dtype=args.dtype, device=args.device,
-                            alignment=alignment)
+                            alignment=alignment, few_shot=args.few_shot)
     result, out = run.result, run.out
     data_task, data_base = result.report["data_task"], result.report["data_base"]
     if args.json:
@@ -191,7 +194,8 @@ def cmd_transport(args) -> None:
                      "task_accuracy": result.task_accuracy, "base_accuracy": result.base_accuracy,
                      "best_alpha": result.best_alpha, "out": str(out), "align": args.align,
                      "head_strategy": strategy if alignment is not None else None,
-                     "data_task": data_task, "data_base": data_base, "run": run.run_id})
+                     "data_task": data_task, "data_base": data_base, "run": run.run_id,
+                     **({"layer_alphas": result.layer_alphas, "few_shot": result.fitted} if args.few_shot else {})})
         return
     print(f"wrote {out}: B + α·τ at the best α = {result.best_alpha:g} (task vector of {args.a_ft} aligned by "
           f"{args.align}{f', heads {strategy}' if alignment is not None else ''}); task = {data_task}, "
@@ -199,6 +203,12 @@ def cmd_transport(args) -> None:
     for alpha, t, ta, o, oa in zip(result.alphas, result.task_loss, result.task_accuracy, result.base_loss,
                                    result.base_accuracy):
         print(f"  α {alpha:g}: task loss {t:.4f} (accuracy {ta:.3f}), original task loss {o:.4f} (accuracy {oa:.3f})")
+    if args.few_shot:
+        f = result.fitted
+        print(f"  α per layer ({args.few_shot} shots per class: "
+              + ", ".join(f"{layer} {a:.2f}" for layer, a in result.layer_alphas.items())
+              + f"): task loss {f['task_loss']:.4f} (accuracy {f['task_accuracy']:.3f}), original task loss "
+              f"{f['base_loss']:.4f} (accuracy {f['base_accuracy']:.3f}) (not saved: the checkpoint is the best α)")
     if run.run_id:
         print(f"recorded as run {run.run_id}")
 

@@ -25,6 +25,7 @@ def add_sweep(sub) -> None:
                                     "zhang-fig4 (distances), zhang-fig5 (loss curves); or transfusion-table1 "
                                     "(transport by OT, Git Re-Basin and TransFusion), transfusion-table2 (the same "
                                     "for the genre classifiers' encoders, --family bert-shakespeare), "
+                                    "transfusion-table4 (a per-layer α learned on 10 shots per class), "
                                     "transfusion-table3, transfusion-fig4 "
                                     "(task-vector transport by head strategy, TransFusion; "
                                     "--family vit-digits or gpt-shakespeare, --seeds: fine-tune seeds); or curves "
@@ -212,7 +213,7 @@ def transfusion(args) -> None:
 
     view = preset_view(args.preset)
     cells = transfusion_cells(args.family or "", args.seeds, max_examples=args.max_examples, alphas=view.alphas,
-                              strategies=view.strategies, progress=progress)
+                              strategies=view.strategies, progress=progress, shots=view.shots)
     summary = view.summary(cells)
     if tables_written(args, args.preset, cells, summary):
         return
@@ -306,6 +307,7 @@ def _table_presets() -> dict:
     handlers = {"peers": peers, "curves": curves, "zhang-table1": zhang, "zhang-table2": zhang, "zhang-fig3": zhang,
                 "zhang-fig4": zhang_figure, "zhang-fig5": zhang_figure, "transfusion-table1": transfusion,
                 "transfusion-table2": transfusion, "transfusion-table3": transfusion,
+                "transfusion-table4": transfusion,
                 "transfusion-fig4": transfusion, "transfusion-fig5": transfusion_fig5}
     return handlers | {name: verma for name in VERMA_TABLES}
 

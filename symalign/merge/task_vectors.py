@@ -23,6 +23,7 @@ from symalign.errors import SymalignError
 from symalign.landscape.evaluate import Evaluator
 from symalign.match.align import align
 from symalign.match.config import AlignConfig
+from symalign.merge.layer_alphas import check_few_shot, fit_layer_alphas, scaled
 from symalign.merge.merge_rule import TRANSPORT_ALIGNS, TRANSPORT_HEAD_STRATEGIES
 from symalign.merge.ot_fusion import ot_task_vector
 from symalign.models import canonicalize, save_model, transformed
@@ -81,6 +82,9 @@ class Transport:
     models: list[TransformerModel] = field(repr=False)  # B + α·τ for each α (canonical form)
     report: dict = field(default_factory=dict)
     base_accuracy: list[float] = field(default_factory=list)  # the support set: the original task's accuracy
+    # with few shots (`shots`): the α learned per layer, and B + Σ α_l·τ_l's task and support metrics
+    layer_alphas: dict[str, float] = field(default_factory=dict)
+    fitted: dict[str, float] = field(default_factory=dict)
 
     @property
     def best_alpha(self) -> float:
@@ -138,13 +142,17 @@ def with_head_of(body: TransformerModel, fine_tune: TransformerModel) -> Transfo
 def transport(a: TransformerModel, a_ft: TransformerModel, b: TransformerModel, alphas: list[float],
               data_task: str, data_base: str, how_align: str = "weight", align_data: str | None = None,
               max_examples: int | None = None, seed: int = 0, progress: Progress | None = None,
-              device: str = "cpu", config: AlignConfig | None = None) -> Transport:
+              device: str = "cpu", config: AlignConfig | None = None, shots: int = 0) -> Transport:
     """B + α·τ for every α, with the fine-tune task's and the original task's (the support set's)
     evaluation loss and accuracy (alignment and evaluation on `device`: cpu, cuda, mps or auto).
     `config`: the alignment's classes and options (task_vector_in). A fine-tune with a head of its own (an
     encoder fine-tuned into a classifier) moves its body's task vector, and B is scored on the task with the
-    fine-tune's head as it is, unmoved, and on the support set with B's own head (TransFusion's Table 2)."""
+    fine-tune's head as it is, unmoved, and on the support set with B's own head (TransFusion's Table 2).
+    `shots` > 0: also τ scaled per layer by an α learned on that many training examples per class of the task
+    (TransFusion's Table 4; symalign.merge.layer_alphas), scored as `fitted`."""
     check_transport(a, a_ft, b, alphas, how_align)
+    if shots:
+        check_few_shot(a_ft, shots)
     task, base = load_data(data_task), load_data(data_base)
     tau = task_vector_in(b, a, a_ft, how_align, align_data or data_base, seed, progress, device, config)
     canon_b = canonicalize(b)
@@ -165,10 +173,18 @@ def transport(a: TransformerModel, a_ft: TransformerModel, b: TransformerModel, 
         if progress:
             progress("evaluate", i + 1, len(models))
     result = Transport(alphas, task_loss, base_loss, task_acc, models, base_accuracy=base_acc)
+    if shots:
+        result.layer_alphas = fit_layer_alphas(receiver, tau, task, shots, device=device, progress=progress)
+        t = task_eval(task_eval.hf_params(scaled(receiver, tau, result.layer_alphas)))
+        o = base_eval(base_eval.hf_params(scaled(canon_b, _tied(canon_b, tau), result.layer_alphas)))
+        result.fitted = {"task_loss": t.loss, "task_accuracy": t.accuracy, "base_loss": o.loss,
+                         "base_accuracy": o.accuracy, "shots": shots}
     result.report = {"a": a.source, "a_ft": a_ft.source, "b": b.source, "align": how_align, "alpha": alphas,
                      "task_loss": task_loss, "base_loss": base_loss, "task_accuracy": task_acc,
                      "base_accuracy": base_acc, "best_alpha": result.best_alpha, "data_task": data_task,
                      "data_base": data_base}
     if config is not None:
         result.report["alignment"] = config.matcher_json()
+    if shots:
+        result.report |= {"layer_alphas": result.layer_alphas, "few_shot": result.fitted}
     return result

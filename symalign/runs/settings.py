@@ -119,6 +119,7 @@ class TransportSettings(Settings):
     dtype: str = "auto"
     device: str = "auto"
     alignment: dict = field(default_factory=dict)  # the matcher's classes and options when given (else all classes)
+    few_shot: int = 0  # > 0: the task vector also scaled per layer by α learned on that many examples per class
 
 
 @dataclass(frozen=True)

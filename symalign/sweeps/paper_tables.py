@@ -31,7 +31,7 @@ def _transfusion(preset: str) -> Runner:
 
         view = tf.preset_view(preset)
         cells = tf.transfusion_cells(family, max_examples=max_examples, alphas=view.alphas,
-                                     strategies=view.strategies,
+                                     strategies=view.strategies, shots=view.shots,
                                      progress=_rows(progress, "transports", lambda r: f"{r['strategy']}"))
         return view.text(view.summary(cells), cells, markdown=True)
     return run
@@ -165,7 +165,7 @@ RUNNERS: dict[str, Runner] = {
     "verma-table1": _verma("verma-heads"), "verma-table2": _verma("verma-residual"),
     "verma-table3": _verma("verma-classifiers"), "verma-fig3": _verma("verma-components"),
     "transfusion-table1": _transfusion("transfusion-table1"), "transfusion-table2": _transfusion("transfusion-table2"),
-    "transfusion-table3": _transfusion("transfusion-table3"),
+    "transfusion-table3": _transfusion("transfusion-table3"), "transfusion-table4": _transfusion("transfusion-table4"),
     "transfusion-fig4": _transfusion("transfusion-fig4"), "transfusion-fig5": _transfusion_fig5,
 }
 # The zoo families each table runs on (the first is the page's default).
@@ -178,7 +178,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "verma-table1": ("bert-shakespeare",), "verma-table2": ("bert-shakespeare",),
     "verma-table3": ("bert-shakespeare-genre",), "verma-fig3": ("bert-shakespeare",),
     "transfusion-table1": ("vit-digits", "gpt-shakespeare"), "transfusion-table2": ("bert-shakespeare",),
-    "transfusion-table3": ("vit-digits", "gpt-shakespeare"),
+    "transfusion-table3": ("vit-digits", "gpt-shakespeare"), "transfusion-table4": ("vit-digits",),
     "transfusion-fig4": ("vit-digits", "gpt-shakespeare"),
     "transfusion-fig5": ("vit-digits", "gpt-shakespeare"),
 }

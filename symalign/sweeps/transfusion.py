@@ -31,6 +31,7 @@ from symalign.papers.transfusion import (
     TABLE2,
     TABLE2_TASKS,
     TABLE3,
+    TABLE4,
     TASKS,
 )
 
@@ -50,6 +51,10 @@ TABLE1_LABELS = {"without π": "θ_B + τ", "ot": LABELS["ot"], "git-rebasin": L
 # Table 2's names for the same rows (its θ_B row is its accuracy with the fine-tune's classifier)
 TABLE2_LABELS = {"without π": "θ_B + τ", "ot": "θ_B + τ (OT)", "git-rebasin": "θ_B + τ (Git Re-Basin)",
                  "spectral": "TransFusion (Ours)"}
+# Table 4's: τ as it is and TransFusion's π(τ), each scaled per layer by an α learned on few shots
+TABLE4_STRATEGIES = ("without π", "spectral")
+TABLE4_LABELS = {"without π": "θ_B + ατ", "spectral": "θ_B + απ(τ)"}
+SHOTS = 10  # per class, as the paper
 SHARED_QKV = True  # inside heads, one block permutation P_attn for W_q, W_k and W_v, as the paper (Step 2)
 PAPER_ROWS = {"none": "No Att-Align", "brute-force": "Brute Force", "spectral": "Ours (Full)"}
 ALPHAS = (0.0, 0.01, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)  # 0 is θ_B itself: the zero-shot reference
@@ -111,9 +116,10 @@ def transport_combinations(family: str, fine_tunes: list[int] | None = None,
 def transfusion_cells(family: str, fine_tunes: list[int] | None = None, receivers: list[int] | None = None,
                       alphas: tuple[float, ...] = ALPHAS, strategies: tuple[str, ...] = STRATEGIES,
                       max_examples: int | None = None, device: str = "cpu",
-                      progress: Progress | None = None) -> pd.DataFrame:
+                      progress: Progress | None = None, shots: int = 0) -> pd.DataFrame:
     """One row per (strategy, fine-tune, receiver, α): both tasks' accuracy and loss, and the fine-tune's
-    own task accuracy (A_ft as it is: what its head gives on its own encoder)."""
+    own task accuracy (A_ft as it is: what its head gives on its own encoder). `shots` > 0: one more row per
+    transport, α learned per layer on that many examples per class (`fitted` True, its α NaN)."""
     from symalign.data import load_data
     from symalign.landscape.evaluate import evaluate
     from symalign.match.config import AlignConfig
@@ -140,15 +146,21 @@ def transfusion_cells(family: str, fine_tunes: list[int] | None = None, receiver
             else:
                 config = None
             result = transport(a, ft, b, list(alphas), data_task, data_base, how, max_examples=max_examples,
-                               device=device, config=config)
+                               device=device, config=config, shots=shots)
             seconds = time.perf_counter() - began
             for i, alpha in enumerate(alphas):
                 rows.append({"strategy": strategy, "a_ft": ft_ref, "b": b_ref, "alpha": alpha,
                              "task_accuracy": result.task_accuracy[i], "support_accuracy": result.base_accuracy[i],
                              "task_loss": result.task_loss[i], "support_loss": result.base_loss[i],
-                             "fine_tune_accuracy": own, "seconds": seconds})
+                             "fine_tune_accuracy": own, "seconds": seconds} | ({"fitted": False} if shots else {}))
+            if shots:
+                f = result.fitted
+                rows.append({"strategy": strategy, "a_ft": ft_ref, "b": b_ref, "alpha": float("nan"),
+                             "task_accuracy": f["task_accuracy"], "support_accuracy": f["base_accuracy"],
+                             "task_loss": f["task_loss"], "support_loss": f["base_loss"], "fine_tune_accuracy": own,
+                             "seconds": seconds, "fitted": True})
             if progress:
-                progress(len(rows) // len(alphas), total, rows[-1])
+                progress(len(rows) // (len(alphas) + bool(shots)), total, rows[-1])
     return pd.DataFrame(rows)
 
 
@@ -170,6 +182,16 @@ def table3_summary(cells: pd.DataFrame, alpha: float = TABLE3_ALPHA) -> pd.DataF
                     "support_delta_mean": d["support_accuracy"].mean(),
                     "support_delta_std": _std(d["support_accuracy"])})
     return pd.DataFrame(out)
+
+
+def table4_summary(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per strategy: Δ task and Δ support accuracy of the few-shot fitted transport against θ_B's own,
+    mean ± std over the combinations (alpha NaN: one α per layer, learned)."""
+    fitted = cells[cells["fitted"]].copy()
+    fitted["alpha"] = 1.0  # so table3_summary reads the fitted rows as its α
+    summary = table3_summary(pd.concat([cells[cells["alpha"] == 0], fitted]), alpha=1.0)
+    summary["alpha"] = float("nan")
+    return summary
 
 
 def fig4_summary(cells: pd.DataFrame) -> pd.DataFrame:
@@ -196,8 +218,9 @@ def _transport_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool, 
     its printed cells (`printed(strategy)`, `zero` for θ_B's), the setting note, and each claim's verdict."""
     alpha = summary["alpha"].iloc[0]
     base = cells[cells["alpha"] == 0]
-    paper = "paper: Δ task (pp), per task" if own else "paper: Δ task / Δ support (pp), per task"
-    head = (first, f"Δ task accuracy (α = {alpha:g})", "Δ support accuracy", paper)
+    paper = "paper: Δ task / Δ support (pp), per task" if "/" in zero else "paper: Δ task (pp), per task"
+    at = f"α = {alpha:g}" if alpha == alpha else "α per layer, few-shot"
+    head = (first, f"Δ task accuracy ({at})", "Δ support accuracy", paper)
     lines = ["| " + " | ".join(head) + " |", "|---|---|---|---|"] if markdown else [
         f"{head[0]:<{width}}{head[1]:>24}{head[2]:>22}   {head[3]}"]
     rows = [("θ_B zero-shot (accuracy)", f"{100 * base['task_accuracy'].mean():.2f}%",
@@ -247,6 +270,28 @@ def table2_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = Fal
                            lambda strategy: _printed(TABLE2, TABLE2_TASKS, TABLE2_LABELS[strategy]),
                            _printed(TABLE2, TABLE2_TASKS, "θ_B (accuracy %)", ".2f", "%"), TABLE2.zoo,
                            table2_verdicts(cells, summary["alpha"].iloc[0]), own=True)
+
+
+def table4_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = False) -> str:
+    """Table 4: θ_B + ατ and θ_B + απ(τ) with α learned per layer on few shots, beside the paper's four task
+    cells, then its claims' verdicts."""
+    return _transport_text(summary, cells, markdown, "method", 34, TABLE4_LABELS,
+                           lambda strategy: _printed(TABLE4, TABLE1_TASKS, TABLE4_LABELS[strategy]),
+                           _printed(TABLE4, TABLE1_TASKS, "θ_B zero-shot (accuracy %)", ".2f", "%"), TABLE4.zoo,
+                           table4_verdicts(cells))
+
+
+def table4_verdicts(cells: pd.DataFrame) -> list[str]:
+    """Table 4's claims in the paper's words, per (fine-tune, receiver) combination by the one rule."""
+    if "fitted" not in cells or not set(TABLE4_STRATEGIES) <= set(cells["strategy"]):
+        return []
+    fitted = cells[cells["fitted"]].set_index(["strategy", "a_ft", "b"]).sort_index()["task_accuracy"]
+    zero = cells[cells["alpha"] == 0].set_index(["strategy", "a_ft", "b"]).sort_index()["task_accuracy"]
+    claims = TABLE4.claims
+    return [f"\"{claims[0].quote}\": θ_B + απ(τ) − θ_B, task accuracy: "
+            + verdict(_named(fitted.loc["spectral"] - zero.loc["spectral"]), " pp", 100, 1),
+            f"\"{claims[1].quote}\": θ_B + απ(τ) − (θ_B + ατ), task accuracy: "
+            + verdict(_named(fitted.loc["spectral"] - fitted.loc["without π"]), " pp", 100, 1)]
 
 
 def _named(series: pd.Series) -> dict[str, float]:
@@ -365,6 +410,7 @@ class PresetView:
     text: Callable[..., str]
     heading: str  # .format(family=..., n=...)
     strategies: tuple[str, ...] = STRATEGIES  # the rows it transports
+    shots: int = 0  # > 0: each transport's α also learned per layer on that many examples per class
 
 
 PRESETS = {
@@ -377,6 +423,10 @@ PRESETS = {
     "transfusion-table3": PresetView(TABLE3_ALPHAS, table3_summary, table3_text,
                                      "TransFusion Table 3 on {family}: accuracy change against θ_B, mean ± std "
                                      "over {n} (fine-tune, receiver) combinations"),
+    "transfusion-table4": PresetView((0.0,), table4_summary, table4_text,
+                                     "TransFusion Table 4 on {family}: accuracy change against θ_B after a per-layer "
+                                     "α learned on few shots, mean ± std over {n} (fine-tune, receiver) "
+                                     "combinations", TABLE4_STRATEGIES, SHOTS),
     "transfusion-fig4": PresetView(ALPHAS, fig4_summary, fig4_text,
                                    "TransFusion Fig. 4 on {family}: task and support accuracy against α, mean over "
                                    "{n} combinations"),
