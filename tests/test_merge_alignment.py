@@ -181,6 +181,15 @@ def test_transport_refuses_a_head_strategy_without_an_alignment(tmp_path, capsys
     said = json.loads(capsys.readouterr().out)
     assert said["few_shot"]["shots"] == 2 and "layer.0" in said["layer_alphas"] and "head" in said["layer_alphas"]
     assert 0 <= said["few_shot"]["task_accuracy"] <= 1
+    # TransFusion's residual per block needs a matcher's alignment to follow; with one it is recorded
+    assert main(["transport", "zoo:vit-digits/0", "zoo:vit-digits-flipped/0", "zoo:vit-digits/1", "--align", "none",
+                 "--residual-per-block", "--out", str(tmp_path / "p"), "--no-record"]) == 2
+    assert "--residual-per-block permutes after a matcher's alignment" in capsys.readouterr().err
+    main(["transport", "zoo:vit-digits/0", "zoo:vit-digits-flipped/0", "zoo:vit-digits/1", "--residual-per-block",
+          "--alpha", "0,1", "--max-examples", "64", "--out", str(tmp_path / "q"), "--no-record", "--json"])
+    said = json.loads(capsys.readouterr().out)
+    assert said["residual_per_block"] is True
+    assert json.loads((tmp_path / "q" / "transport.json").read_text())["residual_per_block"] is True
 
 
 def test_zhang_table2_preset_runs_every_fusion_in_every_state_and_decides_from_the_numbers(capsys, tmp_path):
@@ -240,7 +249,8 @@ def test_transfusion_presets_share_one_set_of_transports_and_decide_from_them(ca
     for row in ("Brute Force", "No Att-Align", "Ours (Full)"):  # the paper's names, its cells beside ours
         assert f"\n{row} " in table3
     assert "EuroSAT +4.95 / -0.06" in table3 and "EuroSAT 49.02% / 68.73%" in table3
-    assert "residual perm" in table3 and "qk perm" in table3 and "orthogonal" not in table3  # permutation-only
+    assert "residual perm per block" in table3 and "qk perm" in table3 and "orthogonal" not in table3  # perms only
+    assert "\nOurs (Full), one residual permutation for the whole stream (ablation; not in the paper)" in table3
     assert "yields better performance than brute-force inter-head matching for two of the three" in table3
     assert main(["sweep", "--preset", "transfusion-table3", "--family", "llama-shakespeare"]) == 2
     assert "the transport presets run on" in capsys.readouterr().err

@@ -157,3 +157,22 @@ def test_verma_table3_merges_fine_tuned_classifiers_with_every_component_and_the
     assert "PPPL" not in text  # a classifier has no pseudo-perplexity
     assert main(["sweep", "--preset", "verma-classifiers", "--family", "bert-shakespeare", "--seeds", "0", "1"]) == 2
     assert "measures sequence-classification models" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("ref", ["zoo:vit-digits/1", "zoo:bert-shakespeare/1"])
+def test_transfusion_per_block_residual_recovers_a_permutation_per_stream_from_the_weights(ref):
+    """TransFusion's residual (eq. 12): each stream its own permutation. A model relabelled with a different
+    random permutation on every stream is found again from the weights alone, and put back exactly; one
+    permutation on every stream is the residual symmetry, pre-LN (ViT) and post-LN (BERT) alike."""
+    from symalign.merge.verma_relabellings import weight_stream_permutations
+
+    b = load_model(ref)
+    g = torch.Generator().manual_seed(1)
+    streams = 2 * b.dims.n_layer + 1
+    perms = [torch.randperm(b.dims.d_model, generator=g) for _ in range(streams)]
+    moved = relabel_streams(b, perms)
+    assert _gap(b, moved) > 0.1  # a permutation per stream is not a symmetry
+    assert _gap(b, relabel_streams(b, [perms[0]] * streams)) < 1e-3  # one for all streams is
+    found = weight_stream_permutations(b, moved)
+    back = relabel_streams(moved, found)
+    assert all(torch.equal(back.tensors[n], t) for n, t in b.tensors.items())

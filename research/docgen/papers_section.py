@@ -55,8 +55,9 @@ def papers_section(entries: list[str], max_examples: int | None = None, charts: 
              "strengths; Fisher and RegMean read 64 training examples. One cell on the command line: `symalign merge "
              "A B --align weight --mlp perm --heads none --qk orthogonal --vo orthogonal --residual none --how ot-acts "
              "--ot-solver sinkhorn`. TransFusion: the family's fine-tunes carried from seed 0 into seeds 1 and 2 "
-             "(`symalign transport A A_FT B --head-strategy none|brute-force|spectral|circuit`, weight matching "
-             "permutation-only as the paper runs it: residual, MLP, heads and inside heads permuted); the task "
+             "(`symalign transport A A_FT B --head-strategy none|brute-force|spectral|circuit --residual-per-block`, "
+             "weight matching permutation-only as the paper runs it: MLP, heads and inside heads permuted, the "
+             "residual per block as its eq. 12); the task "
              "is the fine-tune's, the support set the original task; Δ against θ_B's own "
              "accuracy (α = 0).", ""]
     for entry in entries:

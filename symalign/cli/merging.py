@@ -162,6 +162,11 @@ def add_transport(sub) -> None:
                         "aligned inside, then paired by what that reaches), none (heads kept in order, the maps "
                         "inside them still aligned)")
     p.add_argument("--alpha", default="0,0.25,0.5,0.75,1", help="comma-separated scales of the task vector")
+    p.add_argument("--residual-per-block", action="store_true",
+                   help="TransFusion's residual (its eq. 12): after the alignment without a residual class, one "
+                        "permutation per residual stream from the weights that touch it (not a symmetry of the "
+                        "model: the skip connections would carry the composed permutations; the task vector needs "
+                        "only the weights); with a matcher only")
     p.add_argument("--few-shot", type=int, default=0, metavar="N",
                    help="also learn one α per layer on the first N training examples of each class of the task "
                         "(TransFusion Table 4; classifiers only) and report that model beside the α grid")
@@ -186,7 +191,8 @@ def cmd_transport(args) -> None:
         run = transport_run(args.a, args.a_ft, args.b, alphas, args.data_task, args.data_base, args.align,
                             max_examples=args.max_examples, seed=args.seed, out=Path(args.out), store=store_for(args),
                             source="cli", progress=bar.phases, dtype=args.dtype, device=args.device,
-                            alignment=alignment, few_shot=args.few_shot)
+                            alignment=alignment, few_shot=args.few_shot,
+                            residual_per_block=args.residual_per_block)
     result, out = run.result, run.out
     data_task, data_base = result.report["data_task"], result.report["data_base"]
     if args.json:
@@ -195,6 +201,7 @@ def cmd_transport(args) -> None:
                      "best_alpha": result.best_alpha, "out": str(out), "align": args.align,
                      "head_strategy": strategy if alignment is not None else None,
                      "data_task": data_task, "data_base": data_base, "run": run.run_id,
+                     "residual_per_block": args.residual_per_block,
                      **({"layer_alphas": result.layer_alphas, "few_shot": result.fitted} if args.few_shot else {})})
         return
     print(f"wrote {out}: B + α·τ at the best α = {result.best_alpha:g} (task vector of {args.a_ft} aligned by "

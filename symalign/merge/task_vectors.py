@@ -26,6 +26,7 @@ from symalign.match.config import AlignConfig
 from symalign.merge.layer_alphas import check_few_shot, fit_layer_alphas, scaled
 from symalign.merge.merge_rule import TRANSPORT_ALIGNS, TRANSPORT_HEAD_STRATEGIES
 from symalign.merge.ot_fusion import ot_task_vector
+from symalign.merge.verma_relabellings import relabel_streams, weight_stream_permutations
 from symalign.models import canonicalize, save_model, transformed
 from symalign.models.compat import HEAD, check_compatible, fine_tune_tensors
 from symalign.models.family import TransformerModel
@@ -47,10 +48,12 @@ def parse_alphas(text: str) -> list[float]:
 
 
 def check_transport(a: TransformerModel, a_ft: TransformerModel, b: TransformerModel, alphas: list[float],
-                    how_align: str) -> None:
+                    how_align: str, per_block: bool = False) -> None:
     """Refuse what cannot be transported, before anything runs or is recorded."""
     if how_align not in TRANSPORT_ALIGNS:
         raise SymalignError(f"unknown --align {how_align!r}; choose {', '.join(TRANSPORT_ALIGNS)}")
+    if per_block and how_align in ("none", "ot-wts"):
+        raise SymalignError(f"--residual-per-block permutes after a matcher's alignment; --align {how_align} has none")
     check_compatible(a, b)
     try:
         fine_tune_tensors(a, a_ft)
@@ -100,11 +103,25 @@ class Transport:
         return out
 
 
+def with_residual_per_block(config: AlignConfig) -> AlignConfig:
+    """The alignment without its whole-stream residual class: the residual is then permuted per block
+    (task_vector_in's `per_block`), TransFusion's eq. 12."""
+    config = copy.copy(config)  # as with_head_strategy: a preset's classes kept
+    config.classes = {**config.classes, "residual": "none"}
+    return config
+
+
 def task_vector_in(b: TransformerModel, a: TransformerModel, a_ft: TransformerModel, how_align: str,
                    data_spec: str | None, seed: int = 0, progress: Progress | None = None,
-                   device: str = "cpu", config: AlignConfig | None = None) -> dict[str, torch.Tensor]:
+                   device: str = "cpu", config: AlignConfig | None = None,
+                   per_block: bool = False) -> dict[str, torch.Tensor]:
     """τ = π(A′) − π(A) in B's canonical basis (π the alignment of A to B; identity for 'none').
-    `config`: the alignment in full (classes, options); None: all classes at the method's defaults."""
+    `config`: the alignment in full (classes, options); None: all classes at the method's defaults.
+    `per_block`: TransFusion's residual (its eq. 12): after the alignment without a residual class, one
+    permutation per residual stream from the weights (symalign.merge.verma_relabellings), where the
+    skip connections would carry the composed permutations; τ needs the weights only."""
+    if per_block and how_align in ("none", "ot-wts"):
+        raise SymalignError(f"--residual-per-block permutes after a matcher's alignment; --align {how_align} has none")
     if how_align == "ot-wts":  # exact plans: permutations at equal widths (symalign.merge.ot_fusion)
         return ot_task_vector(b, a, a_ft)
     names, _ = fine_tune_tensors(a, a_ft)  # a fine-tune with a new head (a classifier): its body's task vector
@@ -113,8 +130,12 @@ def task_vector_in(b: TransformerModel, a: TransformerModel, a_ft: TransformerMo
         moved_a, moved_ft = canon_a, canon_ft
     else:
         config = config or AlignConfig(method=how_align, preset="all", data=data_spec, seed=seed, device=device)
+        config = with_residual_per_block(config) if per_block else config
         result = align(b, a, config, progress=phase(progress, "align"))
         moved_a, moved_ft = result.aligned, transformed(canon_ft, result.transform)
+        if per_block:
+            perms = weight_stream_permutations(canonicalize(b), moved_a)
+            moved_a, moved_ft = relabel_streams(moved_a, perms), relabel_streams(moved_ft, perms)
     return {n: moved_ft.tensors[n].double() - moved_a.tensors[n].double() for n in names}
 
 
@@ -142,19 +163,21 @@ def with_head_of(body: TransformerModel, fine_tune: TransformerModel) -> Transfo
 def transport(a: TransformerModel, a_ft: TransformerModel, b: TransformerModel, alphas: list[float],
               data_task: str, data_base: str, how_align: str = "weight", align_data: str | None = None,
               max_examples: int | None = None, seed: int = 0, progress: Progress | None = None,
-              device: str = "cpu", config: AlignConfig | None = None, shots: int = 0) -> Transport:
+              device: str = "cpu", config: AlignConfig | None = None, shots: int = 0,
+              per_block: bool = False) -> Transport:
     """B + α·τ for every α, with the fine-tune task's and the original task's (the support set's)
     evaluation loss and accuracy (alignment and evaluation on `device`: cpu, cuda, mps or auto).
     `config`: the alignment's classes and options (task_vector_in). A fine-tune with a head of its own (an
     encoder fine-tuned into a classifier) moves its body's task vector, and B is scored on the task with the
     fine-tune's head as it is, unmoved, and on the support set with B's own head (TransFusion's Table 2).
     `shots` > 0: also τ scaled per layer by an α learned on that many training examples per class of the task
-    (TransFusion's Table 4; symalign.merge.layer_alphas), scored as `fitted`."""
-    check_transport(a, a_ft, b, alphas, how_align)
+    (TransFusion's Table 4; symalign.merge.layer_alphas), scored as `fitted`. `per_block`: the residual
+    permuted per block, as TransFusion (task_vector_in)."""
+    check_transport(a, a_ft, b, alphas, how_align, per_block)
     if shots:
         check_few_shot(a_ft, shots)
     task, base = load_data(data_task), load_data(data_base)
-    tau = task_vector_in(b, a, a_ft, how_align, align_data or data_base, seed, progress, device, config)
+    tau = task_vector_in(b, a, a_ft, how_align, align_data or data_base, seed, progress, device, config, per_block)
     canon_b = canonicalize(b)
     supports = [_plus(canon_b, _tied(canon_b, tau), alpha) for alpha in alphas]
     receiver = with_head_of(canon_b, a_ft) if fine_tune_tensors(a, a_ft)[1] else canon_b
@@ -185,6 +208,7 @@ def transport(a: TransformerModel, a_ft: TransformerModel, b: TransformerModel, 
                      "data_base": data_base}
     if config is not None:
         result.report["alignment"] = config.matcher_json()
+    result.report["residual_per_block"] = per_block
     if shots:
         result.report |= {"layer_alphas": result.layer_alphas, "few_shot": result.fitted}
     return result

@@ -10,6 +10,9 @@ offered where symalign promises B's function (align, transforms, the pages).
   so a feature may move to another head: per-head attention weights then mix features of
   different heads. Query and key features share one assignment (scored on q and k), value
   features another (scored on the heads' outputs), as their weights' rows and o's columns.
+- TransFusion's per-block residual (any norm placement): the same structure, each stream's permutation
+  from the weights that touch it (weight_stream_permutations); TransFusion puts the composed permutation
+  on the skip connection, so it moves task vectors, not models.
 - Separate residual (post-LN models): each residual stream (after the embedding norm and after
   every sublayer's norm) gets its own assignment on its own states; everything writing a stream
   and everything reading it uses that stream's permutation, so the skip connection from one
@@ -77,6 +80,31 @@ def stream_permutations(streams_a: dict, streams_b: dict, strategy: str) -> list
     return [perm] * len(keys)
 
 
+def _pre_ln_stream_of(name: str, n_layer: int) -> int:
+    """Which residual stream a pre-LN tensor's residual axis belongs to: stream 0 is the embedding's, 2i+1 the
+    sum after block i's attention, 2i+2 after its MLP. A sublayer's norm and input projections read the stream
+    before it; its output projection writes the next; the final norm and the head read the last."""
+    if name.startswith("layer."):
+        i, rest = int(name.split(".")[1]), name.split(".", 2)[2]
+        if rest.startswith("attn.o."):
+            return 2 * i + 1
+        if rest.startswith(("ln1.", "attn.")):
+            return 2 * i
+        if rest.startswith("mlp.proj."):
+            return 2 * i + 2
+        if rest.startswith(("ln2.", "mlp.")):
+            return 2 * i + 1
+        raise SymalignError(f"{name}: not a pre-LN block tensor symalign knows")
+    return 0 if name.startswith("embed.") else 2 * n_layer
+
+
+def stream_of(model: TransformerModel, name: str, reads: bool) -> int:
+    """The residual stream a tensor's residual axis belongs to, for the model's norm placement."""
+    if model.dims.norm == "post-layernorm":
+        return _stream_of(name, reads, model.dims.n_layer)
+    return _pre_ln_stream_of(name, model.dims.n_layer)
+
+
 def _stream_of(name: str, reads: bool, n_layer: int) -> int:
     """Which residual stream a post-LN tensor's residual axis belongs to (see the module docstring);
     `reads`: the axis reads the residual (a contravariant axis) rather than writing or scaling it."""
@@ -109,9 +137,30 @@ def relabel_streams(model: TransformerModel, perms: list[torch.Tensor]) -> Trans
     for name, tensor in model.tensors.items():
         for axis, tag in enumerate(tags.get(name, ())):
             if tag is not None and tag.space == "residual":
-                tensor = tensor.index_select(axis, perms[_stream_of(name, tag.variance == "contra", n)])
+                tensor = tensor.index_select(axis, perms[stream_of(model, name, tag.variance == "contra")])
         out[name] = tensor
     return model.with_tensors(out)
+
+
+def weight_stream_permutations(reference: TransformerModel, moving: TransformerModel) -> list[torch.Tensor]:
+    """One permutation per residual stream from the weights alone (TransFusion's residual, its eq. 12: each
+    sublayer's output projection brings its own permutation, the skip connection composes them): for stream s,
+    the assignment maximising Σ ⟨reference, moving⟩ over every tensor whose residual axis lies in s, their other
+    axes as they are (aligned before: units, heads). perms[s]: `moving`'s unit for each of `reference`'s, as
+    relabel_streams takes it. Not a symmetry: a model relabelled so computes another function."""
+    from symalign.models import spec_of
+
+    tags, d = spec_of(moving).tensors, moving.dims.d_model
+    costs = [torch.zeros(d, d, dtype=torch.float64) for _ in range(2 * moving.dims.n_layer + 1)]
+    for name, tensor in moving.tensors.items():
+        axes = [(i, t) for i, t in enumerate(tags.get(name, ())) if t is not None and t.space == "residual"]
+        if len(axes) != 1:  # no residual axis, or two (an MLM head's transform): no evidence of one stream alone
+            continue
+        axis, tag = axes[0]
+        ours = reference.tensors[name].double().movedim(axis, 0).reshape(d, -1)
+        theirs = tensor.double().movedim(axis, 0).reshape(d, -1)
+        costs[stream_of(moving, name, tag.variance == "contra")] += ours @ theirs.T
+    return [assignment(c) for c in costs]
 
 
 def ignore_heads(a: TransformerModel, b: TransformerModel, acts_a: dict, acts_b: dict) -> TransformerModel:

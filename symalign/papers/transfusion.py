@@ -48,8 +48,8 @@ TABLE1 = PaperTable(
     zoo=("not comparable in size or task: the zoo transports fine-tunes of its digit ViTs (trained further on "
          "flipped digits) from seed 0 into seeds 1 and 2, six (fine-tune, receiver) combinations, one task where the "
          "paper has four, the support set the original digits; TransFusion as in Table 3 (permutations only, one "
-         "P_attn per head for Q, K and V, the spectral head distance, one residual permutation for the whole "
-         "stream where the paper composes one per block); Git Re-Basin permutes MLP units and whole heads (circuit "
+         "P_attn per head for Q, K and V, the spectral head distance, the residual permuted per block from the "
+         "weights as the paper's eq. 12); Git Re-Basin permutes MLP units and whole heads (circuit "
          "cost), not the residual; Optimal Transport is OT-WTS with exact plans on every space (residual, MLP, "
          "heads, the maps inside them), which at equal widths are permutations."),
     preset="transfusion-table1", fmt="+.2f",
@@ -88,8 +88,7 @@ TABLE2 = PaperTable(
          "s moves onto each other seed r, six (fine-tune, receiver) combinations, the fine-tune's pooler and "
          "classifier re-used unmoved as the paper's ω^ft. The support column (the masked-LM accuracy of ϕ_B + "
          "π(τ_ϕ) under B's own head) is ours; Table 2 prints none. TransFusion, Optimal Transport and Git "
-         "Re-Basin as in Table 1 (one residual permutation for the whole stream where the paper composes one "
-         "per block)."),
+         "Re-Basin as in Table 1 (TransFusion's residual permuted per block, as the paper)."),
     preset="transfusion-table2", fmt="+.2f",
 )
 
@@ -154,7 +153,8 @@ TABLE3 = PaperTable(
     zoo=("not comparable in size or task: the zoo transports fine-tunes of its digit ViTs (trained further on "
          "flipped digits) from seed 0 into seeds 1 and 2, six (fine-tune, receiver) combinations, with the support "
          "set the original digits; permutation-only as in the paper (residual, MLP, heads, one P_attn per head for "
-         "Q, K and V), with one residual permutation for the whole stream where the paper composes one per block."),
+         "Q, K and V), the residual permuted per block from the weights as the paper's eq. 12 (one permutation "
+         "for the whole stream is an ablation row)."),
     preset="transfusion-table3", fmt="+.2f",
 )
 

@@ -120,6 +120,7 @@ class TransportSettings(Settings):
     device: str = "auto"
     alignment: dict = field(default_factory=dict)  # the matcher's classes and options when given (else all classes)
     few_shot: int = 0  # > 0: the task vector also scaled per layer by α learned on that many examples per class
+    residual_per_block: bool = False  # TransFusion's residual: a permutation per stream from the weights
 
 
 @dataclass(frozen=True)

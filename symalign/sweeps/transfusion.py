@@ -36,7 +36,10 @@ from symalign.papers.transfusion import (
 )
 
 # without π: `transport --align none`; separate: Ours (Full) with QK and VO solved apart (the ablation row)
-STRATEGIES = ("without π", "none", "brute-force", "spectral", "circuit", "separate")
+# separate: Ours (Full) with QK and VO solved apart; whole-stream: Ours (Full) with one residual permutation for
+# the whole stream (symalign's symmetry) in place of the paper's per block (both ablation rows)
+STRATEGIES = ("without π", "none", "brute-force", "spectral", "circuit", "separate", "whole-stream")
+ABLATIONS = {"separate": "spectral", "whole-stream": "spectral"}  # ablation row → the head strategy it runs
 # Table 1's baselines: Optimal Transport (OT-WTS's exact plans) and Git Re-Basin (MLP units and whole heads)
 TABLE1_STRATEGIES = ("without π", "ot", "git-rebasin", "spectral")
 GIT_RE_BASIN = {"mlp": "perm", "heads": "perm", "qk": "none", "vo": "none", "residual": "none"}
@@ -44,6 +47,7 @@ GIT_RE_BASIN = {"mlp": "perm", "heads": "perm", "qk": "none", "vo": "none", "res
 LABELS = {"without π": "θ_B + α·τ (no π)", "none": "No Att-Align", "brute-force": "Brute Force",
           "spectral": "Ours (Full)", "circuit": "circuits (symalign's; not in the paper)",
           "separate": "Ours (Full), QK and VO apart (ablation; not in the paper)",
+          "whole-stream": "Ours (Full), one residual permutation for the whole stream (ablation; not in the paper)",
           "ot": "θ_B + π(τ) (Optimal Transport)", "git-rebasin": "θ_B + π(τ) (Git Re-Basin)"}
 # Table 1's names for its rows (its last is Table 3's Ours (Full): the same numbers)
 TABLE1_LABELS = {"without π": "θ_B + τ", "ot": LABELS["ot"], "git-rebasin": LABELS["git-rebasin"],
@@ -88,15 +92,16 @@ def setting(cells: pd.DataFrame) -> str:
             "pre-trainings (EuroSAT, GTSRB, SVHN; support set ImageNet-R); the zoo's fine-tunes are "
             f"{SETTING.get(family, family)}, the support set the original task. Inside heads as the paper: one "
             "block permutation per head moves W_q, W_k and W_v together (--shared-qkv; the QK-and-VO-apart row "
-            "is the ablation). Not the paper's residual: TransFusion composes it per block (I_i = P_W0 P_inᵀ, "
-            "its eq. 12, a permutation carried by each skip connection), symalign keeps one permutation for the "
-            "whole stream (a symmetry of the model as it is): " + classes_line())
+            "is the ablation). The residual as the paper (its eq. 12, I_i = P_W0 P_inᵀ on each skip connection): "
+            "a permutation per residual stream from the weights that touch it (--residual-per-block; the "
+            "whole-stream row, one permutation for the stream as symalign's symmetry, is the ablation): "
+            + classes_line())
 
 
 def classes_line() -> str:
     """The class of each component in every aligned row, the residual's included."""
-    return ", ".join(f"{kind} {cls}" for kind, cls in PERMUTATION_ONLY.items()) + \
-        " (No Att-Align: heads none, kept in order)"
+    classes = {**PERMUTATION_ONLY, "residual": "perm per block"}
+    return ", ".join(f"{kind} {cls}" for kind, cls in classes.items()) + " (No Att-Align: heads none, kept in order)"
 
 
 def transport_combinations(family: str, fine_tunes: list[int] | None = None,
@@ -142,11 +147,12 @@ def transfusion_cells(family: str, fine_tunes: list[int] | None = None, receiver
                 config = with_head_strategy(AlignConfig.from_options(
                     {"shared_qkv": SHARED_QKV and strategy != "separate"}, method="weight",
                     classes=dict(PERMUTATION_ONLY), data=data_base, device=device),
-                    "spectral" if strategy == "separate" else strategy)
+                    ABLATIONS.get(strategy, strategy))
             else:
                 config = None
+            per_block = how == "weight" and strategy not in ("git-rebasin", "whole-stream")  # the paper's residual
             result = transport(a, ft, b, list(alphas), data_task, data_base, how, max_examples=max_examples,
-                               device=device, config=config, shots=shots)
+                               device=device, config=config, shots=shots, per_block=per_block)
             seconds = time.perf_counter() - began
             for i, alpha in enumerate(alphas):
                 rows.append({"strategy": strategy, "a_ft": ft_ref, "b": b_ref, "alpha": alpha,

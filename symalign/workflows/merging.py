@@ -116,17 +116,19 @@ def transport_run(a: ModelLike, a_ft: ModelLike, b: ModelLike, alphas: list[floa
                   data_base: str | None = None, how_align: str = "weight", max_examples: int | None = None,
                   seed: int = 0, out: str | Path | None = None, store: RunStore | None = None, source: str = "api",
                   label: str = "", progress: PhaseProgress | None = None, dtype: str = "auto",
-                  device: str = "auto", alignment: AlignConfig | None = None, few_shot: int = 0) -> TransportRun:
+                  device: str = "auto", alignment: AlignConfig | None = None, few_shot: int = 0,
+                  residual_per_block: bool = False) -> TransportRun:
     """Task-vector transport (symalign.merge.task_vectors), the best-α checkpoint saved, recorded as a
     `transport` run (α, both tasks' losses and accuracies, best α). Without `out`, the checkpoint goes
     to runs/<id>. `alignment`: the matcher's classes and options (None: all classes at its defaults).
     `few_shot` > 0: also a per-layer α learned on that many training examples per class of the task
-    (symalign.merge.layer_alphas), recorded beside the α grid."""
+    (symalign.merge.layer_alphas), recorded beside the α grid. `residual_per_block`: TransFusion's residual,
+    a permutation per residual stream (symalign.merge.task_vectors.task_vector_in)."""
     from symalign.merge.layer_alphas import check_few_shot
     from symalign.merge.task_vectors import check_transport, transport
 
     model_a, model_ft, model_b = model_of(a), model_of(a_ft), model_of(b)
-    check_transport(model_a, model_ft, model_b, alphas, how_align)
+    check_transport(model_a, model_ft, model_b, alphas, how_align, residual_per_block)
     if few_shot:
         check_few_shot(model_ft, few_shot)
     export_dtype(model_b, dtype)  # an unknown dtype is refused before any work
@@ -135,15 +137,16 @@ def transport_run(a: ModelLike, a_ft: ModelLike, b: ModelLike, alphas: list[floa
     settings = TransportSettings(reference(a_ft), how_align, alphas, data_task, data_base, max_examples, seed,
                                  owns_artifacts=out is None, dtype=dtype, device=device,
                                  alignment=alignment.matcher_json() if alignment is not None else {},
-                                 few_shot=few_shot)
+                                 few_shot=few_shot, residual_per_block=residual_per_block)
     names = [reference(a), reference(b), reference(a_ft)]
     with recorded(store, "transport", names[0], names[1], how_align, settings, source, label, names) as run:
         result = transport(model_a, model_ft, model_b, alphas, data_task, data_base, how_align,
                            max_examples=max_examples, seed=seed, progress=progress, device=device, config=alignment,
-                           shots=few_shot)
+                           shots=few_shot, per_block=residual_per_block)
         out = run.folder(out)
         saved = result.save(out, dtype)
         run.finish({k: result.report[k] for k in ("alpha", "task_loss", "base_loss", "task_accuracy", "base_accuracy",
-                                                  "best_alpha", "alignment", "layer_alphas", "few_shot")
+                                                  "best_alpha", "alignment", "layer_alphas", "few_shot",
+                                                  "residual_per_block")
                     if k in result.report}, saved)
     return TransportRun(run.id, result, saved)
