@@ -174,20 +174,27 @@ def transport_section() -> None:
     alphas = o2.text_input("α values", "0,0.5,1,1.5,2", key="transport-alpha")
     data_task = data_field(o3, "fine-tune task data", own_data(ref_ft), key=f"transport-task:{ref_ft}")
     data_base = data_field(o4, "original task data", own_data(ref_a), key=f"transport-base:{ref_a}")
-    strategy = "circuit"
+    strategy, per_block = "circuit", False
     if how_align != "none":
-        strategy = st.selectbox("how heads are paired (TransFusion, Table 3)", list(HEAD_STRATEGY_TEXT),
+        h1, h2 = st.columns([2, 1])
+        strategy = h1.selectbox("how heads are paired (TransFusion, Table 3)", list(HEAD_STRATEGY_TEXT),
                                 key="transport-head-strategy", format_func=HEAD_STRATEGY_TEXT.get,
                                 help=HEAD_STRATEGY_HELP)
+        per_block = h2.checkbox("residual per block (TransFusion)", False, key="transport-per-block",
+                                help="TransFusion's eq. 12: after the alignment, one permutation per residual stream "
+                                     "from the weights, in place of one for the whole stream (moves the task "
+                                     "vector; not a symmetry of the model)")
     background = st.checkbox("run in the background", True, key="transport-background",
                              help="a job in a worker process: it goes on when you leave this page (see Jobs)")
     if st.button("Transport", type="primary", key="transport-go"):
         values = parse_alphas(alphas)
         st.session_state.pop("transport-last", None)
         if background:
-            check_transport(cached_model(ref_a), cached_model(ref_ft), cached_model(ref_b), values, how_align)
+            check_transport(cached_model(ref_a), cached_model(ref_ft), cached_model(ref_b), values, how_align,
+                            per_block)
             request = {"a": ref_a, "a_ft": ref_ft, "b": ref_b, "alphas": values, "align": how_align,
-                       "data_task": data_task or None, "data_base": data_base or None, "head_strategy": strategy}
+                       "data_task": data_task or None, "data_base": data_base or None, "head_strategy": strategy,
+                       "residual_per_block": per_block}
             st.session_state["transport-last-job"] = submit_job("transport", request,
                                                                 label=f"transport ({how_align}): {ref_ft} → {ref_b}")
         else:
@@ -195,7 +202,8 @@ def transport_section() -> None:
                 bar = StreamlitProgress("transporting…")
                 run = transport_run(ref_a, ref_ft, ref_b, values, data_task or None, data_base or None,
                                     how_align, store=run_store(), source="app", progress=bar,
-                                    alignment=head_strategy_alignment(how_align, strategy, data_base or None))
+                                    alignment=head_strategy_alignment(how_align, strategy, data_base or None),
+                                    residual_per_block=per_block)
                 bar.done()
             st.session_state["transport-last"] = [run.run_id]
     resume_job(("transport",), "transport-last")

@@ -628,10 +628,12 @@ def test_transport_tab_carries_the_zoo_fine_tune_and_records_the_run(home):
     at = clean(page("merge").run())
     at.text_input(key="transport-alpha").set_value("0,1")
     at.selectbox(key="transport-head-strategy").set_value("brute-force")  # TransFusion's Table 3 strategies
+    at.checkbox(key="transport-per-block").check()  # and its residual, per block
     at.checkbox(key="transport-background").uncheck()  # in this script run (the default is a job)
     at.button(key="transport-go").click().run()
     assert not clean(at).error, [e.value for e in at.error]
     (run,) = RunStore(home / "runs.sqlite").list(kind="transport")
+    assert run.settings["residual_per_block"] is True and run.metrics["residual_per_block"] is True
     assert run.models == ["zoo:vit-digits/0", "zoo:vit-digits/1", "zoo:vit-digits-flipped/0"]
     assert run.metrics["alpha"] == [0.0, 1.0] and run.metrics["task_loss"][1] < run.metrics["task_loss"][0]
     assert run.settings["alignment"]["head_cost"] == "brute-force"

@@ -84,7 +84,8 @@ def transport_job(request: dict, store: RunStore, progress: Progress) -> list[st
                         max_examples=request.get("max_examples"), store=store, source="app",
                         label=request.get("label", ""), progress=progress,
                         alignment=head_strategy_alignment(how_align, request.get("head_strategy"),
-                                                          request.get("data_base")))
+                                                          request.get("data_base")),
+                        residual_per_block=bool(request.get("residual_per_block")))
     return [run.run_id]
 
 
