@@ -348,6 +348,29 @@ def test_a_per_layer_alpha_learned_on_few_shots_lowers_their_loss_and_table4_dec
     assert said.startswith("agrees" if gain > 0 else "contradicted" if gain < 0 else "not separable")
 
 
+def test_zhang_fig6_matches_one_layer_or_the_last_ones_and_decides_on_the_merged_loss():
+    """Zhang Fig. 6 on the 2-layer genre classifiers: attention matching restricted to the first layer, to the
+    last (Tail-Layers k = 1) or both; a restricted matching leaves the other layer as it is; the claim (head
+    layers help more than tail layers) is decided on the merged evaluation loss, lower the better."""
+    from symalign.sweeps.zhang import ATTENTION_MATCHING, zhang_cells, zhang_summary, zhang_text
+
+    a, b = load_model("zoo:bert-shakespeare-genre/0"), load_model("zoo:bert-shakespeare-genre/1")
+    last = align(a, b, AlignConfig(method="weight", classes=dict(ATTENTION_MATCHING), layers="-1")).aligned
+    canon = canonicalize(b)
+    assert all(torch.equal(last.tensors[n], t) for n, t in canon.tensors.items() if n.startswith("layer.0."))
+    assert any(not torch.equal(last.tensors[n], t) for n, t in canon.tensors.items() if n.startswith("layer.1."))
+    cells = zhang_cells("bert-shakespeare-genre", seeds=[0, 1], max_examples=128, preset="zhang-fig6")
+    loss = cells.set_index("state")["loss"]
+    assert list(loss.index) == ["w/o matching", "first layer only", "last layer only (tail 1)",
+                                "both layers (tail 2)"]
+    assert loss.nunique() == 4  # each restriction merges another model
+    text = zhang_text(zhang_summary(cells), cells, preset="zhang-fig6")
+    said = text.split("last layer only (tail 1) − first layer only, merged evaluation loss: ", 1)[1]
+    gain = loss["last layer only (tail 1)"] - loss["first layer only"]
+    assert said.startswith("agrees" if gain > 0 else "contradicted")
+    assert "7.60%" not in text and "not testable on the zoo" in text  # no Table 2 cell borrowed
+
+
 def test_zhang_fig3_takes_each_part_of_the_matching_out_and_says_what_each_does(capsys):
     assert main(["sweep", "--preset", "zhang-fig3", "--family", "vit-digits", "--seeds", "0", "1",
                  "--max-examples", "64"]) == 0

@@ -22,7 +22,9 @@ def add_sweep(sub) -> None:
                                     "attention matching: Zhang et al. Table 1), zhang-table2 "
                                     "(six fusion methods without matching, after matching without rescaling, "
                                     "after matching: Zhang et al. Table 2), zhang-fig3 (w/o ATTN, FFN, rescaling), "
-                                    "zhang-fig4 (distances), zhang-fig5 (loss curves); or transfusion-table1 "
+                                    "zhang-fig4 (distances), zhang-fig5 (loss curves), zhang-fig6 (attention "
+                                    "matching of one layer or the last ones, genre classifiers); or "
+                                    "transfusion-table1 "
                                     "(transport by OT, Git Re-Basin and TransFusion), transfusion-table2 (the same "
                                     "for the genre classifiers' encoders, --family bert-shakespeare), "
                                     "transfusion-table4 (a per-layer α learned on 10 shots per class), "
@@ -147,7 +149,7 @@ def peers(args) -> None:
 
 
 def zhang(args) -> None:
-    """`--preset zhang-table1|zhang-table2|zhang-fig3`: Zhang et al.'s Table 1 (Simple, Fisher, RegMean on
+    """`--preset zhang-table1|zhang-table2|zhang-fig3|zhang-fig6`: Zhang et al.'s Table 1 (Simple, Fisher, RegMean on
     classifiers, without and with attention matching), Table 2 (six fusion methods × without matching, matching
     without rescaling and matching) or Fig. 3 (matching without ATTN, FFN or rescaling) on each seed pair of
     --family (symalign.sweeps.zhang); nothing recorded."""
@@ -305,7 +307,8 @@ def _table_presets() -> dict:
     from symalign.sweeps.verma_tables import VERMA_TABLES
 
     handlers = {"peers": peers, "curves": curves, "zhang-table1": zhang, "zhang-table2": zhang, "zhang-fig3": zhang,
-                "zhang-fig4": zhang_figure, "zhang-fig5": zhang_figure, "transfusion-table1": transfusion,
+                "zhang-fig4": zhang_figure, "zhang-fig5": zhang_figure, "zhang-fig6": zhang,
+                "transfusion-table1": transfusion,
                 "transfusion-table2": transfusion, "transfusion-table3": transfusion,
                 "transfusion-table4": transfusion,
                 "transfusion-fig4": transfusion, "transfusion-fig5": transfusion_fig5}

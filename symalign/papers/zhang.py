@@ -97,6 +97,28 @@ FIG3 = PaperTable(
     zoo=TABLE2.zoo, preset="zhang-fig3",
 )
 
+FIG6 = PaperTable(
+    key="zhang-fig6", paper=PAPER, source="002_2050fa32fa7395c4.txt", name="Fig. 6",
+    caption="Figure 6. Evaluation loss of matching a subset of layers.",
+    setting=("DeBERTa fine-tuned on CoLA and STS-B (GLUE), their attention layers matched before merging, but only a "
+             "subset: one attention layer at a time (Single-Layer Matching, by layer index) or the last k layers "
+             "(Tail-Layers Matching); the evaluation loss of the matched models. A figure: no values are printed."),
+    columns=(), rows=(),
+    claims=(
+        Claim("matching head layers yields greater improvements in model utility compared to tail layers",
+              "per pair: the merged model's evaluation loss with only the last attention layer matched minus "
+              "with only the first (positive: the first layer's matching helps more)"),
+        Claim("the loss value drops sharply when the first 5 layers are matched",
+              "not testable on the zoo: its BERT classifiers have 2 layers", testable=False),
+    ),
+    zoo=("not comparable in size or task: the zoo's genre classifiers (bert-shakespeare-genre, 2 layers, width 64, "
+         "three seed pairs) stand in for fine-tuned DeBERTas on CoLA and STS-B; Zhang et al.'s attention matching "
+         "(rotations inside heads with rescaling, MLP and residual untouched) of the first layer only, the last "
+         "only (Tail-Layers with k = 1) and both (k = 2), then Simple averaging with the classifier copied from "
+         "A, as the zoo's Table 1; the paper does not say which fusion method its figure merges with."),
+    preset="zhang-fig6",
+)
+
 FIG4 = PaperTable(
     key="zhang-fig4", paper=PAPER, source="002_2050fa32fa7395c4.txt", name="Fig. 4",
     caption="Figure 4. The Euclidean Distance of end ViT models",

@@ -194,6 +194,7 @@ PAPER_TYPICAL: dict[str, tuple[str, float]] = {
     "transfusion-table1": ("vit-digits", 34.0),  # measured beside another job
     "zhang-table1": ("bert-shakespeare-genre", 28.0), "transfusion-table2": ("bert-shakespeare", 40.0),
     "verma-table3": ("bert-shakespeare-genre", 35.0), "transfusion-table4": ("vit-digits", 55.0),
+    "zhang-fig6": ("bert-shakespeare-genre", 20.0),
     "theus-fig5": ("vit-digits", 370.0)}  # twelve learned runs, measured beside another job: an upper figure
 
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
 from symalign.papers.table import verdict
-from symalign.papers.zhang import FIG3, TABLE1, TABLE2
+from symalign.papers.zhang import FIG3, FIG6, TABLE1, TABLE2
 from symalign.sweeps.peers import peer_pairs
 
 
@@ -67,6 +67,12 @@ MOST = (FIG3.claims[2].quote,)  # claims about "most settings": decided by a cou
 ATTENTION_MATCHING = {**MATCHING, "mlp": "none"}
 TABLE1_STATES: dict[str, dict[str, str] | None] = {"w/o matching": None, "+match": ATTENTION_MATCHING}
 CLAIMS["zhang-table1"] = (("+match", "w/o matching", TABLE1.claims[0].quote),)
+# Zhang Fig. 6 on the zoo's 2-layer classifiers: the first attention layer alone, the last alone (Tail-Layers,
+# k = 1), both (k = 2); `layers` below says which block each state's matching may touch
+FIG6_STATES: dict[str, dict[str, str] | None] = {"w/o matching": None, "first layer only": ATTENTION_MATCHING,
+                                                 "last layer only (tail 1)": ATTENTION_MATCHING,
+                                                 "both layers (tail 2)": ATTENTION_MATCHING}
+CLAIMS["zhang-fig6"] = (("first layer only", "last layer only (tail 1)", FIG6.claims[0].quote),)
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,7 @@ class ZhangPreset:
     keep_head: bool = False
     largest: tuple[str, str, str] | None = None  # (quote, with, without)
     families: tuple[str, ...] = ("vit-digits",)
+    layers: dict[str, str] = field(default_factory=dict)  # state → the blocks its matching may touch ("0", "-1")
 
 
 PRESETS: dict[str, ZhangPreset] = {
@@ -90,8 +97,13 @@ PRESETS: dict[str, ZhangPreset] = {
     "zhang-table1": ZhangPreset(TABLE1, TABLE1_STATES, ("Simple Avg", "Fisher", "RegMean"), "macro_f1",
                                 keep_head=True, largest=(TABLE1.claims[2].quote, "+match", "w/o matching"),
                                 families=("bert-shakespeare-genre",)),
+    "zhang-fig6": ZhangPreset(FIG6, FIG6_STATES, ("Simple Avg",), "loss", keep_head=True,
+                              families=("bert-shakespeare-genre",),
+                              layers={"first layer only": "0", "last layer only (tail 1)": "-1"}),
 }
-MEASURES = {"accuracy": ("merged accuracy", " pp"), "macro_f1": ("merged macro F1", " F1 points")}
+# measure → (what, unit, display scale, sign): a gain is sign × (better − worse), positive where the claim holds
+MEASURES = {"accuracy": ("merged accuracy", " pp", 100, 1), "macro_f1": ("merged macro F1", " F1 points", 100, 1),
+            "loss": ("merged evaluation loss", " nats", 1, -1)}
 # Zhang et al., Table 2 (two CIFAR-10 ViTs merged), merged accuracy, all 18 cells from the paper's registry
 # entry (checked against its text by tests/test_papers.py), in our row and column names.
 PAPER_ROWS = {"Simple Avg": "Simple", "Fisher": "Fisher", "RegMean": "Regmean", "OT-ACTS-EMD": "OT-ACTS-EMD",
@@ -105,16 +117,20 @@ _PER_LAYER = ("not run here: the paper matches each layer separately and keeps t
 PROTOCOL = {"zhang-table2": _PER_LAYER, "zhang-fig3": _PER_LAYER,
             "zhang-table1": "the paper averages the merged models' macro F1 over every pair of five Emotion "
                             "fine-tunes; "
-                            "the zoo's three seed pairs, each merged once, the head copied from A"}
+                            "the zoo's three seed pairs, each merged once, the head copied from A",
+            "zhang-fig6": "the zoo's three seed pairs, each merged once by Simple averaging, the head copied from A"}
 SETTING = {"vit-digits": "not comparable in size: the paper merges two CIFAR-10 ViTs; the zoo's vit-digits pairs are "
                          "8×8 digit ViTs (3 seed pairs), the only image setting the CPU zoo has",
-           "bert-shakespeare-genre": TABLE1.zoo,
            "": "not comparable: the paper merges two CIFAR-10 ViTs; these pairs are {family}, another setting"}
 
 
-def setting(cells: pd.DataFrame) -> str:
-    """The one line that says how the pairs differ from the paper's (by the family the cells are of)."""
+def setting(cells: pd.DataFrame, preset: str = "zhang-table2") -> str:
+    """The one line that says how the pairs differ from the paper's (by the family the cells are of): a table
+    registered for that family says it in its own words."""
     family = cells["a"].iloc[0].split(":")[-1].rsplit("/", 1)[0]
+    spec = PRESETS[preset]
+    if family in spec.families and family not in SETTING:
+        return spec.table.zoo.rstrip(".")
     return SETTING.get(family, SETTING[""].format(family=family)).rstrip(".")
 
 
@@ -124,6 +140,8 @@ def paper_cell(preset: str, fusion: str, state: str) -> str | None:
         row = PAPER_ROWS[fusion] + (" +match" if state == "+match" else "")
         return ", ".join(f"{column.split()[1]} {TABLE1.value(row, column):.2f}"
                          for column in ("Emotion RoBERTa", "Emotion DeBERTa"))
+    if PRESETS[preset].table not in (TABLE2, FIG3):  # Table 2's cells are Fig. 3's too; no other table's
+        return None
     value = ZHANG_TABLE2.get((fusion, state))
     return None if value is None else f"{100 * value:.2f}%"
 Progress = Callable[[int, int, dict], None]
@@ -151,7 +169,8 @@ def zhang_cells(family: str, seeds: list[int] | None = None, examples: int = 64,
         data = default_data_spec(models[0])
         for state, classes in states.items():
             began = time.perf_counter()
-            config = None if classes is None else AlignConfig(method="weight", classes=classes, device=device)
+            config = None if classes is None else AlignConfig(method="weight", classes=classes, device=device,
+                                                               layers=spec.layers.get(state))
             how_align = "none" if config is None else "weight"
             members = aligned_members(models, how_align, data, device=device, config=config)
             aligning = time.perf_counter() - began
@@ -207,7 +226,7 @@ def verdicts(cells: pd.DataFrame, preset: str = "zhang-table2") -> list[str]:
     (symalign.papers.table): every pair, or a mean beyond 2 SE; else k of n. Comparative claims (Fig. 3:
     which part contributes more) are tested as comparisons."""
     spec = PRESETS[preset]
-    what, unit = MEASURES[spec.measure]
+    what, unit, scale, sign = MEASURES[spec.measure]
     lines = []
     decided: dict[str, list[str]] = {}  # per claim, each fusion method's verdict word
     for better, worse, quote, *only in CLAIMS[preset]:
@@ -216,11 +235,12 @@ def verdicts(cells: pd.DataFrame, preset: str = "zhang-table2") -> list[str]:
             by = _by_state(cells[cells["fusion"] == fusion], spec.measure)
             if better not in by or worse not in by:
                 continue
-            gain = (by[better] - by[worse]).dropna()
+            gain = (sign * (by[better] - by[worse])).dropna()
             if not gain.empty:
-                said = verdict({_pair(a, b): g for (a, b), g in gain.items()}, unit, 100, 2)
+                said = verdict({_pair(a, b): g for (a, b), g in gain.items()}, unit, scale, 2 if scale == 100 else 3)
                 decided.setdefault(quote, []).append(said.split(" ", 1)[0])
-                lines.append(f"\"{quote}\" — {fusion}: {better} − {worse}, {what}: {said}")
+                compared = f"{better} − {worse}" if sign > 0 else f"{worse} − {better}"  # positive: the claim's way
+                lines.append(f"\"{quote}\" — {fusion}: {compared}, {what}: {said}")
         if quote in MOST and quote in decided:  # "across most settings": a count of the methods, more than half
             words = decided[quote]
             agree, n = words.count("agrees"), len(words)
@@ -236,7 +256,7 @@ def verdicts(cells: pd.DataFrame, preset: str = "zhang-table2") -> list[str]:
             others = pd.concat([g for name, g in gains.items() if name != "Simple Avg"], axis=1).max(axis=1)
             lead = (gains["Simple Avg"] - others).dropna()
             lines.append(f"\"{quote}\": Simple Avg's gain − the largest other method's gain, {what}: "
-                         + verdict({_pair(a, b): g for (a, b), g in lead.items()}, unit, 100, 2))
+                         + verdict({_pair(a, b): sign * g for (a, b), g in lead.items()}, unit, scale, 2))
     lines += [f"\"{c.quote}\": {c.decided_by}" for c in spec.table.claims if not c.testable]
     return lines
 
@@ -245,6 +265,9 @@ def _score(rows: pd.DataFrame, state: str, measure: str, markdown: bool) -> str:
     """Ours in one cell: the table's measure, mean ± std over the pairs (loss, or accuracy beside F1, when
     there is room)."""
     mean, std = rows.loc[state, f"{measure}_mean"], rows.loc[state, f"{measure}_std"]
+    if measure == "loss":
+        return f"loss {mean:.3f} ± {std:.3f}" + (f" (accuracy {rows.loc[state, 'accuracy_mean']:.1%})" if markdown
+                                                 else "")
     if measure == "macro_f1":  # as the paper prints F1: ×100
         return f"F1 {100 * mean:.2f} ± {100 * std:.2f}" + (
             f" (accuracy {rows.loc[state, 'accuracy_mean']:.1%})" if markdown else "")
@@ -260,7 +283,7 @@ def zhang_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = Fals
     head = ["fusion"] + [f"{s}" for s in states] + [f"paper: {s}" for s in states]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] if markdown else [
         f"{'fusion':<13}" + "".join(f"{s:>26}" for s in states)]
-    unprinted = f"({spec.table.name}: a bar chart, no values printed)"
+    unprinted = f"({spec.table.name}: a figure, no values printed)"
     for fusion in dict.fromkeys(summary["fusion"]):
         rows = summary[summary["fusion"] == fusion].set_index("state")
         ours = [_score(rows, s, spec.measure, markdown) if s in rows.index else "–" for s in states]
@@ -272,7 +295,7 @@ def zhang_text(summary: pd.DataFrame, cells: pd.DataFrame, markdown: bool = Fals
             printed = ("; " if any("," in c for c in cells_printed) else ", ").join(cells_printed)
             lines.append(f"  paper ({spec.table.name}), {fusion}: {printed or '(no values printed)'}")
     inputs = cells["inputs_accuracy"].mean()
-    lines += ["", f"(the inputs themselves: {inputs:.1%} accuracy on average; {setting(cells)}; protocol: "
+    lines += ["", f"(the inputs themselves: {inputs:.1%} accuracy on average; {setting(cells, preset)}; protocol: "
                   f"{PROTOCOL[preset]})", ""]
     lines += [("- " if markdown else "") + f"({note})" for note in spec.table.notes]
     lines += [("- " if markdown else "") + v for v in verdicts(cells, preset)]
