@@ -52,8 +52,7 @@ def check_transport(a: TransformerModel, a_ft: TransformerModel, b: TransformerM
     """Refuse what cannot be transported, before anything runs or is recorded."""
     if how_align not in TRANSPORT_ALIGNS:
         raise SymalignError(f"unknown --align {how_align!r}; choose {', '.join(TRANSPORT_ALIGNS)}")
-    if per_block and how_align in ("none", "ot-wts"):
-        raise SymalignError(f"--residual-per-block permutes after a matcher's alignment; --align {how_align} has none")
+    _check_per_block(how_align, per_block)
     check_compatible(a, b)
     try:
         fine_tune_tensors(a, a_ft)
@@ -61,6 +60,12 @@ def check_transport(a: TransformerModel, a_ft: TransformerModel, b: TransformerM
         raise type(exc)(f"the fine-tune does not match its base: {exc}") from None
     if not alphas:
         raise SymalignError("give at least one α")
+
+
+def _check_per_block(how_align: str, per_block: bool) -> None:
+    """The residual per block follows a matcher's alignment: without one there is nothing to permute after."""
+    if per_block and how_align in ("none", "ot-wts"):
+        raise SymalignError(f"--residual-per-block permutes after a matcher's alignment; --align {how_align} has none")
 
 
 def with_head_strategy(config: AlignConfig, strategy: str) -> AlignConfig:
@@ -120,8 +125,7 @@ def task_vector_in(b: TransformerModel, a: TransformerModel, a_ft: TransformerMo
     `per_block`: TransFusion's residual (its eq. 12): after the alignment without a residual class, one
     permutation per residual stream from the weights (symalign.merge.verma_relabellings), where the
     skip connections would carry the composed permutations; τ needs the weights only."""
-    if per_block and how_align in ("none", "ot-wts"):
-        raise SymalignError(f"--residual-per-block permutes after a matcher's alignment; --align {how_align} has none")
+    _check_per_block(how_align, per_block)
     if how_align == "ot-wts":  # exact plans: permutations at equal widths (symalign.merge.ot_fusion)
         return ot_task_vector(b, a, a_ft)
     names, _ = fine_tune_tensors(a, a_ft)  # a fine-tune with a new head (a classifier): its body's task vector

@@ -30,10 +30,16 @@ def check_compatible(a: TransformerModel, b: TransformerModel) -> None:
             f"heads {da.n_head} vs {db.n_head}): this needs one shape; `symalign align` and `barrier` embed "
             "the narrower model in the wider one's basis"
         )
-    for name in sorted(set(a.tensors) | set(b.tensors)):
+    _check_tensors(a, b, sorted(set(a.tensors) | set(b.tensors)),
+                   "exists in only one model (a different depth or layout: biases?)")
+
+
+def _check_tensors(a: TransformerModel, b: TransformerModel, names: list[str], missing: str) -> None:
+    """Every one of `names` in both models with one shape, else the first that is not (`missing`: what is
+    said of a name only one model holds)."""
+    for name in names:
         if name not in a.tensors or name not in b.tensors:
-            raise ArchitectureMismatchError(f"tensor {name} exists in only one model "
-                                            "(a different depth or layout: biases?)")
+            raise ArchitectureMismatchError(f"tensor {name} {missing}")
         if a.tensors[name].shape != b.tensors[name].shape:
             raise ArchitectureMismatchError(f"first mismatching tensor {name}: shape {tuple(a.tensors[name].shape)} "
                                             f"vs {tuple(b.tensors[name].shape)}")
@@ -55,11 +61,5 @@ def fine_tune_tensors(base: TransformerModel, fine_tune: TransformerModel) -> tu
                                         f"{fine_tune.family.name}")
     body = sorted(n for n in base.tensors if not n.startswith(HEAD))
     theirs = sorted(n for n in fine_tune.tensors if not n.startswith(HEAD))
-    if body != theirs:
-        first = sorted(set(body) ^ set(theirs))[0]
-        raise ArchitectureMismatchError(f"tensor {first} exists in only one model's body")
-    for name in body:
-        if base.tensors[name].shape != fine_tune.tensors[name].shape:
-            ours, theirs_ = tuple(base.tensors[name].shape), tuple(fine_tune.tensors[name].shape)
-            raise ArchitectureMismatchError(f"first mismatching tensor {name}: shape {ours} vs {theirs_}")
+    _check_tensors(base, fine_tune, sorted(set(body) ^ set(theirs)) + body, "exists in only one model's body")
     return body, True

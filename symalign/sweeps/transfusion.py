@@ -305,17 +305,19 @@ def _named(series: pd.Series) -> dict[str, float]:
     return {f"{ft.split(':')[-1]} → {b.split(':')[-1]}": float(v) for (ft, b), v in series.items()}
 
 
+def _changes(cells: pd.DataFrame, alpha: float) -> Callable[..., pd.Series]:
+    """change(strategy, column): per (fine-tune, receiver), the column at `alpha` minus at α = 0 (θ_B's own)."""
+    at = cells[cells["alpha"] == alpha].set_index(["strategy", "a_ft", "b"]).sort_index()
+    zero = cells[cells["alpha"] == 0].set_index(["strategy", "a_ft", "b"]).sort_index()
+    return lambda strategy, column="task_accuracy": at.loc[strategy, column] - zero.loc[strategy, column]
+
+
 def table2_verdicts(cells: pd.DataFrame, alpha: float = TABLE3_ALPHA) -> list[str]:
     """Table 2's claims in the paper's words, per (fine-tune, receiver) combination by the one rule."""
     if not set(TABLE1_STRATEGIES) <= set(cells["strategy"]):
         return []
-    at = cells[cells["alpha"] == alpha].set_index(["strategy", "a_ft", "b"]).sort_index()
-    zero = cells[cells["alpha"] == 0].set_index(["strategy", "a_ft", "b"]).sort_index()
-
-    def change(strategy: str) -> pd.Series:
-        return at.loc[strategy, "task_accuracy"] - zero.loc[strategy, "task_accuracy"]
-
-    plain = zero.loc["without π"]
+    change = _changes(cells, alpha)
+    plain = cells[(cells["alpha"] == 0) & (cells["strategy"] == "without π")].set_index(["a_ft", "b"]).sort_index()
     poor = plain["fine_tune_accuracy"] - plain["task_accuracy"]
     best_other = pd.concat([change(s) for s in ("without π", "ot", "git-rebasin")], axis=1).max(axis=1)
     claims = TABLE2.claims
@@ -329,12 +331,7 @@ def table1_verdicts(cells: pd.DataFrame, alpha: float = TABLE3_ALPHA) -> list[st
     """Table 1's claims in the paper's words, decided per (fine-tune, receiver) combination by the one rule."""
     if not set(TABLE1_STRATEGIES) <= set(cells["strategy"]):
         return []
-    at = cells[cells["alpha"] == alpha].set_index(["strategy", "a_ft", "b"]).sort_index()
-    zero = cells[cells["alpha"] == 0].set_index(["strategy", "a_ft", "b"]).sort_index()
-
-    def change(strategy: str, column: str) -> pd.Series:
-        return at.loc[strategy, column] - zero.loc[strategy, column]
-
+    change = _changes(cells, alpha)
     ours_task, ours_support = change("spectral", "task_accuracy"), change("spectral", "support_accuracy")
     best_other = pd.concat([change("ot", "task_accuracy"), change("git-rebasin", "task_accuracy")], axis=1).max(axis=1)
     claims = TABLE1.claims

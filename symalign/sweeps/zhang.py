@@ -227,6 +227,7 @@ def verdicts(cells: pd.DataFrame, preset: str = "zhang-table2") -> list[str]:
     which part contributes more) are tested as comparisons."""
     spec = PRESETS[preset]
     what, unit, scale, sign = MEASURES[spec.measure]
+    digits = 2 if scale == 100 else 3  # hundredths of a point; thousandths of a nat
     lines = []
     decided: dict[str, list[str]] = {}  # per claim, each fusion method's verdict word
     for better, worse, quote, *only in CLAIMS[preset]:
@@ -237,7 +238,7 @@ def verdicts(cells: pd.DataFrame, preset: str = "zhang-table2") -> list[str]:
                 continue
             gain = (sign * (by[better] - by[worse])).dropna()
             if not gain.empty:
-                said = verdict({_pair(a, b): g for (a, b), g in gain.items()}, unit, scale, 2 if scale == 100 else 3)
+                said = verdict({_pair(a, b): g for (a, b), g in gain.items()}, unit, scale, digits)
                 decided.setdefault(quote, []).append(said.split(" ", 1)[0])
                 compared = f"{better} − {worse}" if sign > 0 else f"{worse} − {better}"  # positive: the claim's way
                 lines.append(f"\"{quote}\" — {fusion}: {compared}, {what}: {said}")
@@ -250,13 +251,15 @@ def verdicts(cells: pd.DataFrame, preset: str = "zhang-table2") -> list[str]:
                             "not most settings (half or fewer agree): not supported here"))
     if spec.largest and set(spec.largest[1:]) <= set(cells["state"]):
         quote, with_, without = spec.largest
-        gains = {name: (lambda by: by[with_] - by[without])(_by_state(cells[cells["fusion"] == name], spec.measure))
+        # each method's gain in the claim's direction (sign), so "largest" is the best whatever the measure
+        gains = {name: (lambda by: sign * (by[with_] - by[without]))(_by_state(cells[cells["fusion"] == name],
+                                                                               spec.measure))
                  for name in spec.fusions if name in set(cells["fusion"])}
         if "Simple Avg" in gains and len(gains) > 1:
             others = pd.concat([g for name, g in gains.items() if name != "Simple Avg"], axis=1).max(axis=1)
             lead = (gains["Simple Avg"] - others).dropna()
             lines.append(f"\"{quote}\": Simple Avg's gain − the largest other method's gain, {what}: "
-                         + verdict({_pair(a, b): sign * g for (a, b), g in lead.items()}, unit, scale, 2))
+                         + verdict({_pair(a, b): g for (a, b), g in lead.items()}, unit, scale, digits))
     lines += [f"\"{c.quote}\": {c.decided_by}" for c in spec.table.claims if not c.testable]
     return lines
 
